@@ -1,0 +1,168 @@
+// splitzip: lossless compression of LLM KV caches (SplitZip exponent coding).
+// C++ API. Caller-owned buffers, 64-bit sizes, no exceptions.
+// Byte format: core/FORMAT.md. C API: splitzip.h.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace splitzip {
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kHeaderSize = 64;
+inline constexpr uint32_t kDefaultChunkLog2 = 10;
+inline constexpr uint32_t kMinChunkLog2 = 6;
+inline constexpr uint32_t kMaxChunkLog2 = 15;
+inline constexpr uint64_t kMaxElems = uint64_t{1} << 56;
+
+enum class Dtype : uint8_t { bf16 = 1, fp16 = 2, fp32 = 3, fp8_e5m2 = 4 };
+
+// Stable numbering: values never change meaning; new ones are appended.
+enum class Status : int32_t {
+  ok = 0,
+  invalid_argument = 1,
+  dst_too_small = 2,
+  truncated = 3,
+  bad_magic = 4,
+  unsupported_version = 5,
+  header_corrupt = 6,
+  bad_dtype = 7,
+  reserved_bits = 8,
+  bad_chunk_size = 9,
+  bad_header = 10,
+  bad_codebook = 11,
+  size_mismatch = 12,
+  limit_exceeded = 13,
+  bad_padding = 14,
+  bad_escape_counts = 15,
+  bad_escape_position = 16,
+  bad_escape_value = 17,
+  bad_code = 18,
+  checksum_mismatch = 19,
+  unknown_backend = 20,
+  backend_unavailable = 21,
+  unsupported_memory = 22,
+  io_error = 23,
+  out_of_memory = 24,
+  device_error = 25,
+  internal_error = 26,
+  // Backend -> frame layer only: escapes exceed the budget, store instead.
+  // Never returned by the public API.
+  escape_overflow = 27,
+};
+
+const char* status_name(Status s);     // "BAD_MAGIC"
+const char* status_message(Status s);  // one sentence for humans
+
+const char* dtype_name(Dtype d);  // "bf16", "fp16", "fp32", "fp8_e5m2"
+bool parse_dtype(const char* name, Dtype* out);  // accepts the names above
+uint32_t dtype_bytes(Dtype d);                   // 0 for an invalid dtype
+bool dtype_valid(Dtype d);
+
+// Where a buffer lives. Dispatch uses it to pick a backend.
+enum class MemoryKind : uint8_t { unknown = 0, host = 1, device = 2, managed = 3 };
+const char* memory_kind_name(MemoryKind k);
+// Host unless CUDA is built, a device exists and the runtime says otherwise.
+MemoryKind memory_kind_of(const void* p);
+
+struct Codebook {
+  Dtype dtype = Dtype::bf16;
+  uint8_t count = 0;         // entries in use, 1..16
+  uint8_t entries[16] = {};  // exponent values; code c -> entries[c]
+};
+
+// Checks FORMAT.md rule 9 on a codebook.
+Status validate_codebook(const Codebook& cb);
+
+// Exponent histogram, summed over any number of buffers.
+class Histogram {
+ public:
+  explicit Histogram(Dtype dtype);
+  void add(const void* data, uint64_t n_elems);
+  void add_counts(const uint64_t counts[256]);
+  // Top-16 by count, ties by smaller exponent (FORMAT.md section 3).
+  Codebook codebook() const;
+  uint64_t count(uint32_t exponent) const { return counts_[exponent & 255]; }
+  uint64_t total() const { return total_; }
+  Dtype dtype() const { return dtype_; }
+
+ private:
+  Dtype dtype_;
+  uint64_t counts_[256] = {};
+  uint64_t total_ = 0;
+};
+
+// Calibration over many buffers: one codebook from their pooled histogram.
+Status calibrate(Dtype dtype, const void* const* buffers, const uint64_t* n_elems,
+                 size_t n_buffers, Codebook* out);
+
+inline constexpr uint32_t kCodebookFileSize = 32;
+Status codebook_serialize(const Codebook& cb, uint8_t out[kCodebookFileSize]);
+Status codebook_deserialize(const void* src, uint64_t size, Codebook* out);
+Status codebook_save(const Codebook& cb, const char* path);
+Status codebook_load(const char* path, Codebook* out);
+
+struct CompressOptions {
+  const Codebook* codebook = nullptr;  // null: dynamic top-16 of this buffer
+  uint32_t chunk_log2 = kDefaultChunkLog2;
+  bool checksum = false;          // store XXH64 of the input
+  const char* backend = nullptr;  // null: $SPLITZIP_BACKEND, else dispatch
+  int threads = 0;                // 0: backend default (all cores for big buffers)
+};
+
+struct DecompressOptions {
+  const char* backend = nullptr;
+  int threads = 0;
+  uint64_t max_output_bytes = 0;  // 0: bounded by dst_capacity only
+  bool verify_checksum = true;    // check XXH64 when the frame carries one
+};
+
+struct Result {
+  Status status = Status::ok;
+  uint64_t size = 0;              // bytes written to dst
+  const char* backend = nullptr;  // name of the backend that ran
+  bool ok() const { return status == Status::ok; }
+};
+
+// Exact worst-case frame size (FORMAT.md section 5).
+uint64_t compress_bound(Dtype dtype, uint64_t n_elems);
+
+// One frame from n_elems values. Never writes more than compress_bound bytes
+// and never past dst_capacity.
+Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst,
+                uint64_t dst_capacity, const CompressOptions& opts = {});
+
+// Decodes the frame at the start of src (src_size may extend past it).
+Result decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                  const DecompressOptions& opts = {});
+
+// Decodes every frame of a stream of back-to-back frames (FORMAT.md 7).
+Result decompress_frames(const void* src, uint64_t src_size, void* dst,
+                         uint64_t dst_capacity, const DecompressOptions& opts = {});
+
+struct FrameInfo {
+  uint32_t version = 0;
+  Dtype dtype = Dtype::bf16;
+  bool stored = false;
+  bool has_checksum = false;
+  uint32_t chunk_log2 = 0;
+  uint64_t n_elems = 0;
+  uint64_t escape_count = 0;
+  uint64_t frame_size = 0;
+  uint64_t decoded_size = 0;  // n_elems * dtype_bytes
+  uint64_t content_checksum = 0;
+  Codebook codebook;
+};
+
+// Reads and validates the header (rules 1-11) without decoding.
+Status frame_info(const void* src, uint64_t src_size, FrameInfo* out);
+
+// XXH64, seed 0, as used by the format.
+uint64_t xxh64(const void* data, uint64_t size, uint64_t seed = 0);
+
+// Names of the registered backends, in registry order, and whether each can run.
+size_t backend_count();
+const char* backend_name(size_t index);
+bool backend_available(const char* name);
+
+}  // namespace splitzip

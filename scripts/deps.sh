@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs every Debian and PyPI package splitzip's build, tests, demo and
+# benchmarks need. Idempotent: only missing packages are fetched.
+set -euo pipefail
+
+APT_PKGS=(
+  build-essential cmake ninja-build pkg-config git
+  libhwy-dev libomp-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libtrilinos-kokkos-dev
+  libzstd-dev liblz4-dev libblosc-dev
+  clang libclang-rt-14-dev
+  python3 python3-venv
+)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
