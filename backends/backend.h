@@ -42,11 +42,21 @@ class Backend {
   // Writes every byte of streams 1..6 (in-stream padding bits zero), not the
   // gaps between streams. Returns escape_overflow when E > max_escapes.
   virtual Status encode(EncodeJob& job) const = 0;
-  // Decodes streams 1..6 into dst and enforces rules 14-18.
+  // Decodes streams 1..6 into dst and enforces rules 14-18 (the frame layer
+  // has already checked the zero gap bytes between streams, rule 14).
   virtual Status decode(const DecodeJob& job) const = 0;
   // Exponent histogram for dynamic calibration. counts[256] is overwritten.
   virtual Status histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
                            int threads) const;
+
+  // Byte movement for the frame layer (header, gaps, stored payload,
+  // checksum). The defaults work on host memory; a backend that accepts
+  // device memory overrides them. copy_bytes must handle any direction
+  // between host and the memory kinds it accepts.
+  virtual Status copy_bytes(void* dst, const void* src, uint64_t bytes) const;
+  virtual Status zero_bytes(void* dst, uint64_t bytes) const;
+  // XXH64 (seed 0) of bytes at src (FORMAT.md 4.1 content_checksum).
+  virtual Status content_hash(const void* src, uint64_t bytes, uint64_t* out) const;
 };
 
 }  // namespace splitzip

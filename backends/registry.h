@@ -34,6 +34,8 @@ const Backend* cpu_backend();
 #endif
 #ifdef SPLITZIP_HAVE_CUDA
 const Backend* cuda_backend();
+// Defined in cuda/: where p lives per the CUDA runtime (host when no device).
+MemoryKind cuda_pointer_kind(const void* p);
 #endif
 #ifdef SPLITZIP_HAVE_KOKKOS
 const Backend* kokkos_backend();

@@ -1,0 +1,199 @@
+// Kokkos encoder: streams 1..6 of a coded frame (FORMAT.md 4.2).
+//
+//   1. one team per chunk counts its escapes          (team parallel_reduce)
+//   2. exclusive scan of the counts -> escape offsets (parallel_scan)
+//   3. one index per 8 elements writes streams 1..3   (parallel_for)
+//   4. one team per chunk writes its count and scatters its escapes in
+//      position order                                 (team parallel_scan)
+//
+// Every write has a fixed place, so the bytes do not depend on the execution
+// space, team size or thread count. The execution space instance is the first
+// argument and carries the stream, as in kokkos-kernels.
+#pragma once
+
+#include "backends/backend.h"
+#include "backends/kokkos/kokkos_views.h"
+
+namespace splitzip {
+namespace kokkos_impl {
+
+template <class T, class ExecSpace>
+struct CountEscapes {
+  ConstBytes<ExecSpace> src;
+  U64s<ExecSpace> counts;
+  uint64_t n, first_chunk;
+  uint32_t chunk_log2;
+  CodeMap map;
+
+  using member_type = typename Teams<ExecSpace>::member_type;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const uint64_t c = first_chunk + static_cast<uint64_t>(team.league_rank());
+    const uint64_t begin = c << chunk_log2;
+    const auto len = static_cast<Index>(chunk_length(n, chunk_log2, c));
+    uint64_t escapes = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, len),
+        [&](const Index j, uint64_t& acc) {
+          const uint64_t i = begin + static_cast<uint64_t>(j);
+          acc += map.code[T::exponent(load_elem<T>(src, i))] == kEscape ? 1u : 0u;
+        },
+        escapes);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { counts(c) = escapes; });
+  }
+};
+
+// offsets(c) = counts(0) + ... + counts(c-1); the total comes back to the host.
+template <class ExecSpace>
+struct ExclusiveScan {
+  U64s<ExecSpace> counts, offsets;
+  using value_type = uint64_t;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index c, uint64_t& sum, const bool final) const {
+    if (final) offsets(c) = sum;
+    sum += counts(c);
+  }
+};
+
+// Streams 1..3 for elements 8g .. 8g+7: one 3-byte word of 3-bit parts and
+// four code bytes, so no two indices share an output byte.
+template <class T, class ExecSpace>
+struct WriteOctets {
+  ConstBytes<ExecSpace> src;
+  Bytes<ExecSpace> frame;
+  uint64_t n, res_off, high_off, code_off;
+  CodeMap map;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index g) const {
+    const uint64_t base = static_cast<uint64_t>(g) * 8u;
+    const uint32_t m = n - base < 8u ? static_cast<uint32_t>(n - base) : 8u;
+    uint8_t code[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    uint8_t high[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t j = 0; j < m; ++j) {
+      const uint64_t i = base + j;
+      const typename T::Bits v = load_elem<T>(src, i);
+      const uint32_t r = T::residual(v);
+      for (uint32_t b = 0; b < T::kResBytes; ++b)
+        frame(res_off + i * T::kResBytes + b) = static_cast<uint8_t>(r >> (8u * b));
+      high[j] = static_cast<uint8_t>((r >> (8u * T::kResBytes)) & 7u);
+      const uint8_t c = map.code[T::exponent(v)];
+      code[j] = c == kEscape ? uint8_t{0} : c;  // escapes take the fixed code 0
+    }
+    for (uint32_t p = 0; 2u * p < m; ++p)
+      frame(code_off + 4u * static_cast<uint64_t>(g) + p) = pack_nibbles(code[2 * p], code[2 * p + 1]);
+    if (T::kResHighBits != 0) {
+      const uint32_t w = pack3x8(high);  // unused elements are 0: zero padding bits
+      for (uint32_t b = 0; b < (3u * m + 7u) / 8u; ++b)
+        frame(high_off + 3u * static_cast<uint64_t>(g) + b) = static_cast<uint8_t>(w >> (8u * b));
+    }
+  }
+};
+
+template <class T, class ExecSpace>
+struct WriteEscapes {
+  ConstBytes<ExecSpace> src;
+  Bytes<ExecSpace> frame;
+  U64s<ExecSpace> counts, offsets;
+  uint64_t n, first_chunk, count_off, pos_off, exp_off;
+  uint32_t chunk_log2;
+  CodeMap map;
+
+  using member_type = typename Teams<ExecSpace>::member_type;
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const uint64_t c = first_chunk + static_cast<uint64_t>(team.league_rank());
+    const uint64_t begin = c << chunk_log2;
+    const auto len = static_cast<Index>(chunk_length(n, chunk_log2, c));
+    const uint64_t escapes = counts(c);
+    const uint64_t first = offsets(c);
+    Kokkos::single(Kokkos::PerTeam(team), [&]() {
+      store_u16(frame, count_off + 2u * c, static_cast<uint32_t>(escapes));
+    });
+    if (escapes == 0) return;  // same value for the whole team
+    // Rank of each escape inside its chunk = exclusive scan of escape flags.
+    Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, len),
+                          [&](const Index j, uint64_t& rank, const bool final) {
+                            const uint64_t i = begin + static_cast<uint64_t>(j);
+                            const uint32_t e = T::exponent(load_elem<T>(src, i));
+                            if (map.code[e] != kEscape) return;
+                            if (final) {
+                              store_u16(frame, pos_off + 2u * (first + rank), static_cast<uint32_t>(j));
+                              frame(exp_off + first + rank) = static_cast<uint8_t>(e);
+                            }
+                            rank += 1;
+                          });
+  }
+};
+
+template <class T, class ExecSpace>
+Status encode_typed(const ExecSpace& space, EncodeJob& job) {
+  const uint32_t dtype_id = static_cast<uint32_t>(job.dtype);
+  const uint64_t n = job.n;
+  const uint64_t n_chunks = (n + (uint64_t{1} << job.chunk_log2) - 1) >> job.chunk_log2;
+
+  CodeMap map;
+  for (uint32_t e = 0; e < 256; ++e) map.code[e] = kEscape;
+  for (uint32_t c = 0; c < job.codebook->count; ++c)
+    map.code[job.codebook->entries[c]] = static_cast<uint8_t>(c);
+
+  const ConstBytes<ExecSpace> src(static_cast<const uint8_t*>(job.src), n * T::kBytes);
+  U64s<ExecSpace> counts(Kokkos::view_alloc(Kokkos::WithoutInitializing, "splitzip::escape_counts"),
+                         n_chunks);
+  U64s<ExecSpace> offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, "splitzip::escape_offsets"),
+                          n_chunks);
+
+  for (uint64_t c0 = 0; c0 < n_chunks; c0 += kLeagueBatch) {
+    const uint64_t league = n_chunks - c0 < kLeagueBatch ? n_chunks - c0 : kLeagueBatch;
+    Kokkos::parallel_for("splitzip::kokkos::count_escapes",
+                         Teams<ExecSpace>(space, static_cast<int>(league), Kokkos::AUTO),
+                         CountEscapes<T, ExecSpace>{src, counts, n, c0, job.chunk_log2, map});
+  }
+  uint64_t escapes = 0;
+  Kokkos::parallel_scan("splitzip::kokkos::escape_offsets",
+                        Range<ExecSpace>(space, 0, static_cast<Index>(n_chunks)),
+                        ExclusiveScan<ExecSpace>{counts, offsets}, escapes);
+
+  if (escapes > job.max_escapes) return Status::escape_overflow;
+  const FrameLayout L = coded_layout(dtype_id, n, job.chunk_log2, escapes);
+  if (L.frame_size > job.capacity) return Status::internal_error;  // the frame layer sized it
+
+  const Bytes<ExecSpace> frame(job.frame, L.frame_size);
+  Kokkos::parallel_for("splitzip::kokkos::write_octets",
+                       Range<ExecSpace>(space, 0, static_cast<Index>((n + 7u) / 8u)),
+                       WriteOctets<T, ExecSpace>{src, frame, n, L.res_off, L.high_off, L.code_off, map});
+  for (uint64_t c0 = 0; c0 < n_chunks; c0 += kLeagueBatch) {
+    const uint64_t league = n_chunks - c0 < kLeagueBatch ? n_chunks - c0 : kLeagueBatch;
+    Kokkos::parallel_for("splitzip::kokkos::write_escapes",
+                         Teams<ExecSpace>(space, static_cast<int>(league), Kokkos::AUTO),
+                         WriteEscapes<T, ExecSpace>{src, frame, counts, offsets, n, c0, L.count_off,
+                                                    L.pos_off, L.exp_off, job.chunk_log2, map});
+  }
+  space.fence();
+  job.escape_count = escapes;
+  return Status::ok;
+}
+
+// Calls f(Traits{}) for a valid dtype id; false for an invalid one. Kept
+// here (not core/reference.h) so device builds need no reference headers.
+template <class F>
+bool dispatch_dtype(Dtype d, F&& f) {
+  switch (d) {
+    case Dtype::bf16: f(Bf16Traits{}); return true;
+    case Dtype::fp16: f(Fp16Traits{}); return true;
+    case Dtype::fp32: f(Fp32Traits{}); return true;
+    case Dtype::fp8_e5m2: f(Fp8E5M2Traits{}); return true;
+  }
+  return false;
+}
+
+// Encodes job on `space`. job.src and job.frame must be reachable from it.
+template <class ExecSpace>
+Status encode(const ExecSpace& space, EncodeJob& job) {
+  if (job.codebook == nullptr || job.frame == nullptr || (job.src == nullptr && job.n > 0) ||
+      job.codebook->count < 1 || job.codebook->count > 16 || job.chunk_log2 < kMinChunkLog2 ||
+      job.chunk_log2 > kMaxChunkLog2 || job.n > kMaxElems)
+    return Status::invalid_argument;
+  Status s = Status::invalid_argument;
+  dispatch_dtype(job.dtype, [&](auto t) { s = encode_typed<decltype(t)>(space, job); });
+  return s;
+}
+
+}  // namespace kokkos_impl
+}  // namespace splitzip

@@ -1,0 +1,26 @@
+// The scalar reference as a Backend: host memory only, single-threaded.
+#include "backends/registry.h"
+#include "core/reference.h"
+
+namespace splitzip {
+namespace {
+
+class ReferenceBackend final : public Backend {
+ public:
+  const char* name() const override { return "reference"; }
+  bool available() const override { return true; }
+  bool accepts(MemoryKind kind) const override {
+    return kind == MemoryKind::host || kind == MemoryKind::managed || kind == MemoryKind::unknown;
+  }
+  Status encode(EncodeJob& job) const override { return reference_encode(job); }
+  Status decode(const DecodeJob& job) const override { return reference_decode(job); }
+};
+
+}  // namespace
+
+const Backend* reference_backend() {
+  static const ReferenceBackend instance;
+  return &instance;
+}
+
+}  // namespace splitzip

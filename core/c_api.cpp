@@ -1,0 +1,200 @@
+// C API: thin conversions onto the C++ API. No exception crosses extern "C".
+#include <cstring>
+
+#include "splitzip/splitzip.h"
+#include "splitzip/splitzip.hpp"
+
+namespace sz = splitzip;
+
+static_assert(static_cast<int>(sz::Status::internal_error) == SZ_INTERNAL_ERROR, "status numbering");
+static_assert(static_cast<int>(sz::Status::checksum_mismatch) == SZ_CHECKSUM_MISMATCH, "status numbering");
+static_assert(static_cast<int>(sz::Dtype::fp8_e5m2) == SZ_FP8_E5M2, "dtype numbering");
+
+namespace {
+
+sz_status to_c(sz::Status s) { return static_cast<sz_status>(static_cast<int32_t>(s)); }
+
+// Dtype ids outside 1..4 travel through unchanged so the C++ side rejects them.
+sz::Dtype to_dtype(int32_t d) { return static_cast<sz::Dtype>(static_cast<uint8_t>(d < 0 || d > 255 ? 0 : d)); }
+
+bool to_codebook(const sz_codebook* in, sz::Codebook* out) {
+  if (in->dtype < 1 || in->dtype > 4) return false;
+  out->dtype = to_dtype(in->dtype);
+  out->count = in->count;
+  std::memcpy(out->entries, in->entries, 16);
+  return true;
+}
+
+void from_codebook(const sz::Codebook& in, sz_codebook* out) {
+  std::memset(out, 0, sizeof *out);
+  out->dtype = static_cast<int32_t>(in.dtype);
+  out->count = in.count;
+  std::memcpy(out->entries, in.entries, 16);
+}
+
+void fill(const sz::Result& r, sz_result* out) {
+  if (out == nullptr) return;
+  out->size = r.size;
+  out->backend = r.backend;
+}
+
+sz::DecompressOptions to_options(const sz_decompress_options* o) {
+  sz::DecompressOptions d;
+  if (o != nullptr) {
+    d.backend = o->backend;
+    d.threads = o->threads;
+    d.max_output_bytes = o->max_output_bytes;
+    d.verify_checksum = o->skip_checksum == 0;
+  }
+  return d;
+}
+
+template <class F>
+sz_status guard(F&& f) {
+  try {
+    return f();
+  } catch (...) {
+    return SZ_INTERNAL_ERROR;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* sz_status_name(sz_status s) { return sz::status_name(static_cast<sz::Status>(s)); }
+const char* sz_status_message(sz_status s) { return sz::status_message(static_cast<sz::Status>(s)); }
+const char* sz_dtype_name(sz_dtype d) { return sz::dtype_name(to_dtype(d)); }
+uint32_t sz_dtype_bytes(sz_dtype d) { return sz::dtype_bytes(to_dtype(d)); }
+
+int sz_parse_dtype(const char* name, sz_dtype* out) {
+  sz::Dtype d;
+  if (out == nullptr || !sz::parse_dtype(name, &d)) return 0;
+  *out = static_cast<sz_dtype>(static_cast<int>(d));
+  return 1;
+}
+
+uint64_t sz_compress_bound(sz_dtype dtype, uint64_t n_elems) {
+  return sz::compress_bound(to_dtype(dtype), n_elems);
+}
+
+sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* dst,
+                      uint64_t dst_capacity, const sz_compress_options* opts, sz_result* result) {
+  return guard([&] {
+    sz::CompressOptions o;
+    sz::Codebook cb;
+    if (opts != nullptr) {
+      if (opts->codebook != nullptr) {
+        if (!to_codebook(opts->codebook, &cb)) return SZ_BAD_CODEBOOK;
+        o.codebook = &cb;
+      }
+      if (opts->chunk_log2 != 0) o.chunk_log2 = opts->chunk_log2;
+      o.checksum = opts->checksum != 0;
+      o.backend = opts->backend;
+      o.threads = opts->threads;
+    }
+    const sz::Result r = sz::compress(to_dtype(dtype), src, n_elems, dst, dst_capacity, o);
+    fill(r, result);
+    return to_c(r.status);
+  });
+}
+
+sz_status sz_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                        const sz_decompress_options* opts, sz_result* result) {
+  return guard([&] {
+    const sz::Result r = sz::decompress(src, src_size, dst, dst_capacity, to_options(opts));
+    fill(r, result);
+    return to_c(r.status);
+  });
+}
+
+sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
+                               uint64_t dst_capacity, const sz_decompress_options* opts,
+                               sz_result* result) {
+  return guard([&] {
+    const sz::Result r = sz::decompress_frames(src, src_size, dst, dst_capacity, to_options(opts));
+    fill(r, result);
+    return to_c(r.status);
+  });
+}
+
+sz_status sz_frame_info_read(const void* src, uint64_t src_size, sz_frame_info* out) {
+  return guard([&] {
+    if (out == nullptr) return SZ_INVALID_ARGUMENT;
+    sz::FrameInfo info;
+    const sz::Status s = sz::frame_info(src, src_size, &info);
+    if (s != sz::Status::ok) return to_c(s);
+    std::memset(out, 0, sizeof *out);
+    out->version = info.version;
+    out->dtype = static_cast<int32_t>(info.dtype);
+    out->stored = info.stored ? 1 : 0;
+    out->has_checksum = info.has_checksum ? 1 : 0;
+    out->chunk_log2 = info.chunk_log2;
+    out->n_elems = info.n_elems;
+    out->escape_count = info.escape_count;
+    out->frame_size = info.frame_size;
+    out->decoded_size = info.decoded_size;
+    out->content_checksum = info.content_checksum;
+    from_codebook(info.codebook, &out->codebook);
+    return SZ_OK;
+  });
+}
+
+sz_status sz_calibrate(sz_dtype dtype, const void* const* buffers, const uint64_t* n_elems,
+                       size_t n_buffers, sz_codebook* out) {
+  return guard([&] {
+    if (out == nullptr) return SZ_INVALID_ARGUMENT;
+    sz::Codebook cb;
+    const sz::Status s = sz::calibrate(to_dtype(dtype), buffers, n_elems, n_buffers, &cb);
+    if (s == sz::Status::ok) from_codebook(cb, out);
+    return to_c(s);
+  });
+}
+
+sz_status sz_validate_codebook(const sz_codebook* cb) {
+  sz::Codebook c;
+  if (cb == nullptr) return SZ_INVALID_ARGUMENT;
+  if (!to_codebook(cb, &c)) return SZ_BAD_CODEBOOK;
+  return to_c(sz::validate_codebook(c));
+}
+
+sz_status sz_codebook_serialize(const sz_codebook* cb, uint8_t out[SZ_CODEBOOK_FILE_SIZE]) {
+  sz::Codebook c;
+  if (cb == nullptr || out == nullptr) return SZ_INVALID_ARGUMENT;
+  if (!to_codebook(cb, &c)) return SZ_BAD_CODEBOOK;
+  return to_c(sz::codebook_serialize(c, out));
+}
+
+sz_status sz_codebook_deserialize(const void* src, uint64_t size, sz_codebook* out) {
+  if (out == nullptr) return SZ_INVALID_ARGUMENT;
+  sz::Codebook c;
+  const sz::Status s = sz::codebook_deserialize(src, size, &c);
+  if (s == sz::Status::ok) from_codebook(c, out);
+  return to_c(s);
+}
+
+sz_status sz_codebook_save(const sz_codebook* cb, const char* path) {
+  sz::Codebook c;
+  if (cb == nullptr || path == nullptr) return SZ_INVALID_ARGUMENT;
+  if (!to_codebook(cb, &c)) return SZ_BAD_CODEBOOK;
+  return to_c(sz::codebook_save(c, path));
+}
+
+sz_status sz_codebook_load(const char* path, sz_codebook* out) {
+  if (out == nullptr || path == nullptr) return SZ_INVALID_ARGUMENT;
+  sz::Codebook c;
+  const sz::Status s = sz::codebook_load(path, &c);
+  if (s == sz::Status::ok) from_codebook(c, out);
+  return to_c(s);
+}
+
+uint64_t sz_xxh64(const void* data, uint64_t size, uint64_t seed) {
+  if (data == nullptr && size > 0) return 0;
+  return sz::xxh64(data, size, seed);
+}
+
+size_t sz_backend_count(void) { return sz::backend_count(); }
+const char* sz_backend_name(size_t index) { return sz::backend_name(index); }
+int sz_backend_available(const char* name) { return sz::backend_available(name) ? 1 : 0; }
+
+}  // extern "C"

@@ -1,0 +1,48 @@
+// Dtype names, parsing and sizes.
+#include <cstring>
+
+#include "core/layout.h"
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+
+bool dtype_valid(Dtype d) {
+  const auto id = static_cast<uint32_t>(d);
+  return id >= 1 && id <= 4;
+}
+
+uint32_t dtype_bytes(Dtype d) { return geometry_of(static_cast<uint32_t>(d)).bytes; }
+
+const char* dtype_name(Dtype d) {
+  switch (d) {
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp16: return "fp16";
+    case Dtype::fp32: return "fp32";
+    case Dtype::fp8_e5m2: return "fp8_e5m2";
+  }
+  return "invalid";
+}
+
+bool parse_dtype(const char* name, Dtype* out) {
+  if (name == nullptr || out == nullptr) return false;
+  static const Dtype all[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+  for (Dtype d : all) {
+    if (std::strcmp(name, dtype_name(d)) == 0) {
+      *out = d;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* memory_kind_name(MemoryKind k) {
+  switch (k) {
+    case MemoryKind::unknown: return "unknown";
+    case MemoryKind::host: return "host";
+    case MemoryKind::device: return "device";
+    case MemoryKind::managed: return "managed";
+  }
+  return "invalid";
+}
+
+}  // namespace splitzip

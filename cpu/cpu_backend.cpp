@@ -1,0 +1,356 @@
+// The "cpu" backend: Highway SIMD kernels (cpu/*-inl.h) with OpenMP over
+// contiguous chunk ranges. Output bytes do not depend on the thread count or
+// the SIMD target: every thread writes only its own chunks' bytes of streams
+// 1..4, and escapes are placed by a prefix sum over per-thread counts.
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+#include "backends/registry.h"
+#include "core/dtype_traits.h"
+#include "core/header.h"
+#include "core/layout.h"
+#include "core/le_bytes.h"
+#include "cpu/cpu_targets.h"
+#include "cpu/kernels.h"
+
+namespace splitzip {
+namespace cpu {
+
+// Buffers below this many uncompressed bytes run on one thread by default.
+// Measured with splitzip_cpu_timing (tests/cpu/cpu_timing.cpp) on the 2-core
+// AMD EPYC (Zen 3) dev VM, bf16 real-KV-like data, best of 15 runs:
+// see kParallelMinBytes' definition notes in the report; below the
+// threshold the OpenMP fork/join (~10-20 us here) and the second core's
+// cold caches cost more than the split saves.
+constexpr uint64_t kParallelMinBytes = uint64_t{1} << 20;
+
+uint64_t parallel_min_bytes() { return kParallelMinBytes; }
+
+}  // namespace cpu
+
+namespace {
+
+using cpu::ConstStreams;
+using cpu::DecodeTables;
+using cpu::EncodeTables;
+using cpu::EscapeSink;
+using cpu::Streams;
+
+// Elements per kernel call inside a thread's range (a multiple of every
+// chunk size): the escape budget is checked between calls, and decode
+// patches a step's escapes while its output is still in cache.
+constexpr uint64_t kStep = uint64_t{1} << 15;
+constexpr int kMaxThreads = 1024;
+
+int thread_count(int requested, uint64_t bytes, uint64_t parts) {
+  int t = requested > 0 ? requested : cpu::thread_override();
+  if (t <= 0) t = bytes >= cpu::kParallelMinBytes ? omp_get_max_threads() : 1;
+  t = std::min(t, kMaxThreads);
+  if (static_cast<uint64_t>(t) > parts) t = static_cast<int>(parts);
+  return std::max(t, 1);
+}
+
+// Part p of [0, total) split into `parts` near-equal contiguous pieces.
+void split(uint64_t total, int parts, int p, uint64_t* lo, uint64_t* hi) {
+  const uint64_t q = total / static_cast<uint64_t>(parts);
+  const uint64_t r = total % static_cast<uint64_t>(parts);
+  const auto up = static_cast<uint64_t>(p);
+  *lo = up * q + std::min(up, r);
+  *hi = *lo + q + (up < r ? 1 : 0);
+}
+
+void store_u16_le(uint8_t* dst, const uint16_t* src, uint64_t count) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::memcpy(dst, src, 2 * count);
+#else
+  for (uint64_t i = 0; i < count; ++i) store_le16(dst + 2 * i, src[i]);
+#endif
+}
+
+bool valid_dtype(Dtype d) { return geometry_of(static_cast<uint32_t>(d)).bytes != 0; }
+
+Status encode_impl(EncodeJob& job) {
+  if (job.codebook == nullptr || job.frame == nullptr || (job.src == nullptr && job.n > 0) ||
+      !valid_dtype(job.dtype) || job.chunk_log2 < kMinChunkLog2 || job.chunk_log2 > kMaxChunkLog2 ||
+      job.codebook->count < 1 || job.codebook->count > 16 || job.n > kMaxElems)
+    return Status::invalid_argument;
+  const uint32_t id = static_cast<uint32_t>(job.dtype);
+  const DtypeGeometry g = geometry_of(id);
+  const uint64_t n = job.n;
+  const FrameLayout L0 = coded_layout(id, n, job.chunk_log2, 0);
+  // The frame layer sizes the frame (max_escapes); streams 1..4 must fit
+  // before anything is written.
+  if (L0.frame_size > job.capacity) return Status::internal_error;
+
+  EncodeTables tables;
+  cpu::build_encode_tables(*job.codebook, g.exp_bits, &tables);
+  Streams s;
+  s.res = job.frame + L0.res_off;
+  s.high = job.frame + L0.high_off;
+  s.codes = job.frame + L0.code_off;
+  s.high_size = L0.high_size;
+  uint8_t* counts = job.frame + L0.count_off;
+
+  const int threads = thread_count(job.threads, n * g.bytes, L0.n_chunks);
+  std::vector<EscapeSink> sinks(static_cast<size_t>(threads));
+  for (EscapeSink& k : sinks) {
+    k.counts = counts;
+    k.chunk_log2 = job.chunk_log2;
+  }
+  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  std::atomic<uint64_t> found{0};
+  std::atomic<bool> stop{false}, no_memory{false};
+  Status status = Status::ok;
+  uint64_t escapes = 0;
+  FrameLayout L = L0;
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int nt = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    uint64_t c0, c1;
+    split(L0.n_chunks, nt, tid, &c0, &c1);
+    EscapeSink& sink = sinks[static_cast<size_t>(tid)];
+    std::memset(counts + 2 * c0, 0, 2 * (c1 - c0));
+    const uint64_t e0 = c0 << job.chunk_log2;
+    const uint64_t e1 = std::min(n, c1 << job.chunk_log2);
+    try {
+      for (uint64_t i = e0; i < e1 && !stop.load(std::memory_order_relaxed);) {
+        const uint64_t j = std::min(e1, i + kStep);
+        const size_t before = sink.pos.size();
+        cpu::encode_range(job.dtype, job.src, i, j, tables, s, &sink);
+        const uint64_t added = sink.pos.size() - before;
+        // Past the budget the frame is stored: stop everyone early.
+        if (added != 0 && found.fetch_add(added) + added > job.max_escapes) stop.store(true);
+        i = j;
+      }
+    } catch (...) {  // bad_alloc from the escape vectors
+      no_memory.store(true);
+      stop.store(true);
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int t = 0; t < nt; ++t)
+        offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].pos.size();
+      escapes = offset[static_cast<size_t>(nt)];
+      if (no_memory.load()) {
+        status = Status::out_of_memory;
+      } else if (stop.load() || escapes > job.max_escapes) {
+        status = Status::escape_overflow;
+      } else {
+        L = coded_layout(id, n, job.chunk_log2, escapes);
+        if (L.frame_size > job.capacity) status = Status::internal_error;
+      }
+    }
+    // Each thread places its own escapes (streams 5 and 6) at its offset.
+    if (status == Status::ok) {
+      const uint64_t k = sink.pos.size();
+      const uint64_t off = offset[static_cast<size_t>(tid)];
+      if (k != 0) {
+        store_u16_le(job.frame + L.pos_off + 2 * off, sink.pos.data(), k);
+        std::memcpy(job.frame + L.exp_off + off, sink.exp.data(), k);
+      }
+    }
+  }
+  if (status == Status::ok) job.escape_count = escapes;
+  return status;
+}
+
+template <class T>
+void patch(uint8_t* dst, uint64_t i, uint32_t e) {
+  typename T::Bits v;
+  std::memcpy(&v, dst + i * T::kBytes, sizeof v);
+  v = T::join(e, T::residual(v));
+  std::memcpy(dst + i * T::kBytes, &v, sizeof v);
+}
+
+void patch_escape(Dtype d, uint8_t* dst, uint64_t i, uint32_t e) {
+  switch (d) {
+    case Dtype::bf16: patch<Bf16Traits>(dst, i, e); break;
+    case Dtype::fp16: patch<Fp16Traits>(dst, i, e); break;
+    case Dtype::fp32: patch<Fp32Traits>(dst, i, e); break;
+    case Dtype::fp8_e5m2: patch<Fp8E5M2Traits>(dst, i, e); break;
+  }
+}
+
+// Lowest failing rule among 14..18 (0 = none) -> status.
+Status rule_status(int rule) {
+  switch (rule) {
+    case 14: return Status::bad_padding;
+    case 15: return Status::bad_escape_counts;
+    case 16: return Status::bad_escape_position;
+    case 17: return Status::bad_escape_value;
+    case 18: return Status::bad_code;
+    default: return Status::ok;
+  }
+}
+
+void lower_rule(std::atomic<int>& worst, int rule) {
+  int cur = worst.load();
+  while ((cur == 0 || rule < cur) && !worst.compare_exchange_weak(cur, rule)) {
+  }
+}
+
+Status decode_impl(const DecodeJob& job) {
+  if (job.header == nullptr || job.frame == nullptr) return Status::invalid_argument;
+  const FrameHeader& h = *job.header;
+  if (job.dst == nullptr && h.n_elems > 0) return Status::invalid_argument;
+  const auto dtype = static_cast<Dtype>(h.dtype);
+  if (!valid_dtype(dtype) || h.stored()) return Status::invalid_argument;
+  const DtypeGeometry g = geometry_of(h.dtype);
+  const FrameLayout L = layout_of(h);
+  const uint8_t* f = job.frame;
+  const uint64_t n = h.n_elems;
+  const uint32_t log2 = h.chunk_log2;
+  const uint64_t chunk = uint64_t{1} << log2;
+  const uint32_t exp_limit = g.exp_bits == 5 ? 32u : 256u;
+  auto* dst = static_cast<uint8_t*>(job.dst);
+
+  // Rule 14: in-stream padding (the frame layer checked the gaps).
+  if ((n & 1) && (f[L.code_off + L.code_size - 1] >> 4) != 0) return Status::bad_padding;
+  if (L.high_size > 0) {
+    const uint64_t used_bits = 3 * n - 8 * (L.high_size - 1);
+    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) return Status::bad_padding;
+  }
+
+  bool in_codebook[256] = {};
+  for (uint32_t c = 0; c < h.codebook_count && c < 16; ++c) in_codebook[h.codebook[c]] = true;
+  DecodeTables tables;
+  cpu::build_decode_tables(h.codebook, dtype, &tables);
+  ConstStreams s;
+  s.res = f + L.res_off;
+  s.high = f + L.high_off;
+  s.codes = f + L.code_off;
+  s.end = f + L.frame_size;
+  const uint8_t* counts = f + L.count_off;
+  const uint8_t* pos = f + L.pos_off;
+  const uint8_t* exps = f + L.exp_off;
+
+  const int threads = thread_count(job.threads, n * g.bytes, L.n_chunks);
+  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  std::atomic<bool> bad_counts{false};
+  std::atomic<int> worst{0};
+  std::atomic<uint32_t> max_code{0};
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int nt = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    uint64_t c0, c1;
+    split(L.n_chunks, nt, tid, &c0, &c1);
+    auto chunk_len = [&](uint64_t q) { return q + 1 < L.n_chunks ? chunk : n - q * chunk; };
+
+    // Rule 15, part 1: this thread's counts and their sum.
+    uint64_t sum = 0;
+    for (uint64_t q = c0; q < c1; ++q) {
+      const uint64_t c = load_le16(counts + 2 * q);
+      if (c > chunk_len(q)) bad_counts.store(true, std::memory_order_relaxed);
+      sum += c;
+    }
+    offset[static_cast<size_t>(tid) + 1] = sum;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int t = 0; t < nt; ++t) offset[static_cast<size_t>(t) + 1] += offset[static_cast<size_t>(t)];
+      if (offset[static_cast<size_t>(nt)] != h.escape_count) bad_counts.store(true);
+    }
+    if (!bad_counts.load()) {
+      uint64_t e_idx = offset[static_cast<size_t>(tid)];
+      uint32_t my_max = 0;
+      int my_rule = 0;
+      const uint64_t e1 = std::min(n, c1 << log2);
+      for (uint64_t i = c0 << log2; i < e1;) {
+        const uint64_t j = std::min(e1, i + kStep);
+        const uint32_t m = cpu::decode_range(dtype, s, i, j, tables, dst);
+        my_max = std::max(my_max, m);
+        // Patch this step's escapes (rules 16 and 17 on the way).
+        const uint64_t q1 = (j + chunk - 1) >> log2;
+        for (uint64_t q = i >> log2; q < q1; ++q) {
+          const uint64_t c = load_le16(counts + 2 * q);
+          const uint64_t len = chunk_len(q);
+          uint64_t prev = 0;
+          for (uint64_t k = 0; k < c; ++k, ++e_idx) {
+            const uint64_t p = load_le16(pos + 2 * e_idx);
+            const bool bad_pos = p >= len || (k > 0 && p <= prev);
+            prev = p;
+            if (bad_pos) {
+              my_rule = 16;
+              continue;
+            }
+            const uint64_t idx = q * chunk + p;
+            const uint32_t x = exps[e_idx];
+            if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || in_codebook[x]) {
+              if (my_rule == 0) my_rule = 17;
+              continue;
+            }
+            patch_escape(dtype, dst, idx, x);
+          }
+        }
+        i = j;
+      }
+      if (my_rule != 0) lower_rule(worst, my_rule);
+      uint32_t cur = max_code.load();
+      while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
+      }
+    }
+  }
+  if (bad_counts.load()) return Status::bad_escape_counts;
+  if (worst.load() != 0) return rule_status(worst.load());
+  if (max_code.load() >= h.codebook_count) return Status::bad_code;
+  return Status::ok;
+}
+
+Status histogram_impl(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads) {
+  if (counts == nullptr || !valid_dtype(dtype) || (src == nullptr && n > 0)) return Status::invalid_argument;
+  std::memset(counts, 0, 256 * sizeof(uint64_t));
+  const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;
+  const uint64_t blocks = (n + kStep - 1) / kStep;
+  const int t = thread_count(threads, n * bytes, blocks);
+  std::vector<std::array<uint64_t, 256>> parts(static_cast<size_t>(t));
+#pragma omp parallel num_threads(t)
+  {
+    const int nt = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    uint64_t b0, b1;
+    split(blocks, nt, tid, &b0, &b1);
+    auto& part = parts[static_cast<size_t>(tid)];
+    part.fill(0);
+    const uint64_t i0 = b0 * kStep, i1 = std::min(n, b1 * kStep);
+    if (i1 > i0)
+      cpu::histogram_range(dtype, static_cast<const uint8_t*>(src) + i0 * bytes, i1 - i0, part.data());
+  }
+  for (const auto& part : parts)
+    for (int b = 0; b < 256; ++b) counts[b] += part[static_cast<size_t>(b)];
+  return Status::ok;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  const char* name() const override { return "cpu"; }
+  // Highway always has a fallback target, so the backend runs anywhere.
+  bool available() const override { return true; }
+  bool accepts(MemoryKind kind) const override {
+    return kind == MemoryKind::host || kind == MemoryKind::managed || kind == MemoryKind::unknown;
+  }
+  Status encode(EncodeJob& job) const override { return encode_impl(job); }
+  Status decode(const DecodeJob& job) const override { return decode_impl(job); }
+  Status histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
+                   int threads) const override {
+    return histogram_impl(dtype, src, n, counts, threads);
+  }
+};
+
+}  // namespace
+
+const Backend* cpu_backend() {
+  static const CpuBackend instance;
+  return &instance;
+}
+
+}  // namespace splitzip

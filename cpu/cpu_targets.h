@@ -1,0 +1,34 @@
+// Test and tooling hooks for the CPU backend: which Highway targets were
+// compiled and run here, forcing one, and a thread-count override. No
+// vector types.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace splitzip {
+namespace cpu {
+
+// Highway targets compiled into the kernels that this CPU can run, best
+// first (e.g. AVX2, SSE4, SSSE3, SCALAR on a Zen 3).
+std::vector<int64_t> runnable_targets();
+// Every target compiled into the kernels, runnable here or not.
+std::vector<int64_t> compiled_targets();
+const char* target_name(int64_t target);
+
+// Restricts dispatch to one target (must be runnable); 0 restores the
+// normal choice. Process-wide: not for concurrent use.
+void force_target(int64_t target);
+// Target the kernels dispatch to now.
+int64_t active_target();
+
+// Threads used when a job asks for the default (threads <= 0); 0 = none.
+void set_thread_override(int threads);
+int thread_override();
+
+// Smallest buffer (uncompressed bytes) that gets more than one thread by
+// default; see cpu_backend.cpp for the measurement behind it.
+uint64_t parallel_min_bytes();
+
+}  // namespace cpu
+}  // namespace splitzip

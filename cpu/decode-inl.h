@@ -1,0 +1,171 @@
+// Per-target decode kernels: unpack nibbles, look the exponent up in the
+// 16-entry codebook (one byte shuffle), rebuild the values. Escapes are
+// patched afterwards by the backend.
+#if defined(SPLITZIP_CPU_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPLITZIP_CPU_DECODE_INL_H_
+#undef SPLITZIP_CPU_DECODE_INL_H_
+#else
+#define SPLITZIP_CPU_DECODE_INL_H_
+#endif
+
+#include "cpu/kernels.h"
+#include "cpu/scalar_kernels.h"
+#include "cpu/simd-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace splitzip {
+namespace cpu {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET != HWY_SCALAR
+
+struct DecodeCtx {
+  const ConstStreams& s;
+  uint8_t* dst;
+  V8 exp, lo, hi;  // codebook tables, broadcast to every block
+  ZipOrder zip;
+};
+
+// Each block decodes Lanes(D8) elements starting at j from their codes c.
+// Stores the values (element order) to dst.
+struct Bf16Block {
+  static bool Fits(const DecodeCtx&, uint64_t) { return true; }
+  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+    const D8 d8;
+    const size_t N = hn::Lanes(d8);
+    const V8 r = hn::LoadU(d8, x.s.res + j);
+    // Low byte: mantissa | exponent bit 0 << 7; high byte: sign | exponent >> 1.
+    const V8 lo = x.zip(hn::Or(hn::And(r, hn::Set(d8, 0x7F)), hn::TableLookupBytes(x.lo, c)));
+    const V8 hi = x.zip(hn::Or(hn::And(r, hn::Set(d8, 0x80)), hn::TableLookupBytes(x.hi, c)));
+    hn::StoreU(hn::InterleaveLower(d8, lo, hi), d8, x.dst + 2 * j);
+    hn::StoreU(hn::InterleaveUpper(d8, lo, hi), d8, x.dst + 2 * j + N);
+  }
+};
+
+// fp16 high byte / fp8 byte from code and 3-bit part: sign | exponent << 2 |
+// two mantissa bits.
+HWY_INLINE V8 JoinE5(const DecodeCtx& x, V8 c, V8 r3) {
+  const D8 d8;
+  const D16 d16;
+  const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
+  return hn::Or(hn::TableLookupBytes(x.hi, c), hn::Or(sign, hn::And(r3, hn::Set(d8, 3))));
+}
+
+// 3-bit loads read 16 bytes at 6-byte steps per block.
+HWY_INLINE bool Fits3(const DecodeCtx& x, uint64_t j) {
+  return x.s.high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= x.s.end;
+}
+
+struct Fp16Block {
+  static bool Fits(const DecodeCtx& x, uint64_t j) { return Fits3(x, j); }
+  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+    const D8 d8;
+    const size_t N = hn::Lanes(d8);
+    const V8 r3 = Unpack3(LoadBlocks<6>(d8, x.s.high + 3 * j / 8));
+    const V8 lo = x.zip(hn::LoadU(d8, x.s.res + j));
+    const V8 hi = x.zip(JoinE5(x, c, r3));
+    hn::StoreU(hn::InterleaveLower(d8, lo, hi), d8, x.dst + 2 * j);
+    hn::StoreU(hn::InterleaveUpper(d8, lo, hi), d8, x.dst + 2 * j + N);
+  }
+};
+
+struct Fp8Block {
+  static bool Fits(const DecodeCtx& x, uint64_t j) { return Fits3(x, j); }
+  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+    const D8 d8;
+    const V8 r3 = Unpack3(LoadBlocks<6>(d8, x.s.high + 3 * j / 8));
+    hn::StoreU(JoinE5(x, c, r3), d8, x.dst + j);
+  }
+};
+
+struct Fp32Block {
+  // The last of the four residual loads reads 16 bytes at 12-byte steps.
+  static bool Fits(const DecodeCtx& x, uint64_t j) {
+    return x.s.res + 3 * (j + hn::Lanes(D8())) + 4 <= x.s.end;
+  }
+  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+    const D8 d8;
+    const D32 d32;
+    const size_t N32 = hn::Lanes(d32);
+    const hn::Half<D8> dh;
+    const hn::Half<decltype(dh)> dq;
+    // Per u32 lane: residual bytes 0, 1, 2 and byte 2 again (its bit 7 is
+    // the sign, moved to bit 31 by the mask below).
+    alignas(16) static constexpr uint8_t kSpread[16] = {0, 1, 2, 2, 3, 4, 5, 5,
+                                                        6, 7, 8, 8, 9, 10, 11, 11};
+    const V8 spread = hn::LoadDup128(d8, kSpread);
+    const V8 e = hn::TableLookupBytes(x.exp, c);
+    const auto e_lo = hn::LowerHalf(dh, e);
+    const auto e_hi = hn::UpperHalf(dh, e);
+    const hn::Vec<decltype(dq)> q[4] = {hn::LowerHalf(dq, e_lo), hn::UpperHalf(dq, e_lo),
+                                        hn::LowerHalf(dq, e_hi), hn::UpperHalf(dq, e_hi)};
+    for (size_t k = 0; k < 4; ++k) {
+      const uint64_t i = j + k * N32;
+      const V8 rb = LoadBlocks<12>(d8, x.s.res + 3 * i);
+      const auto r = hn::And(hn::BitCast(d32, hn::TableLookupBytes(rb, spread)),
+                             hn::Set(d32, 0x807FFFFFu));
+      const auto v = hn::Or(r, hn::ShiftLeft<23>(hn::PromoteTo(d32, q[k])));
+      hn::StoreU(hn::BitCast(d8, v), d8, x.dst + 4 * i);
+    }
+  }
+};
+
+template <class Traits, class Block>
+uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
+                     uint8_t* dst) {
+  const D8 d8;
+  const size_t N = hn::Lanes(d8);
+  const DecodeCtx x{s, dst, hn::LoadDup128(d8, t.exp), hn::LoadDup128(d8, t.lo),
+                    hn::LoadDup128(d8, t.hi), ZipOrder()};
+  const Block block;
+  V8 max_code = hn::Zero(d8);
+  uint64_t i = begin;
+  for (; i + N <= end && Block::Fits(x, i); i += N) {
+    const V8 c = UnpackNibbles(s.codes + i / 2);
+    max_code = hn::Max(max_code, c);
+    block(x, i, c);
+  }
+  alignas(HWY_MAX_BYTES) uint8_t lanes[HWY_MAX_BYTES];
+  hn::Store(max_code, d8, lanes);
+  uint32_t m = decode_scalar<Traits>(s, i, end, t, dst);
+  for (size_t k = 0; k < N; ++k) m = lanes[k] > m ? lanes[k] : m;
+  return m;
+}
+
+uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
+                     const DecodeTables& t, void* dst_v) {
+  auto* dst = static_cast<uint8_t*>(dst_v);
+  switch (dtype) {
+    case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, dst);
+    case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, dst);
+    case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, dst);
+    case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, dst);
+  }
+  return 0;
+}
+
+#else  // HWY_SCALAR
+
+uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
+                     const DecodeTables& t, void* dst_v) {
+  auto* dst = static_cast<uint8_t*>(dst_v);
+  switch (dtype) {
+    case Dtype::bf16: return decode_scalar<Bf16Traits>(s, begin, end, t, dst);
+    case Dtype::fp16: return decode_scalar<Fp16Traits>(s, begin, end, t, dst);
+    case Dtype::fp32: return decode_scalar<Fp32Traits>(s, begin, end, t, dst);
+    case Dtype::fp8_e5m2: return decode_scalar<Fp8E5M2Traits>(s, begin, end, t, dst);
+  }
+  return 0;
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+int64_t DecodeTarget() { return HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace splitzip
+HWY_AFTER_NAMESPACE();
+
+#endif  // SPLITZIP_CPU_DECODE_INL_H_

@@ -1,0 +1,206 @@
+// Per-target encode kernels: one pass over the input does the split, the
+// code lookup, nibble packing, 3-bit packing and escape gathering.
+#if defined(SPLITZIP_CPU_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPLITZIP_CPU_ENCODE_INL_H_
+#undef SPLITZIP_CPU_ENCODE_INL_H_
+#else
+#define SPLITZIP_CPU_ENCODE_INL_H_
+#endif
+
+#include "cpu/kernels.h"
+#include "cpu/scalar_kernels.h"
+#include "cpu/simd-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace splitzip {
+namespace cpu {
+namespace HWY_NAMESPACE {
+
+#if HWY_TARGET != HWY_SCALAR
+
+// One vector of Lanes(D8) elements starting at element j: writes the
+// residual streams, returns code+1 per element (0 = escape) and records
+// escapes. kExact: write no byte past this vector's part of a stream.
+struct Bf16Block {
+  template <class Lk>
+  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool /*exact*/, const Lk& lookup,
+                           const Streams& s, EscapeSink* sink) const {
+    const D8 d8;
+    const D16 d16;
+    const size_t N = hn::Lanes(d8);
+    const auto v0 = hn::BitCast(d16, hn::LoadU(d8, src + 2 * j));
+    const auto v1 = hn::BitCast(d16, hn::LoadU(d8, src + 2 * j + N));
+    // Residual: mantissa low 7 bits | sign at bit 7 (byte = lo | hi of x).
+    const auto k807F = hn::Set(d16, 0x807F);
+    const auto x0 = hn::And(v0, k807F);
+    const auto x1 = hn::And(v1, k807F);
+    const auto r0 = hn::Or(x0, hn::ShiftRight<8>(x0));
+    const auto r1 = hn::Or(x1, hn::ShiftRight<8>(x1));
+    hn::StoreU(hn::ConcatEven(d8, hn::BitCast(d8, r1), hn::BitCast(d8, r0)), d8, s.res + j);
+    // Exponent: the high byte of v << 1.
+    const V8 e = hn::ConcatOdd(d8, hn::BitCast(d8, hn::ShiftLeft<1>(v1)),
+                               hn::BitCast(d8, hn::ShiftLeft<1>(v0)));
+    const V8 t = lookup(e);
+    const M8 esc = hn::Eq(t, hn::Zero(d8));
+    if (HWY_UNLIKELY(!hn::AllFalse(d8, esc))) RecordEscapes(e, esc, j, sink);
+    return t;
+  }
+};
+
+// Splits the high bytes H of fp16 values or the bytes of fp8 values (same
+// layout: sign bit 7, exponent bits 6..2, two mantissa bits 1..0).
+HWY_INLINE void SplitE5(V8 h, V8* e, V8* r3) {
+  const D8 d8;
+  const D16 d16;
+  const auto h16 = hn::BitCast(d16, h);
+  // 16-bit shifts: the bits crossing into a byte are masked off.
+  *e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(h16)), hn::Set(d8, 0x1F));
+  *r3 = hn::Or(hn::And(hn::BitCast(d8, hn::ShiftRight<5>(h16)), hn::Set(d8, 4)),
+               hn::And(h, hn::Set(d8, 3)));
+}
+
+HWY_INLINE void Store3(V8 r3, uint64_t j, bool exact, const Streams& s) {
+  const V8 packed = Pack3(r3);
+  uint8_t* p = s.high + 3 * j / 8;
+  if (exact) {
+    StoreBlocksExact<6>(packed, p);
+  } else {
+    StoreBlocksOverlap<6>(D8(), packed, p);
+  }
+}
+
+struct Fp16Block {
+  template <class Lk>
+  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
+                           const Streams& s, EscapeSink* sink) const {
+    const D8 d8;
+    const size_t N = hn::Lanes(d8);
+    const V8 b0 = hn::LoadU(d8, src + 2 * j);
+    const V8 b1 = hn::LoadU(d8, src + 2 * j + N);
+    hn::StoreU(hn::ConcatEven(d8, b1, b0), d8, s.res + j);  // mantissa bits 0..7
+    V8 e, r3;
+    SplitE5(hn::ConcatOdd(d8, b1, b0), &e, &r3);
+    Store3(r3, j, exact, s);
+    const V8 t = lookup(e);
+    const M8 esc = hn::Eq(t, hn::Zero(d8));
+    if (HWY_UNLIKELY(!hn::AllFalse(d8, esc))) RecordEscapes(e, esc, j, sink);
+    return t;
+  }
+};
+
+struct Fp8Block {
+  template <class Lk>
+  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
+                           const Streams& s, EscapeSink* sink) const {
+    const D8 d8;
+    V8 e, r3;
+    SplitE5(hn::LoadU(d8, src + j), &e, &r3);
+    Store3(r3, j, exact, s);
+    const V8 t = lookup(e);
+    const M8 esc = hn::Eq(t, hn::Zero(d8));
+    if (HWY_UNLIKELY(!hn::AllFalse(d8, esc))) RecordEscapes(e, esc, j, sink);
+    return t;
+  }
+};
+
+struct Fp32Block {
+  template <class Lk>
+  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
+                           const Streams& s, EscapeSink* sink) const {
+    const D8 d8;
+    const D16 d16;
+    const D32 d32;
+    const size_t N = hn::Lanes(d8);
+    const size_t N32 = hn::Lanes(d32);
+    // Per block: bytes 0..2 of each u32 lane, packed to the block start.
+    alignas(16) static constexpr uint8_t kCompact[16] = {0, 1, 2, 4, 5, 6, 8, 9,
+                                                         10, 12, 13, 14, 0x80, 0x80, 0x80, 0x80};
+    const V8 compact = hn::LoadDup128(d8, kCompact);
+    hn::Vec<D16> hi[4];
+    for (size_t k = 0; k < 4; ++k) {
+      const auto v = hn::BitCast(d32, hn::LoadU(d8, src + 4 * j + k * N));
+      const auto r = hn::Or(hn::And(v, hn::Set(d32, 0x7FFFFFu)),
+                            hn::And(hn::ShiftRight<8>(v), hn::Set(d32, 0x800000u)));
+      const V8 packed = hn::TableLookupBytesOr0(hn::BitCast(d8, r), compact);
+      uint8_t* p = s.res + 3 * (j + k * N32);
+      if (exact) {
+        StoreBlocksExact<12>(packed, p);
+      } else {
+        StoreBlocksOverlap<12>(d8, packed, p);
+      }
+      hi[k] = hn::BitCast(d16, hn::ShiftLeft<1>(v));  // exponent in byte 3
+    }
+    const auto h01 = hn::ConcatOdd(d16, hi[1], hi[0]);
+    const auto h23 = hn::ConcatOdd(d16, hi[3], hi[2]);
+    const V8 e = hn::ConcatOdd(d8, hn::BitCast(d8, h23), hn::BitCast(d8, h01));
+    const V8 t = lookup(e);
+    const M8 esc = hn::Eq(t, hn::Zero(d8));
+    if (HWY_UNLIKELY(!hn::AllFalse(d8, esc))) RecordEscapes(e, esc, j, sink);
+    return t;
+  }
+};
+
+// Two vectors per step so the packed codes fill one vector; the last step
+// writes exactly (no overlapping store may cross `end`, which another
+// thread may own). The remainder goes to the scalar kernel.
+template <class Traits, class Block, class Lk>
+HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, const Lk& lookup,
+                           const EncodeTables& t, const Streams& s, EscapeSink* sink) {
+  const D8 d8;
+  const size_t N = hn::Lanes(d8);
+  const V8 one = hn::Set(d8, 1);
+  const Block block;
+  uint64_t i = begin;
+  for (; i + 2 * N <= end; i += 2 * N) {
+    const bool exact = i + 4 * N > end;
+    const V8 t0 = block(src, i, exact, lookup, s, sink);
+    const V8 t1 = block(src, i + N, exact, lookup, s, sink);
+    hn::StoreU(PackNibbles(hn::SaturatedSub(t0, one), hn::SaturatedSub(t1, one)), d8,
+               s.codes + i / 2);
+  }
+  encode_scalar<Traits>(src, i, end, t, s, sink);
+}
+
+template <class Traits, class Block>
+void EncodeTyped(const uint8_t* src, uint64_t begin, uint64_t end, const EncodeTables& t,
+                 const Streams& s, EscapeSink* sink) {
+  WithLookup(t, [&](const auto& lookup) {
+    EncodeLoop<Traits, Block>(src, begin, end, lookup, t, s, sink);
+  });
+}
+
+void EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t end,
+                 const EncodeTables& t, const Streams& s, EscapeSink* sink) {
+  const auto* src = static_cast<const uint8_t*>(src_v);
+  switch (dtype) {
+    case Dtype::bf16: EncodeTyped<Bf16Traits, Bf16Block>(src, begin, end, t, s, sink); break;
+    case Dtype::fp16: EncodeTyped<Fp16Traits, Fp16Block>(src, begin, end, t, s, sink); break;
+    case Dtype::fp32: EncodeTyped<Fp32Traits, Fp32Block>(src, begin, end, t, s, sink); break;
+    case Dtype::fp8_e5m2: EncodeTyped<Fp8E5M2Traits, Fp8Block>(src, begin, end, t, s, sink); break;
+  }
+}
+
+#else  // HWY_SCALAR: no vectors, the scalar kernel is the whole story.
+
+void EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t end,
+                 const EncodeTables& t, const Streams& s, EscapeSink* sink) {
+  const auto* src = static_cast<const uint8_t*>(src_v);
+  switch (dtype) {
+    case Dtype::bf16: encode_scalar<Bf16Traits>(src, begin, end, t, s, sink); break;
+    case Dtype::fp16: encode_scalar<Fp16Traits>(src, begin, end, t, s, sink); break;
+    case Dtype::fp32: encode_scalar<Fp32Traits>(src, begin, end, t, s, sink); break;
+    case Dtype::fp8_e5m2: encode_scalar<Fp8E5M2Traits>(src, begin, end, t, s, sink); break;
+  }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+int64_t EncodeTarget() { return HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace splitzip
+HWY_AFTER_NAMESPACE();
+
+#endif  // SPLITZIP_CPU_ENCODE_INL_H_

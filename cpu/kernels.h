@@ -1,0 +1,88 @@
+// Internal interface between the CPU backend (threads, escape layout,
+// validation) and its per-target SIMD kernels (cpu/*-inl.h). No vector types
+// here: the kernels are reached through Highway's dynamic dispatch in
+// cpu/*_kernels.cpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+namespace cpu {
+
+// Codebook prepared for the encoder. The codebook is covered by windows of 16
+// consecutive exponents; lut[w][x - base[w]] is code+1 for a codebook
+// exponent x and 0 otherwise, so one byte-table lookup per window finds the
+// code and a zero result marks an escape.
+struct EncodeTables {
+  uint32_t windows = 0;
+  uint8_t base[16] = {};
+  alignas(16) uint8_t lut[16][16] = {};
+  uint8_t code1_of[256] = {};  // code+1, or 0 for an escape (scalar paths)
+};
+void build_encode_tables(const Codebook& cb, uint32_t exp_bits, EncodeTables* out);
+
+// Tables for the decoder: code -> bytes that are ORed into the output.
+struct DecodeTables {
+  alignas(16) uint8_t exp[16] = {};   // cb[c]
+  alignas(16) uint8_t lo[16] = {};    // bf16: (cb[c] & 1) << 7
+  alignas(16) uint8_t hi[16] = {};    // bf16: cb[c] >> 1; fp16: cb[c] << 2; fp8: cb[c] << 2
+};
+void build_decode_tables(const uint8_t entries[16], Dtype dtype, DecodeTables* out);
+
+// Escapes found by encode kernels, appended in element order. Stream 4 counts
+// are incremented in place (little-endian u16 at counts[2 * chunk]).
+struct EscapeSink {
+  std::vector<uint16_t> pos;
+  std::vector<uint8_t> exp;
+  uint8_t* counts = nullptr;
+  uint32_t chunk_log2 = 10;
+  void add(uint64_t i, uint32_t e) {
+    pos.push_back(static_cast<uint16_t>(i & ((uint64_t{1} << chunk_log2) - 1)));
+    exp.push_back(static_cast<uint8_t>(e));
+    uint8_t* c = counts + 2 * (i >> chunk_log2);
+    const uint32_t v = (c[0] | (uint32_t{c[1]} << 8)) + 1u;
+    c[0] = static_cast<uint8_t>(v);
+    c[1] = static_cast<uint8_t>(v >> 8);
+  }
+};
+
+// Stream pointers of one frame (any may be null when absent).
+struct Streams {
+  uint8_t* res = nullptr;    // stream 1
+  uint8_t* high = nullptr;   // stream 2
+  uint8_t* codes = nullptr;  // stream 3
+  uint64_t high_size = 0;
+};
+struct ConstStreams {
+  const uint8_t* res = nullptr;
+  const uint8_t* high = nullptr;
+  const uint8_t* codes = nullptr;
+  // One past the last readable frame byte. fp16/fp8/fp32 vector loads read
+  // up to 15 bytes past the part of stream 1 or 2 they use; the kernels
+  // keep every load below `end`.
+  const uint8_t* end = nullptr;
+};
+
+// Encodes elements [begin, end) of src into streams 1..3 and appends escapes
+// to *sink. begin is a multiple of 64 (a chunk boundary); the kernel writes
+// only the stream bytes that belong to [begin, end).
+void encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
+                  const EncodeTables& t, const Streams& s, EscapeSink* sink);
+
+// Decodes elements [begin, end) (codebook exponents only; escapes are patched
+// by the caller). Returns the largest code seen, for rule 18.
+uint32_t decode_range(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
+                      const DecodeTables& t, void* dst);
+
+// Adds the exponent counts of elements [0, n) to counts[256].
+void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]);
+
+// HWY_TARGET of the kernels the dispatcher currently picks (for tests).
+int64_t encode_target();
+int64_t decode_target();
+
+}  // namespace cpu
+}  // namespace splitzip

@@ -1,0 +1,127 @@
+// Exponent histogram, top-16 codebook and a standalone XXH64 kernel, all
+// stream-ordered (dynamic calibration and checksums without a host trip).
+#include <cuda_runtime.h>
+
+#include "core/device_helpers.h"
+#include "cuda/checksum.cuh"
+#include "cuda/encode_logic.h"
+#include "cuda/launch.h"
+
+namespace splitzip {
+namespace cuda_detail {
+namespace {
+
+constexpr uint32_t kHistThreads = 256;
+// Per-warp sub-histograms are flushed before a u32 bin could overflow.
+constexpr uint64_t kHistFlushGroups = uint64_t{1} << 22;
+
+template <class T>
+__device__ __forceinline__ void hist_group(const uint8_t* src, uint64_t n, uint64_t gi, bool aligned,
+                                          uint32_t* bins) {
+  const uint64_t first = gi * kGroupElems;
+  const uint64_t left = n - first;
+  const uint32_t valid = left < kGroupElems ? static_cast<uint32_t>(left) : kGroupElems;
+  uint32_t in[4 * T::kBytes];
+  const uint8_t* s = src + first * T::kBytes;
+  if (valid == kGroupElems && aligned) {
+SZ_UNROLL
+    for (uint32_t k = 0; k < T::kBytes; ++k) load16(s + 16 * k, in + 4 * k);
+  } else {
+    load_bytes(s, valid * T::kBytes, in);
+  }
+SZ_UNROLL
+  for (uint32_t i = 0; i < kGroupElems; ++i) {
+    if (i < valid) {
+      const auto v = static_cast<typename T::Bits>(group_elem<T>(in, i));
+      atomicAdd(&bins[T::exponent(v)], 1u);
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kHistThreads) histogram_kernel(const uint8_t* src, uint64_t n,
+                                                                 unsigned long long* counts) {
+  __shared__ uint32_t bins[kHistThreads / 32][256];
+  const uint32_t warp = threadIdx.x >> 5;
+  for (uint32_t i = threadIdx.x; i < (kHistThreads / 32) * 256; i += kHistThreads) (&bins[0][0])[i] = 0;
+  __syncthreads();
+  const bool aligned = (reinterpret_cast<uintptr_t>(src) & 15u) == 0;
+  const uint64_t groups = (n + kGroupElems - 1) / kGroupElems;
+  const uint64_t stride = uint64_t{gridDim.x} * kHistThreads;
+  uint64_t since_flush = 0;
+  for (uint64_t base = uint64_t{blockIdx.x} * kHistThreads; base < groups; base += stride) {
+    const uint64_t gi = base + threadIdx.x;
+    if (gi < groups) hist_group<T>(src, n, gi, aligned, bins[warp]);
+    if (++since_flush == kHistFlushGroups / kHistThreads) {
+      since_flush = 0;
+      __syncthreads();
+      for (uint32_t e = threadIdx.x; e < 256; e += kHistThreads) {
+        uint64_t c = 0;
+        for (uint32_t w = 0; w < kHistThreads / 32; ++w) {
+          c += bins[w][e];
+          bins[w][e] = 0;
+        }
+        if (c) atomicAdd(counts + e, static_cast<unsigned long long>(c));
+      }
+      __syncthreads();
+    }
+  }
+  __syncthreads();
+  for (uint32_t e = threadIdx.x; e < 256; e += kHistThreads) {
+    uint64_t c = 0;
+    for (uint32_t w = 0; w < kHistThreads / 32; ++w) c += bins[w][e];
+    if (c) atomicAdd(counts + e, static_cast<unsigned long long>(c));
+  }
+}
+
+__global__ void codebook_kernel(uint32_t dtype, const uint64_t* counts, Codebook* out) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  uint64_t c[256];
+  for (int e = 0; e < 256; ++e) c[e] = counts[e];
+  hd::top16_codebook(c, dtype, out);
+}
+
+__global__ void hash_kernel(const uint8_t* src, uint64_t bytes, uint64_t* out) {
+  const uint64_t h = warp_xxh64(src, bytes);
+  if (threadIdx.x == 0) *out = h;
+}
+
+}  // namespace
+
+Status enqueue_histogram(uint32_t dtype, const void* src, uint64_t n, uint64_t* d_counts, cudaStream_t stream) {
+  if (geometry_of(dtype).bytes == 0 || d_counts == nullptr || (src == nullptr && n > 0))
+    return Status::invalid_argument;
+  if (n == 0) return Status::ok;
+  DeviceInfo info;
+  const Status s = device_info(&info);
+  if (s != Status::ok) return s;
+  const uint64_t groups = (n + kGroupElems - 1) / kGroupElems;
+  const uint64_t want = (groups + kHistThreads - 1) / kHistThreads;
+  const uint64_t cap = static_cast<uint64_t>(info.sms) * 4;
+  const auto grid = static_cast<unsigned>(want < cap ? want : cap);
+  const auto* p = static_cast<const uint8_t*>(src);
+  auto* c = reinterpret_cast<unsigned long long*>(d_counts);
+  switch (dtype) {
+    case 1: histogram_kernel<Bf16Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
+    case 2: histogram_kernel<Fp16Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
+    case 3: histogram_kernel<Fp32Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
+    default: histogram_kernel<Fp8E5M2Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
+  }
+  return launch_status();
+}
+
+Status enqueue_codebook(uint32_t dtype, const uint64_t* d_counts, Codebook* d_codebook, cudaStream_t stream) {
+  if (geometry_of(dtype).bytes == 0 || d_counts == nullptr || d_codebook == nullptr)
+    return Status::invalid_argument;
+  codebook_kernel<<<1, 32, 0, stream>>>(dtype, d_counts, d_codebook);
+  return launch_status();
+}
+
+Status enqueue_hash(const void* src, uint64_t bytes, uint64_t* d_out, cudaStream_t stream) {
+  if (d_out == nullptr || (src == nullptr && bytes > 0)) return Status::invalid_argument;
+  hash_kernel<<<1, 32, 0, stream>>>(static_cast<const uint8_t*>(src), bytes, d_out);
+  return launch_status();
+}
+
+}  // namespace cuda_detail
+}  // namespace splitzip

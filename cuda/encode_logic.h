@@ -1,0 +1,336 @@
+// Per-thread encode steps of the CUDA kernels, host+device so the CPU tests
+// run them by looping over tiles and thread indices (tests/cuda). The
+// kernels in encode.cu only add tile scheduling, barriers, the block scan
+// and the decoupled look-back around these.
+//
+// Tile pipeline (one CTA, tile of kTileElems elements, see plan.h):
+//   1. enc_group for every group: dense transform, streams 1-3 written at
+//      their final offsets, raw exponents and a 16-bit escape mask kept in
+//      shared memory (the input is read exactly once);
+//   2. enc_rake_sum / block scan / enc_rake_write: exclusive escape prefix
+//      of every group in element order;
+//   3. look-back: escapes of all earlier tiles of the buffer;
+//   4. enc_scatter: escape positions straight into stream 5, exponents into
+//      staging (stream 6's offset depends on the total E), in element order,
+//      so the result is deterministic; enc_chunk_counts: stream 4.
+#pragma once
+
+#include <cstdint>
+
+#include "core/device_helpers.h"
+#include "cuda/plan.h"
+#include "cuda/vec_io.h"
+
+namespace splitzip {
+namespace cuda_detail {
+
+SZ_HD uint32_t popc32(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__popc(x));
+#else
+  return static_cast<uint32_t>(__builtin_popcount(x));
+#endif
+}
+SZ_HD uint32_t ctz32(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__ffs(static_cast<int>(x)) - 1);
+#else
+  return static_cast<uint32_t>(__builtin_ctz(x));
+#endif
+}
+
+struct EncShared {
+  uint8_t exps[kTileElems];               // raw exponent of every tile element
+  uint16_t mask[kGroupsPerTile];          // escape bits of each group
+  uint16_t pre[kGroupsPerTile + 8];       // exclusive escape prefix per group; [2048] = tile total
+  uint8_t lut[256];                       // exponent -> code, or hd::kEscapeCode
+};
+
+// Element i of a 16-element group held as little-endian 32-bit words.
+template <class T>
+SZ_HD uint32_t group_elem(const uint32_t* w, uint32_t i) {
+  if (T::kBytes == 4) return w[i];
+  if (T::kBytes == 2) return (w[i >> 1] >> ((i & 1u) * 16u)) & 0xFFFFu;
+  return (w[i >> 2] >> ((i & 3u) * 8u)) & 0xFFu;
+}
+
+SZ_HD void enc_build_lut(const EncPlan& p, uint32_t t, EncShared& sh) {
+  for (uint32_t e = t; e < 256; e += kThreads) sh.lut[e] = hd::code_of(p.cb, p.cb_count, e);
+}
+
+// Step 1, split in a load and a transform half so a thread can have several
+// groups' loads in flight (the compiler cannot hoist loads above the stores
+// of an earlier group: src and dst could alias as far as it knows).
+template <class T>
+struct EncIn {
+  uint32_t w[4 * T::kBytes];  // 16 elements, little-endian words
+  uint64_t first;             // element index of the group's first element
+  uint32_t valid;             // elements in the buffer, 0..16 (0: past the end)
+};
+
+template <class T>
+SZ_HD void enc_load(const EncPlan& p, uint64_t tile_first, uint32_t g, EncIn<T>& in) {
+  constexpr uint32_t kInWords = 4 * T::kBytes;
+  in.first = tile_first + uint64_t{g} * kGroupElems;
+  in.valid = 0;
+  if (in.first >= p.n) return;
+  const uint64_t left = p.n - in.first;
+  in.valid = left < kGroupElems ? static_cast<uint32_t>(left) : kGroupElems;
+  const uint8_t* s = p.src + in.first * T::kBytes;
+  if (in.valid == kGroupElems && (p.flags & kPlanSrcAligned)) {
+SZ_UNROLL
+    for (uint32_t k = 0; k < T::kBytes; ++k) load16(s + 16 * k, in.w + 4 * k);
+  } else {
+    load_bytes(s, in.valid * T::kBytes, in.w);
+  }
+}
+
+template <class T>
+SZ_HD void enc_transform(const EncPlan& p, uint32_t g, const EncIn<T>& in, EncShared& sh) {
+  if (in.valid == 0) {
+    sh.mask[g] = 0;
+    return;
+  }
+  const uint32_t valid = in.valid;
+  const uint64_t first = in.first;
+  constexpr uint32_t kResWords = T::kResBytes ? 4 * T::kResBytes : 1;
+  uint32_t res[kResWords];
+SZ_UNROLL
+  for (uint32_t k = 0; k < kResWords; ++k) res[k] = 0;
+  uint32_t ex[4] = {0, 0, 0, 0};
+  uint64_t high = 0, codes = 0;
+  uint32_t mask = 0;
+SZ_UNROLL
+  for (uint32_t i = 0; i < kGroupElems; ++i) {
+    const auto v = static_cast<typename T::Bits>(group_elem<T>(in.w, i));
+    const uint32_t e = T::exponent(v);
+    const uint32_t r = T::residual(v);
+    const uint32_t c = i < valid ? sh.lut[e] : 0u;  // padding elements: code 0, no escape
+    ex[i >> 2] |= e << (8u * (i & 3u));
+    codes |= uint64_t{c & 0xFu} << (4u * i);  // kEscapeCode has a zero low nibble
+    mask |= (c >> 7) << i;
+    if constexpr (T::kResBytes > 0) {
+      SZ_UNROLL
+      for (uint32_t b = 0; b < T::kResBytes; ++b) {
+        const uint32_t x = i * T::kResBytes + b;
+        res[x >> 2] |= ((r >> (8u * b)) & 0xFFu) << (8u * (x & 3u));
+      }
+    }
+    if (T::kResHighBits) high |= uint64_t{(r >> (8u * T::kResBytes)) & 7u} << (3u * i);
+  }
+
+  uint8_t* d = p.dst;
+  const FrameLayout& L = p.L;
+  if (valid == kGroupElems && (p.flags & kPlanDstAligned)) {
+    if constexpr (T::kResBytes > 0) {
+      SZ_UNROLL
+      for (uint32_t k = 0; k < T::kResBytes; ++k)
+        store16(d + L.res_off + first * T::kResBytes + 16 * k, res + 4 * k);
+    }
+    if (T::kResHighBits) {
+      uint8_t* h = d + L.high_off + first * 3 / 8;  // 6 bytes, 2-byte aligned
+      store2(h, static_cast<uint32_t>(high));
+      store2(h + 2, static_cast<uint32_t>(high >> 16));
+      store2(h + 4, static_cast<uint32_t>(high >> 32));
+    }
+    store8(d + L.code_off + first / 2, codes);
+  } else {
+    if constexpr (T::kResBytes > 0) store_bytes(d + L.res_off + first * T::kResBytes, valid * T::kResBytes, res);
+    if (T::kResHighBits) store_bytes64(d + L.high_off + first * 3 / 8, (3 * valid + 7) / 8, high);
+    store_bytes64(d + L.code_off + first / 2, (valid + 1) / 2, codes);
+  }
+  store16(sh.exps + g * kGroupElems, ex);
+  sh.mask[g] = static_cast<uint16_t>(mask);
+}
+
+// Step 1 for group g of the tile whose first element is tile_first.
+template <class T>
+SZ_HD void enc_group(const EncPlan& p, uint64_t tile_first, uint32_t g, EncShared& sh) {
+  EncIn<T> in;
+  enc_load<T>(p, tile_first, g, in);
+  enc_transform<T>(p, g, in, sh);
+}
+
+// Step 2a: escapes in thread t's rake segment (kRakeGroups consecutive groups).
+SZ_HD uint32_t enc_rake_sum(uint32_t t, const EncShared& sh) {
+  uint32_t s = 0;
+SZ_UNROLL
+  for (uint32_t k = 0; k < kRakeGroups; ++k) s += popc32(sh.mask[t * kRakeGroups + k]);
+  return s;
+}
+
+// Step 2b: excl = escapes of all segments before t (block scan of step 2a).
+SZ_HD void enc_rake_write(uint32_t t, uint32_t excl, EncShared& sh) {
+  uint32_t run = excl;
+SZ_UNROLL
+  for (uint32_t k = 0; k < kRakeGroups; ++k) {
+    const uint32_t g = t * kRakeGroups + k;
+    sh.pre[g] = static_cast<uint16_t>(run);
+    run += popc32(sh.mask[g]);
+  }
+  if (t == kThreads - 1) sh.pre[kGroupsPerTile] = static_cast<uint16_t>(run);
+}
+
+// Tile total after step 2 (at most kTileElems = 32768, fits u16).
+SZ_HD uint32_t enc_tile_total(const EncShared& sh) { return sh.pre[kGroupsPerTile]; }
+
+// Step 4a for group g: tile_excl = escapes of the buffer's earlier tiles.
+SZ_HD void enc_scatter(const EncPlan& p, uint64_t tile_first, uint32_t g, uint64_t tile_excl,
+                       const EncShared& sh, uint8_t* stage) {
+  uint32_t m = sh.mask[g];
+  if (m == 0) return;
+  uint64_t k = tile_excl + sh.pre[g];
+  const uint64_t chunk_mask = (uint64_t{1} << p.chunk_log2) - 1;
+  uint8_t* pos = p.dst + p.L.pos_off;
+  uint8_t* exps = stage + p.stage_off;
+  const bool aligned = p.flags & kPlanDstAligned;
+  while (m != 0) {
+    const uint32_t b = ctz32(m);
+    m &= m - 1;
+    if (k < p.budget) {  // past the budget the buffer is stored: count only
+      const uint32_t local = g * kGroupElems + b;
+      const uint32_t ppos = static_cast<uint32_t>((tile_first + local) & chunk_mask);
+      if (aligned) store2(pos + 2 * k, ppos);
+      else hd::put16(pos + 2 * k, ppos);
+      exps[k] = sh.exps[local];
+    }
+    ++k;
+  }
+}
+
+// Step 4b: stream 4 for the chunks of this tile, thread t's share.
+SZ_HD void enc_chunk_counts(const EncPlan& p, uint64_t tile_first, uint32_t t, const EncShared& sh) {
+  const uint32_t gpc = (1u << p.chunk_log2) / kGroupElems;  // groups per chunk, >= 4
+  const uint32_t chunks = kGroupsPerTile / gpc;
+  const uint64_t q0 = tile_first >> p.chunk_log2;
+  uint8_t* cnt = p.dst + p.L.count_off;
+  const bool aligned = p.flags & kPlanDstAligned;
+  for (uint32_t c = t; c < chunks; c += kThreads) {
+    const uint64_t q = q0 + c;
+    if (q >= p.L.n_chunks) break;
+    const uint32_t v = uint32_t{sh.pre[(c + 1) * gpc]} - sh.pre[c * gpc];
+    if (aligned) store2(cnt + 2 * q, v);
+    else hd::put16(cnt + 2 * q, v);
+  }
+}
+
+// ---- after the main pass: per-buffer decision and byte moves ----
+
+// Gap ranges of a coded layout: from each present stream's end to the next
+// 16-byte boundary (the frame's zero bytes besides the header).
+SZ_HD uint32_t layout_gaps(const FrameLayout& L, uint64_t off[6], uint64_t size[6]) {
+  const uint64_t o[6] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off};
+  const uint64_t s[6] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size};
+  uint32_t k = 0;
+  for (int i = 0; i < 6; ++i) {
+    if (s[i] == 0) continue;
+    const uint64_t end = o[i] + s[i];
+    if (align16(end) > end) {
+      off[k] = end;
+      size[k] = align16(end) - end;
+      ++k;
+    }
+  }
+  return k;
+}
+
+// Decides coded vs stored (FORMAT.md 4.4), writes the header and zero bytes,
+// and sets the copy the copy kernel does. stage = staging base.
+SZ_HD void enc_finalize(EncPlan& p, const uint8_t* stage, uint64_t* out_size, Status* out_status) {
+  p.copy_kind = kCopyNone;
+  p.copy_bytes = 0;
+  p.units = 0;
+  p.frame_size = 0;
+  if (p.status != static_cast<int32_t>(Status::ok)) {
+    *out_status = static_cast<Status>(p.status);
+    *out_size = 0;
+    return;
+  }
+  const uint64_t E = p.tiles ? p.escapes : 0;
+  const bool streams_only = p.flags & kPlanStreamsOnly;
+  const bool coded = p.tiles > 0 && E <= p.budget;
+  if (streams_only && !coded) {
+    p.status = static_cast<int32_t>(Status::escape_overflow);
+    *out_status = Status::escape_overflow;
+    *out_size = 0;
+    return;
+  }
+  if (coded) {
+    const FrameLayout L = coded_layout(p.dtype, p.n, p.chunk_log2, E);
+    uint64_t goff[6], gsize[6];
+    const uint32_t k = layout_gaps(L, goff, gsize);
+    for (uint32_t i = 0; i < k; ++i)
+      for (uint64_t j = 0; j < gsize[i]; ++j) p.dst[goff[i] + j] = 0;
+    if (!streams_only) {
+      FrameHeader h;
+      h.dtype = static_cast<uint8_t>(p.dtype);
+      h.flags = (p.flags & kPlanChecksum) ? kFlagChecksum : 0;
+      h.chunk_log2 = static_cast<uint8_t>(p.chunk_log2);
+      h.n_elems = p.n;
+      h.escape_count = E;
+      h.frame_size = L.frame_size;
+      for (int i = 0; i < 16; ++i) h.codebook[i] = p.cb[i];
+      h.codebook_count = static_cast<uint8_t>(p.cb_count);
+      h.content_checksum = (p.flags & kPlanChecksum) ? p.checksum : 0;
+      hd::write_header(h, p.dst);
+    }
+    p.frame_size = L.frame_size;
+    p.copy_kind = kCopyEscapes;
+    p.copy_bytes = E;
+    p.escapes = E;
+  } else {
+    const uint64_t bytes = p.n * geometry_of(p.dtype).bytes;
+    const uint64_t fsize = stored_frame_size(p.dtype, p.n);
+    for (uint64_t j = 64 + bytes; j < fsize; ++j) p.dst[j] = 0;
+    FrameHeader h;
+    h.dtype = static_cast<uint8_t>(p.dtype);
+    h.flags = static_cast<uint8_t>(kFlagStored | ((p.flags & kPlanChecksum) ? kFlagChecksum : 0));
+    h.chunk_log2 = static_cast<uint8_t>(p.chunk_log2);
+    h.n_elems = p.n;
+    h.frame_size = fsize;
+    h.content_checksum = (p.flags & kPlanChecksum) ? p.checksum : 0;
+    hd::write_header(h, p.dst);
+    p.frame_size = fsize;
+    p.copy_kind = kCopyStored;
+    p.copy_bytes = bytes;
+    p.escapes = 0;
+  }
+  p.units = (p.copy_bytes + kCopyUnitBytes - 1) / kCopyUnitBytes;
+  (void)stage;
+  *out_status = Status::ok;
+  *out_size = p.frame_size;
+}
+
+// Source and destination of the finalize copy.
+SZ_HD void enc_copy_ends(const EncPlan& p, const uint8_t* stage, const uint8_t** from, uint8_t** to) {
+  if (p.copy_kind == kCopyEscapes) {
+    *from = stage + p.stage_off;
+    *to = p.dst + coded_layout(p.dtype, p.n, p.chunk_log2, p.escapes).exp_off;
+  } else {
+    *from = p.src;
+    *to = p.dst + 64;
+  }
+}
+
+// Bytes [unit * kCopyUnitBytes, +kCopyUnitBytes) of a copy, thread t of
+// nthreads. 16-byte vectors when both ends are aligned.
+SZ_HD void copy_unit(const uint8_t* from, uint8_t* to, uint64_t total, uint64_t unit, uint32_t t,
+                     uint32_t nthreads) {
+  const uint64_t begin = unit * kCopyUnitBytes;
+  const uint64_t end = begin + kCopyUnitBytes < total ? begin + kCopyUnitBytes : total;
+  const bool aligned = ((reinterpret_cast<uintptr_t>(from) | reinterpret_cast<uintptr_t>(to)) & 15u) == 0;
+  uint64_t done = begin;
+  if (aligned) {
+    const uint64_t vec_end = begin + (end - begin) / 16 * 16;
+    for (uint64_t o = begin + 16u * t; o < vec_end; o += 16u * nthreads) {
+      uint32_t w[4];
+      load16(from + o, w);
+      store16(to + o, w);
+    }
+    done = vec_end;
+  }
+  for (uint64_t o = done + t; o < end; o += nthreads) to[o] = from[o];
+}
+
+}  // namespace cuda_detail
+}  // namespace splitzip

@@ -1,0 +1,80 @@
+// Internal host-side entry points of the CUDA kernels: the public API
+// (api.cu) and the Backend adapter (cuda_backend.cu) both enqueue the same
+// kernel sequences through these. Host code, CUDA runtime types.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/plan.h"
+#include "splitzip/splitzip_cuda.hpp"
+
+namespace splitzip {
+namespace cuda_detail {
+
+// Multiprocessors and resident CTAs per multiprocessor of the main kernels
+// on the current device (queried once per device, cached).
+struct DeviceInfo {
+  int device = 0;
+  int sms = 0;
+  int enc_ctas_per_sm = 0;
+  int dec_ctas_per_sm = 0;
+};
+Status device_info(DeviceInfo* out);
+
+// Either a device array of items (batch) or one item held in the launch
+// arguments (single call, host codebook by value).
+struct EncSetupArgs {
+  const cuda::CompressItem* items = nullptr;
+  uint64_t count = 0;
+  const Codebook* codebooks = nullptr;
+  uint32_t n_codebooks = 0;
+  // Single item (items == nullptr).
+  const void* src = nullptr;
+  void* dst = nullptr;
+  uint64_t n = 0;
+  uint64_t capacity = 0;
+  uint64_t budget = 0;  // streams-only mode: the Backend job's max_escapes
+  Codebook cb{};
+  uint32_t dtype = 0;
+  uint32_t chunk_log2 = 0;
+  uint32_t flags = 0;  // kPlanChecksum, kPlanStreamsOnly
+  uint8_t* ws = nullptr;
+  WorkspaceLayout lay{};
+};
+
+// setup -> main -> [checksum] -> finalize -> copy. elems_bound: the most
+// elements in all (sizes the grids). No synchronisation.
+Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_sizes,
+                      Status* d_statuses, cudaStream_t stream);
+
+struct DecSetupArgs {
+  const cuda::DecompressItem* items = nullptr;
+  uint64_t count = 0;
+  const void* src = nullptr;
+  uint64_t src_size = 0;
+  void* dst = nullptr;
+  uint64_t dst_capacity = 0;
+  uint64_t max_output_bytes = 0;
+  bool verify = false;
+  uint8_t* ws = nullptr;
+  WorkspaceLayout lay{};
+};
+
+// setup -> main -> finalize -> [checksum]. No synchronisation.
+Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_statuses,
+                      cudaStream_t stream);
+
+Status enqueue_histogram(uint32_t dtype, const void* src, uint64_t n, uint64_t* d_counts,
+                         cudaStream_t stream);
+Status enqueue_codebook(uint32_t dtype, const uint64_t* d_counts, Codebook* d_codebook,
+                        cudaStream_t stream);
+// XXH64 of bytes at src (device-accessible) into *d_out.
+Status enqueue_hash(const void* src, uint64_t bytes, uint64_t* d_out, cudaStream_t stream);
+
+// A launch error (bad configuration, no device) as a Status; clears it.
+Status launch_status();
+
+}  // namespace cuda_detail
+}  // namespace splitzip

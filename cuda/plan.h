@@ -1,0 +1,247 @@
+// Per-buffer plans and workspace layout shared by the CUDA kernels and their
+// CPU emulation (tests/cuda). Host+device, no CUDA headers.
+//
+// Work unit: a tile of kTileElems = 2^15 elements, the largest chunk size,
+// so a chunk never straddles two tiles. A CTA of kThreads threads processes
+// one tile at a time as kGroupsPerTile groups of 16 elements; group g covers
+// tile elements [16g, 16g + 16), and round r of thread t is group r*kThreads+t
+// (a warp touches 32 consecutive groups: coalesced).
+#pragma once
+
+#include <cstdint>
+
+#include "core/device_helpers.h"
+
+namespace splitzip {
+namespace cuda_detail {
+
+constexpr uint32_t kThreads = 256;
+constexpr uint32_t kWarps = kThreads / 32;
+constexpr uint32_t kGroupElems = 16;
+constexpr uint32_t kTileLog2 = 15;
+constexpr uint64_t kTileElems = uint64_t{1} << kTileLog2;
+constexpr uint32_t kGroupsPerTile = static_cast<uint32_t>(kTileElems / kGroupElems);  // 2048
+constexpr uint32_t kRounds = kGroupsPerTile / kThreads;                               // 8
+constexpr uint32_t kRakeGroups = kGroupsPerTile / kThreads;  // groups summed per thread in the scan
+constexpr uint32_t kMaxChunksPerTile = static_cast<uint32_t>(kTileElems >> kMinChunkLog2);  // 512
+constexpr uint32_t kChunksPerThread = kMaxChunksPerTile / kThreads;                        // 2
+constexpr uint64_t kCopyUnitBytes = 16384;  // bytes per work unit of the copy kernel
+constexpr int32_t kNoError = 0x7FFFFFFF;   // per-frame error word: min over found rules
+
+static_assert(kGroupsPerTile % kThreads == 0, "tile must split evenly over threads");
+static_assert(kMaxChunksPerTile % kThreads == 0, "chunks must split evenly over threads");
+
+// Plan flags.
+constexpr uint32_t kPlanChecksum = 1u << 0;     // encode: hash the input into the header
+constexpr uint32_t kPlanStreamsOnly = 1u << 1;  // encode: Backend adapter, streams 1..6 only
+constexpr uint32_t kPlanSrcAligned = 1u << 2;   // src 16-byte aligned: vector loads
+constexpr uint32_t kPlanDstAligned = 1u << 3;   // dst 16-byte aligned: vector stores
+constexpr uint32_t kPlanVerify = 1u << 4;       // decode: verify the content checksum
+constexpr uint32_t kPlanStored = 1u << 5;       // decode: stored frame
+
+// What the copy kernel moves for a buffer after the main pass.
+enum CopyKind : uint32_t { kCopyNone = 0, kCopyEscapes = 1, kCopyStored = 2 };
+
+struct EncPlan {
+  const uint8_t* src;
+  uint8_t* dst;
+  uint64_t n;
+  uint64_t capacity;
+  uint64_t budget;      // escapes that fit a coded frame; kNoEscapeBudget: store
+  uint64_t stage_off;   // this buffer's exponent staging, bytes into the stage area
+  uint64_t tile_begin;  // first global tile index
+  uint64_t tiles;       // 0 when the buffer is stored without a dense pass
+  FrameLayout L;        // coded_layout(E = 0): streams 1..5 offsets do not depend on E
+  uint32_t dtype;
+  uint32_t chunk_log2;
+  uint32_t flags;
+  int32_t status;       // Status from planning; ok = still running
+  uint8_t cb[16];
+  uint32_t cb_count;
+  uint32_t copy_kind;
+  // Filled by later kernels.
+  uint64_t escapes;     // E, by the buffer's last tile
+  uint64_t checksum;    // XXH64 of the input when kPlanChecksum
+  uint64_t frame_size;
+  uint64_t copy_bytes;
+  uint64_t units_begin;
+  uint64_t units;
+};
+
+struct DecPlan {
+  const uint8_t* src;
+  uint8_t* dst;
+  FrameHeader h;
+  FrameLayout L;        // coded frames only
+  uint64_t out_bytes;   // n * bytes
+  uint64_t tile_begin;
+  uint64_t tiles;
+  uint32_t flags;
+  int32_t status;       // rules 1-13 (and argument errors) from planning
+  int32_t err;          // rules 14-19 found by the kernels: minimum Status value, or kNoError
+  uint32_t pad_;
+  uint64_t escapes_seen;  // sum of all per-chunk counts, by the frame's last tile
+  uint64_t checksum;      // XXH64 of the output when verifying
+};
+
+// Shared control block at the start of every workspace.
+struct Control {
+  uint64_t ticket;       // next tile for the persistent main kernel
+  uint64_t total_tiles;
+  uint64_t total_units;
+  uint64_t count;        // buffers
+  uint64_t pad_[4];
+};
+
+SZ_HD uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+
+// Workspace = Control | plans | tile states (u64 each) | exponent staging.
+struct WorkspaceLayout {
+  uint64_t plans_off;
+  uint64_t states_off;
+  uint64_t stage_off;
+  uint64_t tiles_bound;
+  uint64_t stage_bytes;
+  uint64_t total;
+};
+
+// Tiles of all buffers with `total_elems` elements in `count` buffers.
+SZ_HD uint64_t tiles_bound(uint64_t total_elems, uint64_t count) {
+  return total_elems / kTileElems + count;
+}
+
+SZ_HD WorkspaceLayout encode_workspace(uint32_t dtype_id, uint64_t total_elems, uint64_t count) {
+  WorkspaceLayout w{};
+  w.plans_off = align_up(sizeof(Control), 256);
+  w.states_off = align_up(w.plans_off + count * sizeof(EncPlan), 256);
+  w.tiles_bound = tiles_bound(total_elems, count);
+  w.stage_off = align_up(w.states_off + w.tiles_bound * 8, 256);
+  // Every buffer's budget is below its bound; each start is 16-aligned.
+  w.stage_bytes = hd::escape_budget_bound(dtype_id, total_elems) + count * 32;
+  w.total = align_up(w.stage_off + w.stage_bytes, 256);
+  return w;
+}
+
+SZ_HD WorkspaceLayout decode_workspace(uint64_t total_dst_bytes, uint64_t count) {
+  WorkspaceLayout w{};
+  w.plans_off = align_up(sizeof(Control), 256);
+  w.states_off = align_up(w.plans_off + count * sizeof(DecPlan), 256);
+  // n <= dst bytes (one byte per element at least).
+  w.tiles_bound = tiles_bound(total_dst_bytes, count);
+  w.stage_off = align_up(w.states_off + w.tiles_bound * 8, 256);
+  w.stage_bytes = 0;
+  w.total = w.stage_off;
+  return w;
+}
+
+// ---- planning (one buffer; the prefix fields are set by the caller) ----
+
+struct EncItem {
+  const uint8_t* src;
+  uint8_t* dst;
+  uint64_t n;
+  uint64_t capacity;
+  const uint8_t* cb;    // 16 entries
+  uint32_t cb_count;
+  uint32_t cb_dtype;    // the codebook's own dtype id
+  uint64_t budget;      // streams-only mode: the caller's escape limit
+};
+
+// Fills p from the item; p->status says whether it goes on. Tiles and the
+// staging budget are set; tile_begin / stage_off are the caller's prefix.
+SZ_HD void plan_encode(const EncItem& it, uint32_t dtype_id, uint32_t chunk_log2, uint32_t flags,
+                       EncPlan* p) {
+  *p = EncPlan{};
+  p->src = it.src;
+  p->dst = it.dst;
+  p->n = it.n;
+  p->capacity = it.capacity;
+  p->dtype = dtype_id;
+  p->chunk_log2 = chunk_log2;
+  p->status = static_cast<int32_t>(Status::ok);
+  p->budget = kNoEscapeBudget;
+  const DtypeGeometry g = geometry_of(dtype_id);
+  const bool streams_only = flags & kPlanStreamsOnly;
+  if (g.bytes == 0 || it.n > kMaxElems || chunk_log2 < kMinChunkLog2 || chunk_log2 > kMaxChunkLog2 ||
+      it.dst == nullptr || (it.src == nullptr && it.n > 0) || it.cb == nullptr) {
+    p->status = static_cast<int32_t>(Status::invalid_argument);
+    return;
+  }
+  if (it.cb_dtype != dtype_id || hd::check_codebook(dtype_id, it.cb, it.cb_count) != Status::ok) {
+    p->status = static_cast<int32_t>(Status::bad_codebook);
+    return;
+  }
+  for (int i = 0; i < 16; ++i) p->cb[i] = it.cb[i];
+  p->cb_count = it.cb_count;
+  if (!streams_only && it.capacity < stored_frame_size(dtype_id, it.n)) {
+    p->status = static_cast<int32_t>(Status::dst_too_small);
+    return;
+  }
+  uint32_t f = flags & (kPlanChecksum | kPlanStreamsOnly);
+  if ((reinterpret_cast<uintptr_t>(it.src) & 15u) == 0) f |= kPlanSrcAligned;
+  if ((reinterpret_cast<uintptr_t>(it.dst) & 15u) == 0) f |= kPlanDstAligned;
+  p->flags = f;
+  p->L = coded_layout(dtype_id, it.n, chunk_log2, 0);
+  p->budget = streams_only ? it.budget : hd::escape_budget(dtype_id, it.n, chunk_log2, it.capacity);
+  if (streams_only && p->budget != kNoEscapeBudget) {
+    // The caller's limit must leave streams 1..6 inside capacity.
+    if (p->budget > it.n || coded_layout(dtype_id, it.n, chunk_log2, p->budget).frame_size > it.capacity) {
+      p->status = static_cast<int32_t>(Status::invalid_argument);
+      return;
+    }
+  }
+  p->tiles = p->budget == kNoEscapeBudget ? 0 : (it.n + kTileElems - 1) >> kTileLog2;
+}
+
+// Bytes of staging a plan needs (16-aligned so copies can use vectors).
+SZ_HD uint64_t stage_need(const EncPlan& p) {
+  return p.tiles == 0 ? 0 : align_up(p.budget, 16);
+}
+
+struct DecItem {
+  const uint8_t* src;
+  uint64_t src_size;
+  uint8_t* dst;
+  uint64_t dst_capacity;
+};
+
+// Rules 1-13 for one frame; sets tiles (0 on error).
+SZ_HD void plan_decode(const DecItem& it, uint64_t max_output_bytes, bool verify, DecPlan* p) {
+  *p = DecPlan{};
+  p->src = it.src;
+  p->dst = it.dst;
+  p->err = kNoError;
+  p->status = static_cast<int32_t>(Status::ok);
+  if (it.src == nullptr && it.src_size > 0) {
+    p->status = static_cast<int32_t>(Status::invalid_argument);
+    return;
+  }
+  FrameHeader h;
+  Status s = hd::parse_header(it.src, it.src_size, &h);
+  if (s != Status::ok) {
+    p->status = static_cast<int32_t>(s);
+    return;
+  }
+  p->h = h;
+  const uint64_t out_bytes = h.n_elems * geometry_of(h.dtype).bytes;
+  p->out_bytes = out_bytes;
+  if (max_output_bytes != 0 && out_bytes > max_output_bytes) {
+    p->status = static_cast<int32_t>(Status::limit_exceeded);  // rule 12
+    return;
+  }
+  if (out_bytes > it.dst_capacity || (it.dst == nullptr && out_bytes > 0)) {
+    p->status = static_cast<int32_t>(Status::dst_too_small);  // rule 13
+    return;
+  }
+  uint32_t f = 0;
+  if (h.flags & kFlagStored) f |= kPlanStored;
+  if (verify && (h.flags & kFlagChecksum)) f |= kPlanVerify;
+  if ((reinterpret_cast<uintptr_t>(it.src) & 15u) == 0) f |= kPlanSrcAligned;
+  if ((reinterpret_cast<uintptr_t>(it.dst) & 15u) == 0) f |= kPlanDstAligned;
+  p->flags = f;
+  if (!(f & kPlanStored)) p->L = coded_layout(h.dtype, h.n_elems, h.chunk_log2, h.escape_count);
+  p->tiles = (h.n_elems + kTileElems - 1) >> kTileLog2;
+}
+
+}  // namespace cuda_detail
+}  // namespace splitzip

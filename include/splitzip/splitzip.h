@@ -1,0 +1,133 @@
+/* splitzip C API (C99). Mirrors splitzip.hpp: caller-owned buffers, 64-bit
+ * sizes, status codes with the same numbers. Every options pointer may be
+ * NULL (defaults); a zero-initialised options struct also means defaults.
+ * Byte format: core/FORMAT.md. */
+#ifndef SPLITZIP_SPLITZIP_H
+#define SPLITZIP_SPLITZIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SZ_FORMAT_VERSION 1
+#define SZ_HEADER_SIZE 64
+#define SZ_DEFAULT_CHUNK_LOG2 10
+#define SZ_MIN_CHUNK_LOG2 6
+#define SZ_MAX_CHUNK_LOG2 15
+#define SZ_CODEBOOK_FILE_SIZE 32
+
+/* Stable numbering, identical to splitzip::Status. */
+typedef enum sz_status {
+  SZ_OK = 0,
+  SZ_INVALID_ARGUMENT = 1,
+  SZ_DST_TOO_SMALL = 2,
+  SZ_TRUNCATED = 3,
+  SZ_BAD_MAGIC = 4,
+  SZ_UNSUPPORTED_VERSION = 5,
+  SZ_HEADER_CORRUPT = 6,
+  SZ_BAD_DTYPE = 7,
+  SZ_RESERVED_BITS = 8,
+  SZ_BAD_CHUNK_SIZE = 9,
+  SZ_BAD_HEADER = 10,
+  SZ_BAD_CODEBOOK = 11,
+  SZ_SIZE_MISMATCH = 12,
+  SZ_LIMIT_EXCEEDED = 13,
+  SZ_BAD_PADDING = 14,
+  SZ_BAD_ESCAPE_COUNTS = 15,
+  SZ_BAD_ESCAPE_POSITION = 16,
+  SZ_BAD_ESCAPE_VALUE = 17,
+  SZ_BAD_CODE = 18,
+  SZ_CHECKSUM_MISMATCH = 19,
+  SZ_UNKNOWN_BACKEND = 20,
+  SZ_BACKEND_UNAVAILABLE = 21,
+  SZ_UNSUPPORTED_MEMORY = 22,
+  SZ_IO_ERROR = 23,
+  SZ_OUT_OF_MEMORY = 24,
+  SZ_DEVICE_ERROR = 25,
+  SZ_INTERNAL_ERROR = 26
+} sz_status;
+
+typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4 } sz_dtype;
+
+typedef struct sz_codebook {
+  int32_t dtype;       /* an sz_dtype value */
+  uint8_t count;       /* entries in use, 1..16 */
+  uint8_t entries[16]; /* code c -> entries[c]; unused entries 0 */
+} sz_codebook;
+
+typedef struct sz_compress_options {
+  const sz_codebook* codebook; /* NULL: dynamic top-16 of this buffer */
+  uint32_t chunk_log2;         /* 0: default (10) */
+  int checksum;                /* non-zero: store XXH64 of the input */
+  const char* backend;         /* NULL: $SPLITZIP_BACKEND, else dispatch */
+  int threads;                 /* 0: backend default */
+} sz_compress_options;
+
+typedef struct sz_decompress_options {
+  const char* backend;
+  int threads;
+  uint64_t max_output_bytes; /* 0: bounded by dst_capacity only */
+  int skip_checksum;         /* non-zero: do not verify a stored XXH64 */
+} sz_decompress_options;
+
+/* Output of the codec calls; may be NULL. */
+typedef struct sz_result {
+  uint64_t size;       /* bytes written to dst */
+  const char* backend; /* backend that ran (static string) or NULL */
+} sz_result;
+
+typedef struct sz_frame_info {
+  uint32_t version;
+  int32_t dtype;
+  int stored;
+  int has_checksum;
+  uint32_t chunk_log2;
+  uint64_t n_elems;
+  uint64_t escape_count;
+  uint64_t frame_size;
+  uint64_t decoded_size;
+  uint64_t content_checksum;
+  sz_codebook codebook;
+} sz_frame_info;
+
+const char* sz_status_name(sz_status s);
+const char* sz_status_message(sz_status s);
+const char* sz_dtype_name(sz_dtype d);
+/* Returns 1 and sets *out on success, 0 for an unknown name. */
+int sz_parse_dtype(const char* name, sz_dtype* out);
+uint32_t sz_dtype_bytes(sz_dtype d); /* 0 for an invalid dtype */
+
+/* Exact worst-case frame size; 0 for an invalid dtype or n over 2^56. */
+uint64_t sz_compress_bound(sz_dtype dtype, uint64_t n_elems);
+
+sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* dst,
+                      uint64_t dst_capacity, const sz_compress_options* opts, sz_result* result);
+sz_status sz_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                        const sz_decompress_options* opts, sz_result* result);
+sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
+                               uint64_t dst_capacity, const sz_decompress_options* opts,
+                               sz_result* result);
+sz_status sz_frame_info_read(const void* src, uint64_t src_size, sz_frame_info* out);
+
+sz_status sz_calibrate(sz_dtype dtype, const void* const* buffers, const uint64_t* n_elems,
+                       size_t n_buffers, sz_codebook* out);
+sz_status sz_validate_codebook(const sz_codebook* cb);
+sz_status sz_codebook_serialize(const sz_codebook* cb, uint8_t out[SZ_CODEBOOK_FILE_SIZE]);
+sz_status sz_codebook_deserialize(const void* src, uint64_t size, sz_codebook* out);
+sz_status sz_codebook_save(const sz_codebook* cb, const char* path);
+sz_status sz_codebook_load(const char* path, sz_codebook* out);
+
+uint64_t sz_xxh64(const void* data, uint64_t size, uint64_t seed);
+
+size_t sz_backend_count(void);
+const char* sz_backend_name(size_t index); /* NULL past the end */
+int sz_backend_available(const char* name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPLITZIP_SPLITZIP_H */

@@ -1,0 +1,135 @@
+// splitzip CUDA API: stream-ordered compression and decompression of
+// device-resident buffers, in the style of CUB.
+//
+// - Every *_async call only enqueues work on `stream`: no host
+//   synchronisation, no allocation, no host round trip. Results (frame size,
+//   status) land in device memory; read them after the stream reaches them.
+// - All calls are CUDA-graph capturable: each one enqueues a fixed sequence
+//   of kernel launches whose shape depends only on host-side arguments.
+// - Workspace: the caller allocates it once (any device memory, 16-byte
+//   aligned; cudaMalloc gives 256) at the size the *_workspace_size query
+//   returns, and may reuse it for any later call of that size or smaller,
+//   once the previous call using it has finished in stream order. The
+//   workspace needs no initialisation.
+// - Synchronisation: none of the functions in this header synchronises the
+//   device or the stream. The first call on each device reads its properties
+//   and kernel occupancy once (host-side driver queries, cached; no device
+//   work is waited on). device_available() may initialise the CUDA runtime.
+// - A host-side Status other than ok means nothing was enqueued and the
+//   device outputs are untouched. Data-dependent outcomes (escape overflow
+//   -> stored frame, corrupt frames, bad items of a batch) are reported per
+//   buffer in the device status array.
+// - Frames are byte-identical to the CPU backends' (core/FORMAT.md).
+//
+// Content checksums (XXH64) are inherently serial. With checksum = true (or
+// verify_checksum on a frame that carries one) a four-thread kernel per
+// buffer runs XXH64's four lane chains: correct, stream-ordered and
+// capturable, but far slower than the codec itself. Leave it off on the
+// serving path and verify frames elsewhere if needed.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+namespace cuda {
+
+// True when the CUDA runtime sees at least one device (cached).
+bool device_available();
+
+// ---------------------------------------------------------------- compress
+
+struct EncodeConfig {
+  Dtype dtype = Dtype::bf16;
+  uint32_t chunk_log2 = kDefaultChunkLog2;  // 6..15
+  bool checksum = false;                    // XXH64 of the input into the header (serial, slow)
+};
+
+// One buffer of a batch. Pointers are device-accessible (device or managed
+// memory). dst_capacity must be at least compress_bound(dtype, n_elems): a
+// frame never needs more, and the stored-mode fallback (FORMAT.md 4.4) is
+// decided on the device after the escapes are counted.
+struct CompressItem {
+  const void* src = nullptr;
+  void* dst = nullptr;
+  uint64_t n_elems = 0;
+  uint64_t dst_capacity = 0;
+  uint32_t codebook = 0;  // index into the batch's codebook array
+  uint32_t reserved = 0;
+};
+
+// Workspace bytes for `count` buffers of `total_elems` elements in all.
+// Host only, no CUDA call. Grows linearly: about total_elems / 6 bytes for
+// bf16 and fp32 (escape staging) plus a few bytes per 32768 elements.
+uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count = 1);
+
+// One buffer with a host-side codebook (passed by value to the kernels).
+// The input is read once (plus once more only when the frame falls back to
+// stored mode, which copies the input). Writes the frame to dst, its size to
+// *d_frame_size and its status to *d_status.
+Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst_capacity,
+                      const Codebook& codebook, const EncodeConfig& cfg, uint64_t* d_frame_size,
+                      Status* d_status, void* workspace, uint64_t workspace_bytes,
+                      cudaStream_t stream);
+
+// `count` buffers (per layer, per KV block, ...) in one pass: d_items[count]
+// and d_codebooks[codebook_count] in device memory; every codebook's dtype
+// must equal cfg.dtype. total_elems must bound the sum of n_elems (it sizes
+// the workspace); items beyond it fail with invalid_argument. One status and
+// one frame size per item.
+Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_t total_elems,
+                            const Codebook* d_codebooks, uint32_t codebook_count,
+                            const EncodeConfig& cfg, uint64_t* d_frame_sizes, Status* d_statuses,
+                            void* workspace, uint64_t workspace_bytes, cudaStream_t stream);
+
+// ---------------------------------------------------------------- decompress
+
+struct DecodeConfig {
+  uint64_t max_output_bytes = 0;  // per frame; 0: bounded by dst_capacity only (rule 12)
+  bool verify_checksum = true;    // check XXH64 when the frame carries one (serial, slow)
+};
+
+struct DecompressItem {
+  const void* src = nullptr;  // one frame (src_size may extend past it)
+  uint64_t src_size = 0;
+  void* dst = nullptr;
+  uint64_t dst_capacity = 0;
+};
+
+// Workspace bytes for `count` frames decoding into total_dst_bytes of
+// destination capacity in all. Host only.
+uint64_t decompress_workspace_size(uint64_t total_dst_bytes, uint64_t count = 1);
+
+// Decodes the frame at src. The header and every offset are validated on the
+// device (FORMAT.md 9, same statuses as the CPU decoders); a corrupt frame
+// never makes the kernels read or write out of bounds. *d_out_size gets the
+// decoded byte count (0 on error).
+Status decompress_async(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                        const DecodeConfig& cfg, uint64_t* d_out_size, Status* d_status,
+                        void* workspace, uint64_t workspace_bytes, cudaStream_t stream);
+
+// `count` frames, d_items in device memory. total_dst_bytes must bound the
+// sum of dst_capacity.
+Status decompress_batch_async(const DecompressItem* d_items, uint64_t count,
+                              uint64_t total_dst_bytes, const DecodeConfig& cfg,
+                              uint64_t* d_out_sizes, Status* d_statuses, void* workspace,
+                              uint64_t workspace_bytes, cudaStream_t stream);
+
+// ---------------------------------------------------------------- calibration
+
+// Adds the exponent counts of n elements to d_counts[256] (device memory;
+// zero it first to start a new histogram). Integer atomics: deterministic.
+Status histogram_async(Dtype dtype, const void* src, uint64_t n_elems, uint64_t* d_counts,
+                       cudaStream_t stream);
+
+// Top-16 codebook of a histogram (FORMAT.md 3) into *d_codebook (device
+// memory), for compress_batch_async: dynamic calibration without leaving the
+// device (it reads the input twice: histogram, then encode).
+Status codebook_from_histogram_async(Dtype dtype, const uint64_t* d_counts, Codebook* d_codebook,
+                                     cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace splitzip

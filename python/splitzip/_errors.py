@@ -1,0 +1,34 @@
+"""The exception every splitzip failure raises."""
+
+
+class SplitzipError(ValueError):
+    """A splitzip operation failed.
+
+    ``status`` is the library's Status name (``"BAD_MAGIC"``, ``"TRUNCATED"``,
+    ...; see core/FORMAT.md section 9), ``code`` its stable number and
+    ``message`` the human-readable explanation.
+    """
+
+    def __init__(self, status, message, code=None):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+        self.code = code
+
+
+# Stable numbers of the statuses raised from Python code (splitzip.hpp).
+_CODES = {
+    "INVALID_ARGUMENT": 1,
+    "LIMIT_EXCEEDED": 13,
+    "BACKEND_UNAVAILABLE": 21,
+    "UNSUPPORTED_MEMORY": 22,
+}
+
+
+def error(status, message):
+    """Builds a SplitzipError for a status detected on the Python side."""
+    return SplitzipError(status, message, _CODES.get(status))
+
+
+def invalid(message):
+    return error("INVALID_ARGUMENT", message)

@@ -1,0 +1,264 @@
+// compress / decompress / frame inspection / calibration entry points.
+// The Python layer (splitzip/_api.py) normalises arguments; these functions
+// validate everything again, since they are reachable directly.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "array_import.h"
+#include "bindings.h"
+#include "status_error.h"
+
+namespace nb = nanobind;
+using splitzip::Codebook;
+using splitzip::Dtype;
+using splitzip::Status;
+
+namespace splitzip_py {
+
+namespace {
+
+using OptStr = std::optional<std::string>;
+
+nb::object backend_str(const char* name) {
+  return name ? nb::object(nb::str(name)) : nb::none();
+}
+
+void check_chunk(uint32_t chunk_log2) {
+  if (chunk_log2 < splitzip::kMinChunkLog2 || chunk_log2 > splitzip::kMaxChunkLog2)
+    raise_status(Status::bad_chunk_size, "chunk_log2=" + std::to_string(chunk_log2));
+}
+
+splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t chunk_log2,
+                                           bool checksum, const OptStr& backend, int threads) {
+  check_chunk(chunk_log2);
+  if (cb && cb->dtype != d)
+    raise_status(Status::invalid_argument, std::string("codebook is for ") +
+                                               splitzip::dtype_name(cb->dtype) + ", data is " +
+                                               splitzip::dtype_name(d));
+  splitzip::CompressOptions o;
+  o.codebook = cb;
+  o.chunk_log2 = chunk_log2;
+  o.checksum = checksum;
+  o.backend = backend ? backend->c_str() : nullptr;
+  o.threads = threads;
+  return o;
+}
+
+nb::dict info_dict(const splitzip::FrameInfo& fi, uint64_t offset) {
+  nb::dict d;
+  d["offset"] = offset;
+  d["version"] = fi.version;
+  d["dtype"] = splitzip::dtype_name(fi.dtype);
+  d["stored"] = fi.stored;
+  d["checksum"] = fi.has_checksum;
+  d["chunk_log2"] = fi.chunk_log2;
+  d["n_elems"] = fi.n_elems;
+  d["escape_count"] = fi.escape_count;
+  d["frame_size"] = fi.frame_size;
+  d["decoded_size"] = fi.decoded_size;
+  d["content_checksum"] = fi.content_checksum;
+  d["codebook"] = fi.stored ? nb::none() : nb::cast(fi.codebook);
+  return d;
+}
+
+splitzip::FrameInfo read_info(const ArrayRef& a, uint64_t offset) {
+  if (offset > a.nbytes)
+    raise_status(Status::invalid_argument, "offset " + std::to_string(offset) + " is past the end");
+  splitzip::FrameInfo fi;
+  const auto* base = static_cast<const uint8_t*>(a.data) + offset;
+  check(splitzip::frame_info(base, a.nbytes - offset, &fi),
+        "frame at offset " + std::to_string(offset));
+  return fi;
+}
+
+ArrayRef host_source(nb::handle obj, const char* what) {
+  ArrayRef a = import_array(obj, false, what);
+  if (!a.host_readable())
+    raise_status(Status::unsupported_memory,
+                 std::string(what) + " must be in host memory here; device frames are inspected "
+                                     "through header_info()");
+  return a;
+}
+
+// compress() into a new bytes object: allocate the bound, shrink in place.
+nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook* cb,
+                            uint32_t chunk_log2, bool checksum, const OptStr& backend,
+                            int threads) {
+  ArrayRef a = import_array(src, false, "array");
+  if (!a.host_readable())
+    raise_status(Status::unsupported_memory,
+                 "a device array compresses into a device buffer: use compress_into()");
+  const Dtype d = resolve_dtype(a, dtype, "array");
+  const uint64_t n = element_count(a, d, "array");
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  const uint64_t bound = splitzip::compress_bound(d, n);
+  PyObject* out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
+  if (!out) throw nb::python_error();
+  nb::object holder = nb::steal(out);
+  splitzip::Result r;
+  {
+    nb::gil_scoped_release unlocked;
+    r = splitzip::compress(d, a.data, n, PyBytes_AS_STRING(out), bound, opts);
+  }
+  check(r.status, "compress");
+  // Shrinking a fresh bytes object reallocates in place; no copy of the frame.
+  PyObject* p = holder.release().ptr();
+  if (_PyBytes_Resize(&p, static_cast<Py_ssize_t>(r.size)) != 0) throw nb::python_error();
+  return nb::make_tuple(nb::steal(p), backend_str(r.backend));
+}
+
+nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, const Codebook* cb,
+                        uint32_t chunk_log2, bool checksum, const OptStr& backend, int threads) {
+  ArrayRef a = import_array(src, false, "array");
+  ArrayRef o = import_array(dst, true, "out");
+  const Dtype d = resolve_dtype(a, dtype, "array");
+  const uint64_t n = element_count(a, d, "array");
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  splitzip::Result r;
+  {
+    nb::gil_scoped_release unlocked;
+    r = splitzip::compress(d, a.data, n, o.data, o.nbytes, opts);
+  }
+  check(r.status, "compress into a " + std::to_string(o.nbytes) + "-byte buffer, bound " +
+                      std::to_string(splitzip::compress_bound(d, n)));
+  return nb::make_tuple(r.size, backend_str(r.backend));
+}
+
+// expect: the frames' dtype ("bf16", ...), or "mixed" when they differ (the
+// destination must then be a raw byte buffer). multi: decode a frame stream.
+nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& expect, bool multi,
+                          const OptStr& backend, int threads, uint64_t max_output_bytes,
+                          bool verify_checksum) {
+  ArrayRef a = import_array(src, false, "frame");
+  ArrayRef o = import_array(dst, true, "out");
+  if (expect == "mixed") {
+    if (!(o.dt.lanes == 1 && o.dt.bits == 8 && (o.dt.code == 0 || o.dt.code == 1)))
+      raise_status(Status::invalid_argument,
+                   "frames of different dtypes decode only into a raw uint8 buffer, out= is " +
+                       describe(o.dt));
+  } else if (!storage_compatible(o.dt, parse_dtype_name(expect))) {
+    raise_status(Status::invalid_argument,
+                 "out= has element type " + describe(o.dt) + ", which cannot hold the frame dtype " + expect);
+  }
+  splitzip::DecompressOptions opts;
+  opts.backend = backend ? backend->c_str() : nullptr;
+  opts.threads = threads;
+  opts.max_output_bytes = max_output_bytes;
+  opts.verify_checksum = verify_checksum;
+  splitzip::Result r;
+  {
+    nb::gil_scoped_release unlocked;
+    r = multi ? splitzip::decompress_frames(a.data, a.nbytes, o.data, o.nbytes, opts)
+              : splitzip::decompress(a.data, a.nbytes, o.data, o.nbytes, opts);
+  }
+  check(r.status, "decompress into a " + std::to_string(o.nbytes) + "-byte buffer");
+  return nb::make_tuple(r.size, backend_str(r.backend));
+}
+
+nb::dict frame_info_py(nb::handle src, uint64_t offset) {
+  ArrayRef a = host_source(src, "frame");
+  return info_dict(read_info(a, offset), offset);
+}
+
+// Every frame of a stream (FORMAT.md 7); the buffer must end on a frame.
+nb::list frames_py(nb::handle src) {
+  ArrayRef a = host_source(src, "frame");
+  nb::list out;
+  uint64_t off = 0;
+  do {
+    const auto fi = read_info(a, off);
+    out.append(info_dict(fi, off));
+    off += fi.frame_size;
+  } while (off < a.nbytes);
+  return out;
+}
+
+// For frames in device memory: the caller copies the 64 header bytes to the
+// host and says how many bytes the buffer holds from the frame start. Rules
+// 1-11 look at the header and that size only.
+nb::dict header_info_py(nb::bytes header, uint64_t available, uint64_t offset) {
+  if (header.size() < splitzip::kHeaderSize || available < splitzip::kHeaderSize)
+    raise_status(Status::truncated, "frame at offset " + std::to_string(offset));
+  uint8_t h[splitzip::kHeaderSize];
+  std::memcpy(h, header.c_str(), sizeof h);
+  splitzip::FrameInfo fi;
+  check(splitzip::frame_info(h, available, &fi), "frame at offset " + std::to_string(offset));
+  return info_dict(fi, offset);
+}
+
+Codebook calibrate_py(nb::handle arrays, const OptStr& dtype) {
+  std::vector<ArrayRef> refs;
+  for (nb::handle item : arrays) refs.push_back(host_source(item, "calibration array"));
+  if (refs.empty()) raise_status(Status::invalid_argument, "calibrate() needs at least one array");
+  // The first array fixes the dtype; the others must hold the same values.
+  const Dtype d = resolve_dtype(refs[0], dtype, "calibration array");
+  const OptStr name(splitzip::dtype_name(d));
+  std::vector<const void*> ptrs;
+  std::vector<uint64_t> counts;
+  for (const auto& r : refs) {
+    resolve_dtype(r, name, "calibration array");
+    ptrs.push_back(r.data);
+    counts.push_back(element_count(r, d, "calibration array"));
+  }
+  Codebook cb;
+  Status s;
+  {
+    nb::gil_scoped_release unlocked;
+    s = splitzip::calibrate(d, ptrs.data(), counts.data(), ptrs.size(), &cb);
+  }
+  check(s, "calibrate");
+  return cb;
+}
+
+}  // namespace
+
+void bind_codec(nb::module_& m) {
+  m.attr("FORMAT_VERSION") = splitzip::kFormatVersion;
+  m.attr("HEADER_SIZE") = splitzip::kHeaderSize;
+  m.attr("DEFAULT_CHUNK_LOG2") = splitzip::kDefaultChunkLog2;
+  m.attr("MIN_CHUNK_LOG2") = splitzip::kMinChunkLog2;
+  m.attr("MAX_CHUNK_LOG2") = splitzip::kMaxChunkLog2;
+  m.attr("MAX_ELEMS") = splitzip::kMaxElems;
+
+  m.def("dtype_bytes", [](const std::string& name) { return splitzip::dtype_bytes(parse_dtype_name(name)); });
+  m.def("compress_bound", [](const std::string& dtype, uint64_t n) {
+    if (n > splitzip::kMaxElems) raise_status(Status::invalid_argument, "more than 2^56 elements");
+    return splitzip::compress_bound(parse_dtype_name(dtype), n);
+  });
+  m.def("compress", &compress_to_bytes, nb::arg("array"), nb::arg("dtype").none(),
+        nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
+        nb::arg("backend").none(), nb::arg("threads"));
+  m.def("compress_into", &compress_into, nb::arg("array"), nb::arg("out"), nb::arg("dtype").none(),
+        nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
+        nb::arg("backend").none(), nb::arg("threads"));
+  m.def("decompress_into", &decompress_into, nb::arg("frame"), nb::arg("out"), nb::arg("expect"),
+        nb::arg("multi"), nb::arg("backend").none(), nb::arg("threads"),
+        nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
+  m.def("frame_info", &frame_info_py, nb::arg("frame"), nb::arg("offset") = 0);
+  m.def("frames", &frames_py, nb::arg("frames"));
+  m.def("header_info", &header_info_py, nb::arg("header"), nb::arg("available"),
+        nb::arg("offset") = 0);
+  m.def("calibrate", &calibrate_py, nb::arg("arrays"), nb::arg("dtype").none());
+  m.def("backends", [] {
+    nb::list out;
+    for (size_t i = 0; i < splitzip::backend_count(); ++i) {
+      const char* name = splitzip::backend_name(i);
+      out.append(nb::make_tuple(name, splitzip::backend_available(name)));
+    }
+    return out;
+  });
+  m.def("backend_available", [](const std::string& name) { return splitzip::backend_available(name.c_str()); });
+  m.def("xxh64", [](nb::handle data, uint64_t seed) {
+    ArrayRef a = host_source(data, "data");
+    return splitzip::xxh64(a.data, a.nbytes, seed);
+  }, nb::arg("data"), nb::arg("seed") = 0);
+  m.def("status_name", [](int code) { return splitzip::status_name(static_cast<Status>(code)); });
+}
+
+}  // namespace splitzip_py

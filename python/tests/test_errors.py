@@ -1,0 +1,116 @@
+"""Every failure is a SplitzipError (a ValueError) carrying the library Status."""
+
+import struct
+
+import numpy as np
+import pytest
+
+import splitzip
+from conftest import kv_like
+
+
+@pytest.fixture
+def frame():
+    return bytearray(splitzip.compress(kv_like("bf16", 4000), checksum=True))
+
+
+def status_of(call):
+    with pytest.raises(splitzip.SplitzipError) as e:
+        call()
+    assert isinstance(e.value, ValueError)
+    assert str(e.value).startswith(e.value.status + ": ")
+    assert isinstance(e.value.code, int) and e.value.code > 0
+    return e.value.status
+
+
+def test_truncated(frame):
+    assert status_of(lambda: splitzip.decompress(bytes(frame[:40]))) == "TRUNCATED"
+    assert status_of(lambda: splitzip.decompress(bytes(frame[:-16]))) == "TRUNCATED"
+    assert status_of(lambda: splitzip.decompress(b"")) == "TRUNCATED"
+
+
+def test_trailing_bytes_are_an_error(frame):
+    assert status_of(lambda: splitzip.decompress(bytes(frame) + b"\x00" * 16)) == "TRUNCATED"
+
+
+def test_bad_magic(frame):
+    frame[0] ^= 0xFF
+    assert status_of(lambda: splitzip.decompress(frame)) == "BAD_MAGIC"
+    assert status_of(lambda: splitzip.frame_info(frame)) == "BAD_MAGIC"
+
+
+def test_unsupported_version(frame):
+    frame[4] = 2
+    assert status_of(lambda: splitzip.decompress(frame)) == "UNSUPPORTED_VERSION"
+
+
+def test_header_corrupt(frame):
+    frame[9] ^= 0x01  # inside n_elems, header_check no longer matches
+    assert status_of(lambda: splitzip.decompress(frame)) == "HEADER_CORRUPT"
+
+
+def test_payload_corruption_is_caught_by_the_checksum(frame):
+    frame[64] ^= 0x01  # first residual byte: any value is well-formed
+    assert status_of(lambda: splitzip.decompress(frame)) == "CHECKSUM_MISMATCH"
+    # Opting out of verification decodes the (wrong) values.
+    y = splitzip.decompress(frame, verify_checksum=False)
+    assert y.size == 4000
+
+
+def test_limit_exceeded(frame):
+    assert status_of(lambda: splitzip.decompress(frame, max_output_bytes=1000)) == "LIMIT_EXCEEDED"
+    assert splitzip.decompress(frame, max_output_bytes=8000).size == 4000
+
+
+def test_unknown_backend():
+    x = kv_like("bf16", 100)
+    assert status_of(lambda: splitzip.compress(x, backend="no-such-backend")) == "UNKNOWN_BACKEND"
+    frame = splitzip.compress(x)
+    assert status_of(lambda: splitzip.decompress(frame, backend="no-such-backend")) == \
+        "UNKNOWN_BACKEND"
+
+
+def test_every_registered_backend_can_be_forced():
+    x = kv_like("fp16", 20000)
+    reference = splitzip.compress(x, backend="reference")
+    for name, available in splitzip.backends().items():
+        if not available:
+            assert status_of(lambda: splitzip.compress(x, backend=name)) == "BACKEND_UNAVAILABLE"
+            continue
+        frame = splitzip.compress(x, backend=name)
+        assert frame == reference, name
+        res = splitzip.decompress_into(frame, np.empty_like(x), backend=name)
+        assert res.backend == name
+
+
+def test_environment_forces_a_backend(monkeypatch):
+    x = kv_like("bf16", 100)
+    monkeypatch.setenv("SPLITZIP_BACKEND", "no-such-backend")
+    assert status_of(lambda: splitzip.compress(x)) == "UNKNOWN_BACKEND"
+    monkeypatch.setenv("SPLITZIP_BACKEND", "reference")
+    res = splitzip.compress_into(x, bytearray(splitzip.compress_bound("bf16", 100)))
+    assert res.backend == "reference"
+
+
+def test_bad_arguments():
+    x = kv_like("bf16", 100)
+    assert status_of(lambda: splitzip.compress(x, chunk_log2=5)) == "BAD_CHUNK_SIZE"
+    assert status_of(lambda: splitzip.compress(x, chunk_log2=16)) == "BAD_CHUNK_SIZE"
+    assert status_of(lambda: splitzip.compress(x, dtype="fp16")) == "INVALID_ARGUMENT"
+    assert status_of(lambda: splitzip.compress(x, dtype="int4")) == "INVALID_ARGUMENT"
+    assert status_of(lambda: splitzip.compress(np.zeros(4, np.float64))) == "INVALID_ARGUMENT"
+    assert status_of(lambda: splitzip.compress(np.zeros(4, np.int16))) == "INVALID_ARGUMENT"
+    fp16_cb = splitzip.calibrate(kv_like("fp16", 100))
+    assert status_of(lambda: splitzip.compress(x, codebook=fp16_cb)) == "INVALID_ARGUMENT"
+    with pytest.raises(TypeError):
+        splitzip.compress(x, codebook=[1, 2, 3])
+
+
+def test_bad_codebook_in_a_frame(frame):
+    # Duplicate the first codebook entry, then re-seal the header check so
+    # that rule 9 (not rule 4) is the first to fail.
+    frame[33] = frame[32]
+    frame[52:56] = b"\x00" * 4
+    check = splitzip.xxh64(bytes(frame[:64])) & 0xFFFFFFFF
+    frame[52:56] = struct.pack("<I", check)
+    assert status_of(lambda: splitzip.decompress(frame)) == "BAD_CODEBOOK"

@@ -1,0 +1,62 @@
+"""torch tensors through DLPack: CPU always, CUDA when torch and the CUDA backend allow."""
+
+import numpy as np
+import pytest
+
+import splitzip
+from conftest import DTYPES, bits, kv_like
+
+torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
+
+TORCH = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+if hasattr(torch, "float8_e5m2"):
+    TORCH["fp8_e5m2"] = torch.float8_e5m2
+
+
+def as_torch(x, dtype):
+    """A torch tensor with the same bits as numpy array x."""
+    raw = torch.from_numpy(bits(x).astype(np.int64) if x.itemsize == 4 else bits(x).astype(np.int32))
+    int_type = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[x.itemsize]
+    signed = raw.to(torch.int64)
+    signed = torch.where(signed >= (1 << (8 * x.itemsize - 1)), signed - (1 << (8 * x.itemsize)), signed) \
+        if x.itemsize > 1 else signed
+    return signed.to(int_type).view(TORCH[dtype])
+
+
+@pytest.mark.parametrize("dtype", list(TORCH))
+def test_cpu_tensor_round_trip(dtype):
+    x = kv_like(dtype, 4000).reshape(40, 100)
+    t = as_torch(x, dtype).reshape(40, 100)
+    frame = splitzip.compress(t)
+    assert frame == splitzip.compress(x)
+    out = torch.empty(40, 100, dtype=TORCH[dtype])
+    assert splitzip.decompress(frame, out=out) is out
+    assert torch.equal(out.view(-1).view({1: torch.uint8, 2: torch.int16, 4: torch.int32}[x.itemsize]),
+                       as_torch(x, dtype).view({1: torch.uint8, 2: torch.int16, 4: torch.int32}[x.itemsize]))
+
+
+def test_cpu_tensor_non_contiguous_and_requires_grad():
+    t = torch.randn(64, 32, dtype=torch.float32, requires_grad=True)
+    frame = splitzip.compress(t.t())
+    np.testing.assert_array_equal(splitzip.decompress(frame), t.detach().t().contiguous().numpy().reshape(-1))
+
+
+def test_cpu_tensor_out_dtype_mismatch():
+    frame = splitzip.compress(torch.zeros(10, dtype=torch.bfloat16))
+    with pytest.raises(splitzip.SplitzipError, match="dtype"):
+        splitzip.decompress(frame, out=torch.empty(10, dtype=torch.float16))
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device visible to torch")
+def test_cuda_tensor():
+    t = torch.randn(1 << 16, device="cuda").to(torch.bfloat16)
+    if not splitzip.backends().get("cuda"):
+        with pytest.raises(splitzip.SplitzipError) as e:
+            splitzip.compress(t)
+        assert e.value.status == "BACKEND_UNAVAILABLE"
+        return
+    frame = splitzip.compress(t)
+    assert frame.device == t.device and frame.dtype == torch.uint8
+    assert bytes(frame.cpu().numpy()) == splitzip.compress(t.cpu())
+    back = splitzip.decompress(frame)
+    assert back.device == t.device and torch.equal(back, t)

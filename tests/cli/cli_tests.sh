@@ -1,0 +1,462 @@
+#!/usr/bin/env bash
+# CLI tests for build/bin/splitzip, one case per ctest test.
+# usage: cli_tests.sh CASE SPLITZIP DATA_DIR
+# Each case runs in a fresh temp directory and fails (exit 1) with a message
+# on the first broken expectation.
+set -u -o pipefail
+
+CASE=$1
+SZ=$2
+DATA=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/splitzip-cli-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+
+die() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
+
+# expect_rc WANT CMD...: runs CMD, stderr to err.txt, checks its exit code.
+expect_rc() {
+  local want=$1; shift
+  "$@" 2>err.txt
+  local rc=$?
+  [ "$rc" -eq "$want" ] || { cat err.txt >&2; die "'$*' exited $rc, expected $want"; }
+}
+
+# expect_err PATTERN: the last command's stderr is one line matching PATTERN.
+expect_err() {
+  grep -q -- "$1" err.txt || { cat err.txt >&2; die "stderr lacks '$1'"; }
+  [ "$(wc -l < err.txt)" -le 1 ] || { cat err.txt >&2; die "error message is not one line"; }
+}
+
+# No output and no temp file may survive a failed run.
+expect_no_leftovers() {
+  for f in "$@"; do [ ! -e "$f" ] || die "$f left behind"; done
+  if ls -A | grep -q '\.splitzip-'; then ls -A >&2; die "temp file left behind"; fi
+}
+
+json_field() {  # json_field FILE EXPR: evaluates EXPR on the parsed JSON as `j`
+  python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+case_roundtrip_bundled() {
+  local n=0
+  for src in "$DATA"/*.bf16 "$DATA"/*.f32; do
+    local f; f=$(basename "$src")
+    cp "$src" "$f"
+    expect_rc 0 "$SZ" compress "$f"
+    [ -f "$f.sz" ] || die "$f.sz not written"
+    [ -f "$f" ] || die "input $f was removed"
+    mv "$f" "$f.orig"
+    expect_rc 0 "$SZ" decompress "$f.sz"
+    cmp -s "$f" "$f.orig" || die "$f does not round-trip byte-exactly"
+    # Ratio within 0.2% of the prediction bytes/(residual+0.5+3e)
+    # (2/(1.5+3e) for bf16), after the header and escape-count overhead.
+    "$SZ" inspect --json "$f.sz" > info.json || die "inspect $f.sz"
+    json_field info.json "abs(j['ratio']/j['predicted_ratio']-1) < 0.002 and j['mode']=='coded' and j['checksum']" \
+      | grep -qx True || die "$f: ratio $(json_field info.json "j['ratio']") not within 0.2% of $(json_field info.json "j['predicted_ratio']")"
+    n=$((n + 1))
+  done
+  [ "$n" -eq 12 ] || die "expected 12 bundled files, found $n"
+}
+
+case_refuse_overwrite() {
+  cp "$DATA/layer01_k.bf16" k.bf16
+  expect_rc 0 "$SZ" compress k.bf16
+  cp k.bf16.sz before.sz
+  expect_rc 2 "$SZ" compress --no-checksum k.bf16
+  expect_err "exists (use -f"
+  cmp -s k.bf16.sz before.sz || die "existing output was modified without -f"
+  expect_rc 0 "$SZ" compress -f --no-checksum k.bf16
+  cmp -s k.bf16.sz before.sz && die "-f did not overwrite"
+  # decompress refuses too
+  expect_rc 2 "$SZ" decompress k.bf16.sz
+  expect_err "exists"
+  cmp -s k.bf16 "$DATA/layer01_k.bf16" || die "decompress clobbered its target"
+  expect_rc 0 "$SZ" decompress -f -o k.bf16 k.bf16.sz
+  cmp -s k.bf16 "$DATA/layer01_k.bf16" || die "forced decompress wrong"
+  # the input is kept by default, removed only with --rm
+  [ -f k.bf16 ] || die "input removed"
+  expect_rc 0 "$SZ" compress -f --rm k.bf16
+  [ ! -e k.bf16 ] || die "--rm did not remove the input"
+  expect_rc 0 "$SZ" decompress k.bf16.sz
+  [ -f k.bf16.sz ] || die "decompress removed its input without --rm"
+  # an existing device is written in place, never renamed over
+  expect_rc 0 "$SZ" decompress -o /dev/null k.bf16.sz
+  expect_rc 0 "$SZ" compress -f -o /dev/null k.bf16.sz --dtype bf16
+  [ -c /dev/null ] || die "/dev/null is no longer a device"
+  # output == input is refused even with -f
+  expect_rc 1 "$SZ" compress -f --dtype bf16 -o k.bf16 k.bf16
+  cmp -s k.bf16 "$DATA/layer01_k.bf16" || die "input clobbered"
+}
+
+case_stdin_stdout() {
+  local src="$DATA/layer02_v.bf16"
+  "$SZ" compress --dtype bf16 - < "$src" > a.sz 2>err.txt || { cat err.txt; die "compress stdin->stdout"; }
+  "$SZ" decompress - < a.sz > a.out 2>err.txt || { cat err.txt; die "decompress stdin->stdout"; }
+  cmp -s a.out "$src" || die "stdin/stdout round trip differs"
+  # the same bytes as compressing the file
+  cp "$src" f.bf16
+  expect_rc 0 "$SZ" compress f.bf16
+  cmp -s a.sz f.bf16.sz || die "stdin frame differs from file frame"
+  # -o - / - with explicit names, and several frames from a stream
+  cat "$src" | "$SZ" compress --dtype bf16 --frame-size 100000 -o - - > b.sz || die "compress -o -"
+  [ "$("$SZ" inspect --json b.sz | python3 -c 'import json,sys; print(json.load(sys.stdin)["frame_count"])')" -eq 6 ] \
+    || die "expected 6 frames of <=100000 bytes"
+  "$SZ" decompress -o - b.sz | cmp -s - "$src" || die "multi-frame stdin stream differs"
+  # stdin needs a dtype; odd-sized stdin is invalid and leaves no output
+  expect_rc 1 "$SZ" compress - -o x.sz < "$src"
+  expect_err "needs --dtype"
+  head -c 1001 "$src" > odd.bin
+  expect_rc 3 "$SZ" compress --dtype bf16 -o x.sz - < odd.bin
+  expect_err "not a multiple of 2"
+  expect_no_leftovers x.sz
+  # empty input is one empty frame and decodes to nothing
+  expect_rc 0 "$SZ" compress --dtype bf16 -o e.sz - < /dev/null
+  expect_rc 0 "$SZ" decompress -o e.out e.sz
+  [ -f e.out ] && [ ! -s e.out ] || die "empty round trip"
+}
+
+case_inspect_json() {
+  cp "$DATA/layer03_k.bf16" k.bf16
+  expect_rc 0 "$SZ" compress k.bf16
+  "$SZ" inspect --json k.bf16.sz > one.json || die "inspect --json"
+  [ "$(wc -l < one.json)" -eq 1 ] || die "--json is not one line"
+  json_field one.json "j['n_elems']==262144 and j['dtype']=='bf16' and j['frame_count']==1 and 0<=j['escape_rate']<0.01 and j['ratio']>1.3 and len(j['codebook'])==16 and j['chunk_size']==1024" \
+    | grep -qx True || { cat one.json; die "single-frame JSON fields"; }
+  cat k.bf16.sz k.bf16.sz > two.sz
+  "$SZ" inspect --json two.sz > two.json || die "inspect --json two frames"
+  json_field two.json "j['frame_count']==2 and len(j['frames'])==2 and j['n_elems']==2*262144 and j['frames'][1]['offset']==j['frames'][0]['frame_size']" \
+    | grep -qx True || { cat two.json; die "two-frame JSON fields"; }
+  "$SZ" inspect k.bf16.sz > text.txt || die "inspect text"
+  grep -q "elements 262144, escapes" text.txt || die "inspect text lacks counts"
+  grep -q "ratio 1.3" text.txt || die "inspect text lacks ratio"
+}
+
+case_verify() {
+  cp "$DATA/layer04_k.bf16" k.bf16
+  cp "$DATA/layer04_v.bf16" v.bf16
+  expect_rc 0 "$SZ" compress k.bf16
+  "$SZ" verify k.bf16.sz k.bf16 > out.txt 2>err.txt || { cat err.txt; die "verify of a good frame failed"; }
+  grep -q "^OK" out.txt || die "verify prints no OK"
+  # every available backend re-creates the same bitstream
+  for b in $("$SZ" backends | awk '$2=="available"{print $1}'); do
+    expect_rc 0 "$SZ" verify --backend "$b" k.bf16.sz k.bf16
+  done
+  expect_rc 6 "$SZ" verify --backend no-such-backend k.bf16.sz k.bf16
+  expect_err "UNKNOWN_BACKEND"
+  # wrong original
+  expect_rc 4 "$SZ" verify k.bf16.sz v.bf16
+  expect_err "MISMATCH"
+  # tampered payload byte: the checksum (or a format rule) rejects it
+  python3 -c "
+import sys; b = bytearray(open('k.bf16.sz','rb').read()); b[1000] ^= 0x01; open('t.sz','wb').write(b)"
+  "$SZ" verify t.sz k.bf16 2>err.txt && die "verify accepted a tampered frame"
+  expect_err "frame 0"
+  # a frame without checksum whose residual byte was changed decodes, but
+  # to other data: verify must see the mismatch
+  expect_rc 0 "$SZ" compress --no-checksum -o nc.sz k.bf16
+  python3 -c "
+b = bytearray(open('nc.sz','rb').read()); b[100] ^= 0x01; open('nct.sz','wb').write(b)"
+  expect_rc 4 "$SZ" verify nct.sz k.bf16
+  expect_err "MISMATCH: decoded data differs"
+  # stored frames (random bits do not compress) verify too
+  head -c 65536 /dev/urandom > r.bf16
+  expect_rc 0 "$SZ" compress r.bf16
+  "$SZ" inspect --json r.bf16.sz | grep -q '"mode":"stored"' || die "random data not stored"
+  expect_rc 0 "$SZ" verify r.bf16.sz r.bf16
+  # a frame stored because a user codebook misses every exponent (the
+  # dynamic codebook would code this data) still verifies
+  python3 -c "
+import struct
+open('far.bf16','wb').write(struct.pack('<4096H', *[(200 << 7) | (i * 37 & 0x7f) | ((i & 1) << 15) for i in range(4096)]))"
+  expect_rc 0 "$SZ" calibrate -o k.szcb k.bf16
+  expect_rc 0 "$SZ" compress --codebook k.szcb -o far.sz far.bf16
+  "$SZ" inspect --json far.sz | grep -q '"mode":"stored"' || die "far.bf16 with the K codebook is not stored"
+  expect_rc 0 "$SZ" compress -o far_dyn.sz far.bf16
+  "$SZ" inspect --json far_dyn.sz | grep -q '"mode":"coded"' || die "far.bf16 with its own codebook is not coded"
+  expect_rc 0 "$SZ" verify far.sz far.bf16
+  expect_rc 0 "$SZ" verify far_dyn.sz far.bf16
+}
+
+case_unknown_backend() {
+  cp "$DATA/layer00_k.bf16" k.bf16
+  expect_rc 6 "$SZ" compress --backend no-such-backend k.bf16
+  expect_err "UNKNOWN_BACKEND"
+  expect_no_leftovers k.bf16.sz
+}
+
+case_corrupt() {
+  cp "$DATA/layer00_k.bf16" k.bf16
+  expect_rc 0 "$SZ" compress -o k.sz k.bf16
+  corrupt() {  # corrupt OUT OFFSET XOR
+    python3 -c "
+import sys; b = bytearray(open('k.sz','rb').read()); b[int(sys.argv[2], 0)] ^= int(sys.argv[3], 0); open(sys.argv[1],'wb').write(b)" "$@"
+  }
+  corrupt magic.sz 0 0xff
+  expect_rc 3 "$SZ" decompress magic.sz
+  expect_err "BAD_MAGIC"
+  expect_no_leftovers magic
+  corrupt hdr.sz 20 0x10
+  expect_rc 3 "$SZ" decompress hdr.sz
+  expect_err "HEADER_CORRUPT"
+  expect_no_leftovers hdr
+  corrupt payload.sz 5000 0x40
+  expect_rc 3 "$SZ" decompress payload.sz
+  expect_err "frame 0 at offset 0"
+  expect_no_leftovers payload
+  head -c 200000 k.sz > trunc.sz
+  expect_rc 3 "$SZ" decompress trunc.sz
+  expect_err "TRUNCATED"
+  expect_no_leftovers trunc
+  : > empty.sz
+  expect_rc 3 "$SZ" decompress empty.sz
+  expect_no_leftovers empty
+  # a good frame followed by a bad one: nothing is written at all
+  cat k.sz payload.sz > mixed.sz
+  expect_rc 3 "$SZ" decompress mixed.sz
+  expect_err "frame 1"
+  expect_no_leftovers mixed
+  # trailing garbage after a whole frame
+  { cat k.sz; printf 'junk'; } > tail.sz
+  expect_rc 3 "$SZ" decompress tail.sz
+  expect_err "TRUNCATED"
+  expect_no_leftovers tail
+  # inspect reports a bad header the same way
+  expect_rc 3 "$SZ" inspect hdr.sz
+  expect_err "HEADER_CORRUPT"
+}
+
+case_max_size() {
+  cp "$DATA/layer00_v.bf16" v.bf16
+  expect_rc 0 "$SZ" compress v.bf16
+  expect_rc 5 "$SZ" decompress --max-size 524287 v.bf16.sz
+  expect_err "LIMIT_EXCEEDED"
+  expect_no_leftovers v.bf16.out
+  [ -f v.bf16 ] || die "input vanished"
+  rm v.bf16
+  expect_rc 5 "$SZ" decompress --max-size 1K v.bf16.sz
+  expect_no_leftovers v.bf16
+  expect_rc 0 "$SZ" decompress --max-size 512K v.bf16.sz
+  cmp -s v.bf16 "$DATA/layer00_v.bf16" || die "round trip at the exact limit"
+  expect_rc 1 "$SZ" decompress --max-size lots v.bf16.sz
+  # a forged header claiming 2^50 elements is refused from the header alone
+  python3 - <<'PY'
+import struct
+def xxh64(data, seed=0):
+    P1, P2, P3, P4, P5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
+    M = (1 << 64) - 1
+    rotl = lambda x, r: ((x << r) | (x >> (64 - r))) & M
+    def rnd(acc, v): return (rotl((acc + v * P2) & M, 31) * P1) & M
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed, (seed - P1) & M]
+        while i + 32 <= n:
+            for k in range(4):
+                v[k] = rnd(v[k], struct.unpack_from('<Q', data, i)[0]); i += 8
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M
+        for k in range(4):
+            h = ((h ^ rnd(0, v[k])) * P1 + P4) & M
+    else:
+        h = (seed + P5) & M
+    h = (h + n) & M
+    while i + 8 <= n:
+        h = (rotl(h ^ rnd(0, struct.unpack_from('<Q', data, i)[0]), 27) * P1 + P4) & M; i += 8
+    if i + 4 <= n:
+        h = (rotl(h ^ (struct.unpack_from('<I', data, i)[0] * P1 & M), 23) * P2 + P3) & M; i += 4
+    while i < n:
+        h = (rotl(h ^ (data[i] * P5 & M), 11) * P1) & M; i += 1
+    h ^= h >> 33; h = (h * P2) & M; h ^= h >> 29; h = (h * P3) & M; h ^= h >> 32
+    return h
+b = bytearray(open('v.bf16.sz', 'rb').read()[:64])
+n = 1 << 50
+b[5] = 1; b[6] = 0  # bf16, coded, no checksum
+struct.pack_into('<Q', b, 8, n)
+struct.pack_into('<Q', b, 16, 0)
+struct.pack_into('<Q', b, 56, 0)
+# coded bf16 frame size: residual n, codes n/2, counts 2*(n/1024), all 16-aligned
+size = 64 + n + n // 2 + 2 * (n >> b[7])
+size = (size + 15) // 16 * 16
+struct.pack_into('<Q', b, 24, size)
+struct.pack_into('<I', b, 52, 0)
+struct.pack_into('<I', b, 52, xxh64(bytes(b)) & 0xffffffff)
+open('bomb.sz', 'wb').write(bytes(b))
+PY
+  expect_rc 3 "$SZ" inspect bomb.sz
+  expect_err "TRUNCATED"
+  expect_rc 3 "$SZ" decompress bomb.sz
+  expect_no_leftovers bomb
+}
+
+case_npy() {
+  python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
+  rt() {  # rt FILE RAW [opts...]: compress FILE, decompress, compare with RAW
+    local f=$1 raw=$2; shift 2
+    expect_rc 0 "$SZ" compress "$@" -o "$f.sz" "$f"
+    expect_rc 0 "$SZ" decompress -o "$f.out" "$f.sz"
+    cmp -s "$f.out" "$raw" || die "$f round trip differs from $raw"
+    expect_rc 0 "$SZ" verify "$f.sz" "$f" "$@"
+  }
+  rt f16.npy f16.raw
+  rt f32.npy f32.raw
+  rt bf16_v2.npy bf16.raw
+  rt bf16_named.npy bf16.raw
+  rt bf16_u2.npy bf16.raw --dtype bf16
+  rt e5m2.npy e5m2.raw
+  "$SZ" inspect --json f16.npy.sz | grep -q '"dtype":"fp16"' || die "f16.npy not fp16"
+  "$SZ" inspect --json bf16_v2.npy.sz | grep -q '"dtype":"bf16"' || die "<V2 npy not bf16"
+  "$SZ" inspect --json e5m2.npy.sz | grep -q '"dtype":"fp8_e5m2"' || die "e5m2 npy dtype"
+  # default name: the output decodes to raw elements, so it says the dtype
+  expect_rc 0 "$SZ" compress f16.npy
+  [ -f f16.f16.sz ] || die "default output for f16.npy should be f16.f16.sz"
+  expect_rc 0 "$SZ" decompress f16.f16.sz
+  cmp -s f16.f16 f16.raw || die "f16.f16 differs"
+  rt empty.npy /dev/null
+  # rejected inputs
+  expect_rc 3 "$SZ" compress bf16_u2.npy
+  expect_err "say which dtype with --dtype"
+  expect_rc 3 "$SZ" compress --dtype fp16 f32.npy
+  expect_err "is fp32 but --dtype fp16"
+  expect_rc 3 "$SZ" compress short.npy
+  expect_err "needs 6002 data bytes"
+  expect_rc 3 "$SZ" compress bigendian.npy
+  expect_err "big-endian"
+  expect_rc 3 "$SZ" compress badlen.npy
+  expect_err "runs past the end"
+  expect_no_leftovers short.f16.sz bigendian.f16.sz badlen.npy.sz
+}
+
+case_safetensors() {
+  python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
+  for t in layer0.k:bf16 layer0.v:f32 layer0.h:f16; do
+    local name=${t%%:*} raw=${t##*:}.raw
+    expect_rc 0 "$SZ" compress --tensor "$name" -o "$name.sz" model.safetensors
+    expect_rc 0 "$SZ" decompress -o "$name.out" "$name.sz"
+    cmp -s "$name.out" "$raw" || die "tensor $name differs from $raw"
+    expect_rc 0 "$SZ" verify --tensor "$name" "$name.sz" model.safetensors
+  done
+  # default name: model.<tensor>.<dtype>.sz
+  expect_rc 0 "$SZ" compress --tensor layer0.k model.safetensors
+  [ -f model.layer0.k.bf16.sz ] || die "default safetensors output name"
+  # a single-tensor file needs no --tensor (payload at an odd offset)
+  expect_rc 0 "$SZ" compress -o s.sz single.safetensors
+  expect_rc 0 "$SZ" decompress -o s.out s.sz
+  cmp -s s.out e5m2.raw || die "single-tensor file differs"
+  # rejected inputs
+  expect_rc 3 "$SZ" compress model.safetensors
+  expect_err "pick one with --tensor"
+  expect_rc 3 "$SZ" compress --tensor nope model.safetensors
+  expect_err "no tensor 'nope'"
+  expect_rc 3 "$SZ" compress --tensor ids model.safetensors
+  expect_err "dtype I32"
+  expect_rc 3 "$SZ" compress --tensor layer0.k --dtype fp16 model.safetensors
+  expect_rc 3 "$SZ" compress badoff.safetensors
+  expect_err "data_offsets"
+  expect_rc 3 "$SZ" compress --tensor a overlap.safetensors
+  expect_err "gap or overlap"
+  expect_rc 3 "$SZ" compress hugehdr.safetensors
+  expect_err "header length"
+  expect_rc 1 "$SZ" compress --tensor x f16.raw --dtype fp16
+  expect_no_leftovers badoff.sz overlap.a.bf16.sz
+}
+
+case_calibrate() {
+  cp "$DATA"/layer0*_k.bf16 .
+  expect_rc 0 "$SZ" calibrate --dtype bf16 -o k.szcb layer0*_k.bf16
+  [ "$(stat -c %s k.szcb)" -eq 32 ] || die "codebook file is not 32 bytes"
+  head -c 4 k.szcb | grep -q SZCB || die "codebook magic"
+  expect_rc 2 "$SZ" calibrate -o k.szcb layer00_k.bf16
+  expect_err "exists"
+  for f in layer0*_k.bf16; do
+    expect_rc 0 "$SZ" compress --codebook k.szcb -o "$f.cb.sz" "$f"
+    expect_rc 0 "$SZ" decompress -o "$f.out" "$f.cb.sz"
+    cmp -s "$f.out" "$f" || die "$f differs with a calibrated codebook"
+    expect_rc 0 "$SZ" verify "$f.cb.sz" "$f"
+  done
+  # frames carry the calibrated codebook, in the file's order
+  python3 - <<'PY' || die "frame codebook != calibrated codebook"
+import json, subprocess, sys, os
+cb = open('k.szcb', 'rb').read()
+want = list(cb[8:8 + cb[6]])
+got = json.loads(subprocess.check_output([os.environ['SZ'], 'inspect', '--json', 'layer03_k.bf16.cb.sz']))['codebook']
+sys.exit(0 if got == want else 1)
+PY
+  # the codebook must match the input dtype
+  expect_rc 1 "$SZ" compress --codebook k.szcb --dtype fp16 -o x.sz layer00_k.bf16
+  expect_err "is for bf16"
+  # a damaged codebook file is refused
+  python3 -c "b=bytearray(open('k.szcb','rb').read()); b[10]^=1; open('bad.szcb','wb').write(b)"
+  expect_rc 3 "$SZ" compress --codebook bad.szcb -o x.sz layer00_k.bf16
+  expect_no_leftovers x.sz
+}
+
+case_concat() {
+  cp "$DATA/layer00_k.bf16" a.bf16
+  cp "$DATA/layer02_v.f32" b.f32
+  expect_rc 0 "$SZ" compress a.bf16
+  expect_rc 0 "$SZ" compress b.f32
+  cat a.bf16.sz b.f32.sz a.bf16.sz > all.sz
+  cat a.bf16 b.f32 a.bf16 > all.want
+  expect_rc 0 "$SZ" decompress -o all.out all.sz
+  cmp -s all.out all.want || die "concatenated frames do not decode to the concatenation"
+  expect_rc 0 "$SZ" verify all.sz all.want
+  "$SZ" inspect all.sz | grep -q "3 frame(s)" || die "inspect does not see 3 frames"
+}
+
+case_signal() {
+  # Raw stdin is streamed frame by frame: after the first frames the tool
+  # blocks on the pipe with its temp output open. SIGTERM must remove it.
+  for sig in TERM INT; do
+    rm -f fifo; mkfifo fifo
+    "$SZ" compress --dtype bf16 --frame-size 4K -o out.sz - < fifo 2>/dev/null &
+    local pid=$!
+    exec 3>fifo
+    head -c 8192 "$DATA/layer00_k.bf16" >&3
+    local i=0
+    until ls -A | grep -q '\.out\.sz\.splitzip-'; do
+      i=$((i + 1)); [ $i -lt 500 ] || die "temp output never appeared"; sleep 0.01
+    done
+    kill -s $sig $pid
+    wait $pid; local rc=$?
+    exec 3>&-
+    [ $rc -ne 0 ] || die "killed compress exited 0"
+    expect_no_leftovers out.sz
+  done
+}
+
+case_usage() {
+  expect_rc 1 "$SZ"
+  expect_rc 1 "$SZ" frobnicate
+  expect_rc 0 "$SZ" --help
+  for c in calibrate compress decompress inspect verify bench; do
+    "$SZ" $c --help | grep -q "usage: splitzip $c" || die "$c --help"
+  done
+  expect_rc 1 "$SZ" compress --bogus x
+  expect_err "unknown option"
+  expect_rc 1 "$SZ" compress --dtype bf17 x
+  expect_err "unknown dtype"
+  expect_rc 1 "$SZ" compress --chunk-log2 5 --dtype bf16 x
+  expect_rc 1 "$SZ" compress --checksum --no-checksum --dtype bf16 x
+  expect_rc 2 "$SZ" compress --dtype bf16 does-not-exist
+  expect_err "cannot open"
+  cp "$DATA/layer00_k.bf16" k.data
+  expect_rc 1 "$SZ" compress k.data
+  expect_err "pass --dtype"
+  expect_rc 0 "$SZ" compress --dtype bf16 --chunk-log2 6 k.data
+  "$SZ" inspect --json k.data.sz | grep -q '"chunk_log2":6' || die "--chunk-log2 ignored"
+  expect_rc 0 "$SZ" verify k.data.sz k.data
+}
+
+case_bench() {
+  cp "$DATA/layer00_k.bf16" k.bf16
+  "$SZ" bench --seconds 0.05 --json k.bf16 > b.json 2>err.txt || { cat err.txt; die "bench failed"; }
+  json_field b.json "j['memcpy_gbps']>0 and len(j['results'])>=1 and all(r['roundtrip_ok'] and r['encode_gbps']>0 and r['decode_gbps']>0 and r['ratio']>1.3 for r in j['results'])" \
+    | grep -qx True || { cat b.json; die "bench JSON"; }
+  "$SZ" bench --seconds 0.05 --backend reference --checksum k.bf16 > b.txt || die "bench text"
+  grep -q "^memcpy" b.txt && grep -q "^reference" b.txt || { cat b.txt; die "bench table"; }
+  expect_rc 6 "$SZ" bench --seconds 0.05 --backend no-such k.bf16
+}
+
+export SZ
+"case_$CASE"
+echo "PASS [$CASE]"

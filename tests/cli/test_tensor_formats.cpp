@@ -1,0 +1,319 @@
+// Unit tests for the CLI's input parsers (.npy, .safetensors, JSON) and
+// size parsing: valid files parse to the right view, every malformed or
+// truncated variant is rejected with a message and no out-of-bounds read
+// (the suite also runs under ASan).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/synthetic.h"
+#include "tools/cli/args.h"
+#include "tools/cli/json.h"
+#include "tools/cli/tensor_formats.h"
+
+namespace {
+
+using splitzip::Dtype;
+using szcli::DtypeHint;
+using szcli::TensorView;
+
+std::vector<uint8_t> npy(const std::string& dict, const std::vector<uint8_t>& payload, int version = 1) {
+  std::string h = dict;
+  const size_t prefix = version == 1 ? 10 : 12;
+  while ((prefix + h.size() + 1) % 64) h += ' ';
+  h += '\n';
+  std::vector<uint8_t> b = {0x93, 'N', 'U', 'M', 'P', 'Y', static_cast<uint8_t>(version), 0};
+  const uint64_t n = h.size();
+  b.push_back(static_cast<uint8_t>(n));
+  b.push_back(static_cast<uint8_t>(n >> 8));
+  if (version != 1) {
+    b.push_back(static_cast<uint8_t>(n >> 16));
+    b.push_back(static_cast<uint8_t>(n >> 24));
+  }
+  const size_t at = b.size();
+  b.resize(at + h.size() + payload.size());
+  std::memcpy(b.data() + at, h.data(), h.size());
+  if (!payload.empty()) std::memcpy(b.data() + at + h.size(), payload.data(), payload.size());
+  return b;
+}
+
+std::vector<uint8_t> safetensors(const std::string& json, const std::vector<uint8_t>& payload) {
+  std::vector<uint8_t> b(8 + json.size() + payload.size());
+  const uint64_t n = json.size();
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(n >> (8 * i));
+  std::memcpy(b.data() + 8, json.data(), json.size());
+  if (!payload.empty()) std::memcpy(b.data() + 8 + json.size(), payload.data(), payload.size());
+  return b;
+}
+
+std::vector<uint8_t> bytes(size_t n, uint8_t seed = 1) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(seed + i * 7);
+  return v;
+}
+
+bool parse_npy(const std::vector<uint8_t>& b, TensorView* v, std::string* err, DtypeHint hint = {}) {
+  return szcli::parse_npy(b.data(), b.size(), hint, v, err);
+}
+
+bool parse_st(const std::vector<uint8_t>& b, const std::string& t, TensorView* v, std::string* err,
+              DtypeHint hint = {}) {
+  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err);
+}
+
+TEST(Npy, ParsesEachSupportedDescr) {
+  struct Case {
+    const char* descr;
+    Dtype dtype;
+    uint32_t width;
+  } cases[] = {{"<f2", Dtype::fp16, 2},           {"<f4", Dtype::fp32, 4},  {"<V2", Dtype::bf16, 2},
+               {"|V2", Dtype::bf16, 2},           {"bfloat16", Dtype::bf16, 2},
+               {"float8_e5m2", Dtype::fp8_e5m2, 1}};
+  for (const Case& c : cases) {
+    const auto payload = bytes(6 * 5 * c.width);
+    const auto b = npy(std::string("{'descr': '") + c.descr + "', 'fortran_order': False, 'shape': (6, 5), }", payload);
+    TensorView v;
+    std::string err;
+    ASSERT_TRUE(parse_npy(b, &v, &err)) << c.descr << ": " << err;
+    EXPECT_EQ(v.dtype, c.dtype) << c.descr;
+    EXPECT_EQ(v.n_elems, 30u);
+    EXPECT_EQ(v.bytes, payload.size());
+    EXPECT_EQ(0, std::memcmp(v.data, payload.data(), payload.size()));
+  }
+}
+
+TEST(Npy, VersionTwoScalarsFortranAndEmpty) {
+  TensorView v;
+  std::string err;
+  ASSERT_TRUE(parse_npy(npy("{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2)}", bytes(24), 2), &v, &err))
+      << err;
+  EXPECT_EQ(v.n_elems, 6u);
+  ASSERT_TRUE(parse_npy(npy("{\"descr\": \"<f2\", \"fortran_order\": False, \"shape\": ()}", bytes(2)), &v, &err))
+      << err;
+  EXPECT_EQ(v.n_elems, 1u);  // a 0-d array holds one element
+  ASSERT_TRUE(parse_npy(npy("{'descr': '<f2', 'fortran_order': False, 'shape': (4, 0)}", {}), &v, &err)) << err;
+  EXPECT_EQ(v.n_elems, 0u);
+}
+
+TEST(Npy, RawPatternsNeedAMatchingDtype) {
+  const auto b = npy("{'descr': '<u2', 'fortran_order': False, 'shape': (8,)}", bytes(16));
+  TensorView v;
+  std::string err;
+  EXPECT_FALSE(parse_npy(b, &v, &err));
+  EXPECT_NE(err.find("--dtype"), std::string::npos);
+  EXPECT_TRUE(parse_npy(b, &v, &err, {true, Dtype::bf16})) << err;
+  EXPECT_TRUE(parse_npy(b, &v, &err, {true, Dtype::fp16})) << err;
+  EXPECT_FALSE(parse_npy(b, &v, &err, {true, Dtype::fp32}));
+  // a typed descr must agree with --dtype
+  const auto f = npy("{'descr': '<f2', 'fortran_order': False, 'shape': (8,)}", bytes(16));
+  EXPECT_FALSE(parse_npy(f, &v, &err, {true, Dtype::bf16}));
+  EXPECT_TRUE(parse_npy(f, &v, &err, {true, Dtype::fp16})) << err;
+}
+
+TEST(Npy, RejectsMalformedHeaders) {
+  const char* bad[] = {
+      "{'descr': '>f2', 'fortran_order': False, 'shape': (8,)}",   // big-endian
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (8,)}",   // unsupported
+      "{'descr': [('a', '<f2')], 'fortran_order': False, 'shape': (8,)}",
+      "{'descr': '<f2', 'shape': (8,)}",                            // missing key
+      "{'descr': '<f2', 'descr': '<f2', 'fortran_order': False, 'shape': (8,)}",
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (8,), 'x': 1}",
+      "{'descr': '<f2', 'fortran_order': maybe, 'shape': (8,)}",
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (-8,)}",
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (8,)} junk",
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (8,)",
+      "{'descr': '<f2\\x', 'fortran_order': False, 'shape': (8,)}",
+      "['descr', '<f2']",
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (4294967296, 4294967296)}",  // overflow
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (99999999999999999999,)}",
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (9,)}",  // 18 bytes needed, 16 present
+      "{'descr': '<f2', 'fortran_order': False, 'shape': (7,)}",  // trailing data
+  };
+  for (const char* d : bad) {
+    TensorView v;
+    std::string err;
+    EXPECT_FALSE(parse_npy(npy(d, bytes(16)), &v, &err)) << d;
+    EXPECT_FALSE(err.empty()) << d;
+  }
+}
+
+TEST(Npy, EveryTruncationIsRejected) {
+  const auto b = npy("{'descr': '<f2', 'fortran_order': False, 'shape': (3, 7)}", bytes(42));
+  for (size_t n = 0; n < b.size(); ++n) {
+    std::vector<uint8_t> t(b.begin(), b.begin() + static_cast<long>(n));  // exact-size copy for ASan
+    TensorView v;
+    std::string err;
+    EXPECT_FALSE(szcli::parse_npy(t.data(), t.size(), {}, &v, &err)) << n;
+  }
+  // header length field pointing past the end
+  auto c = b;
+  c[8] = 0xff;
+  c[9] = 0xff;
+  TensorView v;
+  std::string err;
+  EXPECT_FALSE(parse_npy(c, &v, &err));
+  EXPECT_NE(err.find("past the end"), std::string::npos);
+}
+
+const char kModel[] =
+    "{\"__metadata__\":{\"format\":\"pt\"},"
+    "\"a\":{\"dtype\":\"BF16\",\"shape\":[2,3],\"data_offsets\":[0,12]},"
+    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]},"
+    "\"c\":{\"dtype\":\"I64\",\"shape\":[1],\"data_offsets\":[20,28]},"
+    "\"d\":{\"dtype\":\"F8_E5M2\",\"shape\":[3],\"data_offsets\":[28,31]},"
+    "\"e\":{\"dtype\":\"F16\",\"shape\":[],\"data_offsets\":[31,33]}}";
+
+TEST(Safetensors, SelectsTensorsByName) {
+  const auto payload = bytes(33);
+  const auto b = safetensors(kModel, payload);
+  struct Want {
+    const char* name;
+    Dtype dtype;
+    uint64_t off, n;
+  } wants[] = {{"a", Dtype::bf16, 0, 6}, {"b", Dtype::fp32, 12, 2}, {"d", Dtype::fp8_e5m2, 28, 3},
+               {"e", Dtype::fp16, 31, 1}};
+  for (const Want& w : wants) {
+    TensorView v;
+    std::string err;
+    ASSERT_TRUE(parse_st(b, w.name, &v, &err)) << w.name << ": " << err;
+    EXPECT_EQ(v.dtype, w.dtype);
+    EXPECT_EQ(v.n_elems, w.n);
+    EXPECT_EQ(v.data, b.data() + 8 + std::strlen(kModel) + w.off);
+    EXPECT_EQ(v.name, w.name);
+  }
+  TensorView v;
+  std::string err;
+  EXPECT_FALSE(parse_st(b, "", &v, &err));  // several tensors: a name is needed
+  EXPECT_NE(err.find("--tensor"), std::string::npos);
+  EXPECT_FALSE(parse_st(b, "c", &v, &err));  // I64 is not a splitzip dtype
+  EXPECT_NE(err.find("I64"), std::string::npos);
+  EXPECT_FALSE(parse_st(b, "zz", &v, &err));
+  EXPECT_FALSE(parse_st(b, "a", &v, &err, {true, Dtype::fp16}));
+}
+
+TEST(Safetensors, RejectsMalformedHeaders) {
+  const std::string bad[] = {
+      "[]",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,9]}}",        // size != shape
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[8,0]}}",        // reversed
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8,9]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,80]}}",       // past the data
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[-4],\"data_offsets\":[0,8]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4.0],\"data_offsets\":[0,8]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8.0]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8],\"x\":1}}",
+      "{\"a\":{\"dtype\":16,\"shape\":[4],\"data_offsets\":[0,8]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]},"
+      "\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]}}",  // duplicate key
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]},"
+      "\"b\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[2,6]}}",  // overlap
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[4,8]}}",  // gap at the start
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[2],\"data_offsets\":[0,4]}}",  // data not covered
+      "{\"__metadata__\":{\"k\":1},\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,18446744073709551616]}}",
+      "{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]}} x",
+      "{}",
+  };
+  for (const std::string& j : bad) {
+    TensorView v;
+    std::string err;
+    EXPECT_FALSE(parse_st(safetensors(j, bytes(8)), "a", &v, &err)) << j;
+    EXPECT_FALSE(err.empty()) << j;
+  }
+}
+
+TEST(Safetensors, EveryTruncationAndHugeLengthsAreRejected) {
+  const auto b = safetensors(kModel, bytes(33));
+  for (size_t n = 0; n < b.size(); ++n) {
+    std::vector<uint8_t> t(b.begin(), b.begin() + static_cast<long>(n));
+    TensorView v;
+    std::string err;
+    EXPECT_FALSE(parse_st(t, "a", &v, &err)) << n;
+  }
+  auto c = b;
+  c[7] = 0x40;  // header length 2^62
+  TensorView v;
+  std::string err;
+  EXPECT_FALSE(parse_st(c, "a", &v, &err));
+}
+
+TEST(Safetensors, RandomCorruptionNeverCrashes) {
+  // Byte flips in a valid file: any answer is fine as long as an accepted
+  // view lies inside the buffer (ASan checks the parser's own reads).
+  const auto good = safetensors(kModel, bytes(33));
+  const auto good_npy = npy("{'descr': '<f2', 'fortran_order': False, 'shape': (3, 7)}", bytes(42));
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const uint64_t r = splitzip::synth::random_u64(7, i);
+    auto b = (i & 1) ? good : good_npy;
+    const int flips = 1 + static_cast<int>(r % 3);
+    for (int f = 0; f < flips; ++f) {
+      const uint64_t q = splitzip::synth::random_u64(8, i * 4 + static_cast<uint64_t>(f));
+      b[q % b.size()] = static_cast<uint8_t>(q >> 32);
+    }
+    TensorView v;
+    std::string err;
+    const bool ok = (i & 1) ? parse_st(b, "a", &v, &err) : parse_npy(b, &v, &err);
+    if (ok) {
+      ASSERT_GE(v.data, b.data());
+      ASSERT_LE(v.data + v.bytes, b.data() + b.size());
+      ASSERT_EQ(v.bytes, v.n_elems * splitzip::dtype_bytes(v.dtype));
+    } else {
+      ASSERT_FALSE(err.empty());
+    }
+  }
+}
+
+TEST(Json, StringsNumbersAndLimits) {
+  szcli::JsonValue v;
+  std::string err;
+  const char* text = "\"a\\u00e9\\ud83d\\ude00\\n\"";
+  ASSERT_TRUE(szcli::json_parse(text, std::strlen(text), &v, &err)) << err;
+  EXPECT_EQ(v.text, "a\xc3\xa9\xf0\x9f\x98\x80\n");
+  const char* bad[] = {"\"\\ud83d\"", "\"\\ude00\"", "\"a\x01\"", "01", "1.", "-", "[1,]", "{\"a\":1,}",
+                       "{\"a\" 1}",   "tru",       "[1 2]",     "\"\\q\"", ""};
+  for (const char* b : bad) EXPECT_FALSE(szcli::json_parse(b, std::strlen(b), &v, &err)) << b;
+  const std::string deep(100000, '[');
+  EXPECT_FALSE(szcli::json_parse(deep.data(), deep.size(), &v, &err));
+  EXPECT_NE(err.find("deep"), std::string::npos);
+
+  uint64_t u = 0;
+  ASSERT_TRUE(szcli::json_parse("18446744073709551615", 20, &v, &err));
+  EXPECT_TRUE(v.as_u64(&u));
+  EXPECT_EQ(u, UINT64_MAX);
+  ASSERT_TRUE(szcli::json_parse("18446744073709551616", 20, &v, &err));
+  EXPECT_FALSE(v.as_u64(&u));
+  ASSERT_TRUE(szcli::json_parse("-1", 2, &v, &err));
+  EXPECT_FALSE(v.as_u64(&u));
+  ASSERT_TRUE(szcli::json_parse("1e3", 3, &v, &err));
+  EXPECT_FALSE(v.as_u64(&u));
+}
+
+TEST(Json, WriterEscapesAndSeparates) {
+  szcli::JsonWriter w;
+  w.begin_object().key("a\"b").value("x\ny").key("n").value(uint64_t{5}).key("l").begin_array();
+  w.value(true).null().value(1.5).end_array().key("nan").value(std::nan("")).end_object();
+  EXPECT_EQ(w.str(), "{\"a\\\"b\":\"x\\ny\",\"n\":5,\"l\":[true,null,1.5],\"nan\":null}");
+}
+
+TEST(Args, Sizes) {
+  uint64_t v = 0;
+  EXPECT_TRUE(szcli::parse_size("64G", &v));
+  EXPECT_EQ(v, uint64_t{64} << 30);
+  EXPECT_TRUE(szcli::parse_size("512MiB", &v));
+  EXPECT_EQ(v, uint64_t{512} << 20);
+  EXPECT_TRUE(szcli::parse_size("0", &v));
+  EXPECT_EQ(v, 0u);
+  EXPECT_TRUE(szcli::parse_size("4k", &v));
+  EXPECT_EQ(v, 4096u);
+  EXPECT_FALSE(szcli::parse_size("17179869184G", &v));  // 2^34 GiB overflows
+  EXPECT_FALSE(szcli::parse_size("1.5G", &v));
+  EXPECT_FALSE(szcli::parse_size("G", &v));
+  EXPECT_FALSE(szcli::parse_size("-1", &v));
+  EXPECT_FALSE(szcli::parse_size("99999999999999999999", &v));
+}
+
+}  // namespace

@@ -1,0 +1,139 @@
+// Frame-layer API contract: argument checks, capacity handling, codebook
+// checks, frame_info, the backend name in Result.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/layout.h"
+#include "core/synthetic.h"
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+namespace {
+
+TEST(FrameApi, CompressArgumentChecks) {
+  std::vector<uint8_t> src(64), dst(1024);
+  CompressOptions o;
+  EXPECT_EQ(compress(static_cast<Dtype>(0), src.data(), 4, dst.data(), dst.size()).status, Status::invalid_argument);
+  EXPECT_EQ(compress(static_cast<Dtype>(5), src.data(), 4, dst.data(), dst.size()).status, Status::invalid_argument);
+  EXPECT_EQ(compress(Dtype::bf16, nullptr, 4, dst.data(), dst.size()).status, Status::invalid_argument);
+  EXPECT_EQ(compress(Dtype::bf16, src.data(), 4, nullptr, 0).status, Status::invalid_argument);
+  EXPECT_EQ(compress(Dtype::bf16, src.data(), kMaxElems + 1, dst.data(), dst.size()).status,
+            Status::invalid_argument);
+  for (uint32_t cl : {0u, 5u, 16u, 255u}) {
+    o.chunk_log2 = cl;
+    EXPECT_EQ(compress(Dtype::bf16, src.data(), 4, dst.data(), dst.size(), o).status, Status::invalid_argument) << cl;
+  }
+  o.chunk_log2 = 6;
+  EXPECT_EQ(compress(Dtype::bf16, src.data(), 4, dst.data(), dst.size(), o).status, Status::ok);
+  o.chunk_log2 = 15;
+  EXPECT_EQ(compress(Dtype::bf16, src.data(), 4, dst.data(), dst.size(), o).status, Status::ok);
+  // n = 0 with a null source is a valid (stored, empty) frame.
+  const Result r = compress(Dtype::fp8_e5m2, nullptr, 0, dst.data(), dst.size());
+  EXPECT_EQ(r.status, Status::ok);
+  EXPECT_EQ(r.size, 64u);
+}
+
+TEST(FrameApi, CodebookChecks) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp16, 1000, 1);
+  std::vector<uint8_t> dst(compress_bound(Dtype::fp16, 1000));
+  Codebook cb = synth::body_codebook(Dtype::bf16);  // wrong dtype
+  CompressOptions o;
+  o.codebook = &cb;
+  EXPECT_EQ(compress(Dtype::fp16, in.data(), 1000, dst.data(), dst.size(), o).status, Status::bad_codebook);
+  cb = synth::body_codebook(Dtype::fp16);
+  EXPECT_EQ(compress(Dtype::fp16, in.data(), 1000, dst.data(), dst.size(), o).status, Status::ok);
+  cb.entries[1] = cb.entries[0];
+  EXPECT_EQ(compress(Dtype::fp16, in.data(), 1000, dst.data(), dst.size(), o).status, Status::bad_codebook);
+  cb = Codebook{};
+  cb.dtype = Dtype::fp16;
+  EXPECT_EQ(compress(Dtype::fp16, in.data(), 1000, dst.data(), dst.size(), o).status, Status::bad_codebook);
+}
+
+TEST(FrameApi, CapacityBetweenCodedAndBound) {
+  const uint64_t n = 10000;
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, 2);
+  std::vector<uint8_t> full(compress_bound(Dtype::bf16, n));
+  const Result rf = compress(Dtype::bf16, in.data(), n, full.data(), full.size());
+  ASSERT_TRUE(rf.ok());
+  ASSERT_LT(rf.size, full.size());
+  // Exactly the coded size is enough, and gives the same bytes.
+  std::vector<uint8_t> tight(rf.size);
+  const Result rt = compress(Dtype::bf16, in.data(), n, tight.data(), tight.size());
+  ASSERT_EQ(rt.status, Status::ok);
+  EXPECT_EQ(std::memcmp(tight.data(), full.data(), rf.size), 0);
+  // One byte less is not, and the format does not switch to stored for it.
+  EXPECT_EQ(compress(Dtype::bf16, in.data(), n, tight.data(), rf.size - 1).status, Status::dst_too_small);
+  EXPECT_EQ(compress(Dtype::bf16, in.data(), n, tight.data(), 63).status, Status::dst_too_small);
+  // Stored frames need their full size.
+  const auto rnd = synth::generate(synth::Generator::random_bits, Dtype::bf16, n, 2);
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size() - 1).status, Status::dst_too_small);
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size()).status, Status::ok);
+}
+
+TEST(FrameApi, DecompressArgumentChecks) {
+  std::vector<uint8_t> buf(64);
+  EXPECT_EQ(decompress(nullptr, 10, buf.data(), buf.size()).status, Status::invalid_argument);
+  EXPECT_EQ(decompress(buf.data(), buf.size(), nullptr, 10).status, Status::invalid_argument);
+  EXPECT_EQ(decompress(buf.data(), 0, buf.data(), buf.size()).status, Status::truncated);
+  EXPECT_EQ(decompress(buf.data(), buf.size(), buf.data(), buf.size()).status, Status::bad_magic);
+  FrameInfo info;
+  EXPECT_EQ(frame_info(buf.data(), buf.size(), nullptr), Status::invalid_argument);
+  EXPECT_EQ(frame_info(nullptr, 64, &info), Status::invalid_argument);
+}
+
+TEST(FrameApi, FrameInfoFieldsAndBackendName) {
+  const uint64_t n = 3000;
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp32, n, 3);
+  std::vector<uint8_t> f(compress_bound(Dtype::fp32, n));
+  CompressOptions o;
+  o.chunk_log2 = 12;
+  o.checksum = true;
+  const Result r = compress(Dtype::fp32, in.data(), n, f.data(), f.size(), o);
+  ASSERT_TRUE(r.ok());
+  ASSERT_NE(r.backend, nullptr);
+#if !defined(SPLITZIP_HAVE_CPU) && !defined(SPLITZIP_HAVE_CUDA)
+  EXPECT_STREQ(r.backend, "reference");
+#endif
+  FrameInfo info;
+  ASSERT_EQ(frame_info(f.data(), r.size, &info), Status::ok);
+  EXPECT_EQ(info.version, 1u);
+  EXPECT_EQ(info.dtype, Dtype::fp32);
+  EXPECT_FALSE(info.stored);
+  EXPECT_TRUE(info.has_checksum);
+  EXPECT_EQ(info.chunk_log2, 12u);
+  EXPECT_EQ(info.n_elems, n);
+  EXPECT_EQ(info.frame_size, r.size);
+  EXPECT_EQ(info.decoded_size, n * 4);
+  EXPECT_EQ(info.content_checksum, xxh64(in.data(), in.size()));
+  EXPECT_EQ(info.codebook.dtype, Dtype::fp32);
+  EXPECT_EQ(info.codebook.count, 16);
+  EXPECT_EQ(info.frame_size, coded_layout(3, n, 12, info.escape_count).frame_size);
+  std::vector<uint8_t> out(n * 4);
+  DecompressOptions d;
+  d.backend = "reference";
+  const Result dr = decompress(f.data(), r.size, out.data(), out.size(), d);
+  EXPECT_EQ(dr.status, Status::ok);
+  EXPECT_STREQ(dr.backend, "reference");
+}
+
+TEST(FrameApi, DynamicCodebookEqualsExplicitTopSixteen) {
+  const uint64_t n = 50000;
+  const auto in = synth::generate(synth::Generator::heavy_tail, Dtype::bf16, n, 8);
+  Histogram h(Dtype::bf16);
+  h.add(in.data(), n);
+  const Codebook cb = h.codebook();
+  std::vector<uint8_t> a(compress_bound(Dtype::bf16, n)), b(a.size());
+  CompressOptions o;
+  const Result ra = compress(Dtype::bf16, in.data(), n, a.data(), a.size(), o);
+  o.codebook = &cb;
+  const Result rb = compress(Dtype::bf16, in.data(), n, b.data(), b.size(), o);
+  ASSERT_TRUE(ra.ok() && rb.ok());
+  ASSERT_EQ(ra.size, rb.size);
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), ra.size), 0);
+}
+
+}  // namespace
+}  // namespace splitzip

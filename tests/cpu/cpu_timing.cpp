@@ -1,0 +1,273 @@
+// splitzip_cpu_timing: the CPU backend's throughput against memcpy (and
+// zstd -1 when built with libzstd) in one run, and the single- vs
+// multi-thread crossover behind cpu::parallel_min_bytes(). A development
+// tool, not a test: the timed numbers go into the report and README.
+//
+//   splitzip_cpu_timing [--mb 256] [--dtype bf16] [--data real|synth]
+//                       [--reps 5] [--threads 1,2] [--zstd] [--threshold]
+//                       [--target AVX2|SSE4|SSSE3|SCALAR] [--cpu-time]
+//
+// Throughput is uncompressed bytes per second, best of --reps runs (the
+// machine is shared, so the best run is the least disturbed one).
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/registry.h"
+#include "core/synthetic.h"
+#include "cpu/cpu_targets.h"
+#include "splitzip/splitzip.hpp"
+#include "tests/support/test_data.h"
+
+#ifdef SPLITZIP_TIMING_ZSTD
+#include <zstd.h>
+#endif
+
+namespace {
+
+using namespace splitzip;
+using Clock = std::chrono::steady_clock;
+
+// With --cpu-time, single-thread runs are timed by this thread's CPU time
+// (CLOCK_THREAD_CPUTIME_ID), which leaves out the time other tenants of a
+// loaded machine hold the core; wall time otherwise.
+bool g_cpu_time = false;
+
+double now_seconds(bool cpu) {
+  if (cpu) {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+double best_seconds(int reps, const std::function<void()>& f, int threads = 1) {
+  const bool cpu = g_cpu_time && threads == 1;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const double t0 = now_seconds(cpu);
+    f();
+    const double s = now_seconds(cpu) - t0;
+    if (s < best) best = s;
+  }
+  return best;
+}
+
+// Real KV from layers 1-4 (layer 0 V repeats per token, so it is left out)
+// tiled to the requested size, or synthetic gaussian_kv. Each dtype but
+// bf16 comes from the f32 layer-02 tensors.
+std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
+  if (kind == "synth") return synth::generate(synth::Generator::gaussian_kv, d, n, 1234);
+  std::vector<uint8_t> pool;
+  if (d == Dtype::bf16) {
+    for (const auto& name : test::bf16_data_files()) {
+      if (name.rfind("layer00", 0) == 0) continue;
+      const auto b = test::load_data_file(name);
+      pool.insert(pool.end(), b.begin(), b.end());
+    }
+  } else {
+    for (const auto& in : test::real_inputs(d)) pool.insert(pool.end(), in.bytes.begin(), in.bytes.end());
+  }
+  if (pool.empty()) {
+    std::fprintf(stderr, "no real data found; use --data synth\n");
+    std::exit(1);
+  }
+  const uint64_t bytes = n * dtype_bytes(d);
+  std::vector<uint8_t> out(bytes);
+  for (uint64_t off = 0; off < bytes; off += pool.size())
+    std::memcpy(out.data() + off, pool.data(), std::min<uint64_t>(pool.size(), bytes - off));
+  return out;
+}
+
+std::vector<int> parse_list(const char* s) {
+  std::vector<int> v;
+  for (const char* p = s; *p;) {
+    v.push_back(std::atoi(p));
+    while (*p && *p != ',') ++p;
+    if (*p == ',') ++p;
+  }
+  return v;
+}
+
+struct Args {
+  uint64_t mb = 256;
+  Dtype dtype = Dtype::bf16;
+  std::string data = "real";
+  int reps = 5;
+  std::vector<int> threads = {1, 2};
+  bool zstd = false;
+  bool threshold = false;
+  std::string target;
+};
+
+void run_throughput(const Args& a) {
+  const uint32_t eb = dtype_bytes(a.dtype);
+  const uint64_t n = a.mb * (uint64_t{1} << 20) / eb;
+  const uint64_t bytes = n * eb;
+  const auto src = make_input(a.dtype, n, a.data);
+  std::vector<uint8_t> frame(compress_bound(a.dtype, n)), out(bytes);
+  std::memset(frame.data(), 0, frame.size());
+  std::memset(out.data(), 0, out.size());
+  Codebook cb;
+  const void* bufs[1] = {src.data()};
+  const uint64_t ns[1] = {n};
+  calibrate(a.dtype, bufs, ns, 1, &cb);  // the "offline" codebook
+
+  std::printf("dtype %s, %.0f MiB, data %s, target %s, best of %d\n", dtype_name(a.dtype),
+              bytes / 1048576.0, a.data.c_str(), cpu::target_name(cpu::active_target()), a.reps);
+  const double gb = bytes / 1e9;
+  for (int t : a.threads) {
+    CompressOptions co;
+    co.backend = "cpu";
+    co.threads = t;
+    co.codebook = &cb;
+    DecompressOptions dopt;
+    dopt.backend = "cpu";
+    dopt.threads = t;
+    Result rc;
+    // memcpy with the same thread count, on the same buffers.
+    const double t_mem = best_seconds(a.reps, [&] {
+#pragma omp parallel for num_threads(t) schedule(static)
+      for (int k = 0; k < t; ++k) {
+        const uint64_t lo = bytes / t * k, hi = k + 1 == t ? bytes : bytes / t * (k + 1);
+        std::memcpy(out.data() + lo, src.data() + lo, hi - lo);
+      }
+    }, t);
+    const double t_enc = best_seconds(a.reps, [&] {
+      rc = compress(a.dtype, src.data(), n, frame.data(), frame.size(), co);
+    }, t);
+    if (!rc.ok()) {
+      std::printf("compress failed: %s\n", status_name(rc.status));
+      std::exit(1);
+    }
+    const uint64_t fsize = rc.size;
+    FrameInfo info;
+    frame_info(frame.data(), fsize, &info);
+    Result rd;
+    const double t_dec = best_seconds(a.reps, [&] {
+      rd = decompress(frame.data(), fsize, out.data(), out.size(), dopt);
+    }, t);
+    if (!rd.ok() || std::memcmp(out.data(), src.data(), bytes) != 0) {
+      std::printf("decompress failed or differs: %s\n", status_name(rd.status));
+      std::exit(1);
+    }
+    co.codebook = nullptr;  // dynamic top-16: histogram + encode
+    const double t_dyn = best_seconds(a.reps, [&] {
+      rc = compress(a.dtype, src.data(), n, frame.data(), frame.size(), co);
+    }, t);
+    uint64_t counts[256];
+    const Backend* be = find_backend("cpu");
+    const double t_hist = best_seconds(a.reps, [&] { be->histogram(a.dtype, src.data(), n, counts, t); }, t);
+    std::printf("threads %d: memcpy %.2f GB/s | encode %.2f GB/s (%.2fx memcpy) | decode %.2f GB/s "
+                "(%.2fx) | ratio %.4f, escapes %.4f%%\n",
+                t, gb / t_mem, gb / t_enc, t_mem / t_enc, gb / t_dec, t_mem / t_dec,
+                double(bytes) / double(fsize), 100.0 * double(info.escape_count) / double(n));
+    std::printf("  dynamic top-16 compress %.2f GB/s (%.2fx the offline-codebook time); "
+                "cpu histogram alone %.2f GB/s\n",
+                gb / t_dyn, t_dyn / t_enc, gb / t_hist);
+  }
+#ifdef SPLITZIP_TIMING_ZSTD
+  if (a.zstd) {
+    std::vector<uint8_t> z(ZSTD_compressBound(bytes));
+    size_t zsize = 0;
+    const int zreps = a.reps < 3 ? a.reps : 3;
+    const double t_zc = best_seconds(zreps, [&] {
+      zsize = ZSTD_compress(z.data(), z.size(), src.data(), bytes, 1);
+    });
+    const double t_zd = best_seconds(zreps, [&] {
+      ZSTD_decompress(out.data(), out.size(), z.data(), zsize);
+    });
+    std::printf("zstd -1 (1 thread): compress %.3f GB/s, decompress %.3f GB/s, ratio %.4f\n", gb / t_zc,
+                gb / t_zd, double(bytes) / double(zsize));
+  }
+#endif
+}
+
+// For doubling sizes: encode/decode time with 1 thread against 2+ threads.
+void run_threshold(const Args& a) {
+  const uint32_t eb = dtype_bytes(a.dtype);
+  const int many = a.threads.back() > 1 ? a.threads.back() : 2;
+  std::printf("size_KiB enc_1t_us enc_%dt_us speedup dec_1t_us dec_%dt_us speedup\n", many, many);
+  for (uint64_t kib = 16; kib <= 64 * 1024; kib *= 2) {
+    const uint64_t n = kib * 1024 / eb, bytes = n * eb;
+    const auto src = make_input(a.dtype, n, a.data);
+    std::vector<uint8_t> frame(compress_bound(a.dtype, n)), out(bytes);
+    Codebook cb;
+    const void* bufs[1] = {src.data()};
+    const uint64_t ns[1] = {n};
+    calibrate(a.dtype, bufs, ns, 1, &cb);
+    // Enough repetitions for ~20 ms per measurement, best of 15.
+    const int inner = static_cast<int>(std::max<uint64_t>(1, (64u << 20) / bytes));
+    double te[2], td[2];
+    uint64_t fsize = 0;
+    for (int k = 0; k < 2; ++k) {
+      CompressOptions co;
+      co.backend = "cpu";
+      co.codebook = &cb;
+      co.threads = k == 0 ? 1 : many;
+      DecompressOptions dopt;
+      dopt.backend = "cpu";
+      dopt.threads = co.threads;
+      te[k] = best_seconds(15, [&] {
+        for (int i = 0; i < inner; ++i)
+          fsize = compress(a.dtype, src.data(), n, frame.data(), frame.size(), co).size;
+      }) / inner;
+      td[k] = best_seconds(15, [&] {
+        for (int i = 0; i < inner; ++i) decompress(frame.data(), fsize, out.data(), out.size(), dopt);
+      }) / inner;
+    }
+    std::printf("%8llu %9.1f %9.1f %7.2f %9.1f %9.1f %7.2f\n", static_cast<unsigned long long>(kib),
+                te[0] * 1e6, te[1] * 1e6, te[0] / te[1], td[0] * 1e6, td[1] * 1e6, td[0] / td[1]);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", k.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (k == "--mb") a.mb = std::strtoull(next(), nullptr, 10);
+    else if (k == "--dtype") {
+      if (!parse_dtype(next(), &a.dtype)) return 2;
+    } else if (k == "--data") a.data = next();
+    else if (k == "--reps") a.reps = std::atoi(next());
+    else if (k == "--threads") a.threads = parse_list(next());
+    else if (k == "--zstd") a.zstd = true;
+    else if (k == "--threshold") a.threshold = true;
+    else if (k == "--cpu-time") g_cpu_time = true;
+    else if (k == "--target") a.target = next();
+    else {
+      std::fprintf(stderr, "unknown option %s\n", k.c_str());
+      return 2;
+    }
+  }
+  if (!a.target.empty()) {
+    for (int64_t t : cpu::runnable_targets())
+      if (a.target == cpu::target_name(t)) cpu::force_target(t);
+    if (a.target != cpu::target_name(cpu::active_target())) {
+      std::fprintf(stderr, "target %s is not runnable here\n", a.target.c_str());
+      return 2;
+    }
+  }
+  if (a.threshold) {
+    run_threshold(a);
+  } else {
+    run_throughput(a);
+  }
+  return 0;
+}

@@ -1,0 +1,124 @@
+// Every available backend against every other (FORMAT.md 11).
+// Byte 0 picks the mode:
+//   even: the rest is a compress case (fuzz_common.h). Each backend, forced
+//         with options.backend, must give the same status and the same frame
+//         bytes; each backend must then decode that frame to the input.
+//   odd:  the rest is a frame or stream of frames (header checks repaired
+//         when bit 1 is set, checksum verification off when bit 2 is set).
+//         Each backend must agree on accept or reject and on the output;
+//         the status must be one FORMAT.md section 9 allows for the frame
+//         (rules 14-19 may run in any order, so a frame with several faults
+//         can get different statuses), the exact lowest rule for the
+//         reference, and the same everywhere when only one status is
+//         allowed.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fuzz_common.h"
+#include "spec_oracle.h"
+
+namespace {
+
+using splitzip::Status;
+
+// A forced backend that cannot take host memory here is skipped, not compared.
+bool skipped(Status s) { return s == Status::backend_unavailable || s == Status::unsupported_memory; }
+
+void encode_mode(const uint8_t* data, size_t size, const std::vector<std::string>& backends) {
+  const szfuzz::CompressCase c = szfuzz::decode_case(data, size);
+  const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
+  const uint64_t in_bytes = c.n * splitzip::dtype_bytes(c.dtype);
+  const void* src = c.data.empty() ? static_cast<const void*>(&c) : c.data.data();
+
+  std::vector<uint8_t> first;
+  Status first_status = Status::ok;
+  std::string first_name;
+  for (const std::string& name : backends) {
+    splitzip::CompressOptions o;
+    o.codebook = c.user_codebook ? &c.codebook : nullptr;
+    o.chunk_log2 = c.chunk_log2;
+    o.checksum = c.checksum;
+    o.threads = c.threads;
+    o.backend = name.c_str();
+    std::vector<uint8_t> dst(bound);
+    const splitzip::Result r = splitzip::compress(c.dtype, src, c.n, dst.data(), dst.size(), o);
+    if (skipped(r.status)) continue;
+    FUZZ_CHECK(r.backend == nullptr || name == r.backend, "forced %s, ran %s", name.c_str(), r.backend);
+    if (r.ok()) dst.resize(r.size);
+    else dst.clear();
+    if (first_name.empty()) {
+      first = dst;
+      first_status = r.status;
+      first_name = name;
+      continue;
+    }
+    FUZZ_CHECK(r.status == first_status, "compress status: %s gives %s, %s gives %s", first_name.c_str(),
+               splitzip::status_name(first_status), name.c_str(), splitzip::status_name(r.status));
+    FUZZ_CHECK(dst == first, "compress bytes differ between %s and %s (sizes %zu, %zu)",
+               first_name.c_str(), name.c_str(), first.size(), dst.size());
+  }
+  if (first_status != Status::ok || first_name.empty()) return;
+
+  for (const std::string& name : backends) {
+    splitzip::DecompressOptions o;
+    o.backend = name.c_str();
+    std::vector<uint8_t> back(in_bytes + 1);
+    const splitzip::Result r = splitzip::decompress(first.data(), first.size(), back.data(), in_bytes, o);
+    if (skipped(r.status)) continue;
+    FUZZ_CHECK(r.ok() && r.size == in_bytes, "%s cannot decode the common frame: %s", name.c_str(),
+               splitzip::status_name(r.status));
+    FUZZ_CHECK(in_bytes == 0 || std::memcmp(back.data(), src, in_bytes) == 0, "%s decodes wrongly",
+               name.c_str());
+  }
+}
+
+void frame_mode(uint8_t mode, const uint8_t* data, size_t size, const std::vector<std::string>& backends) {
+  std::vector<uint8_t> buf(data, data + size);
+  if (mode & 2) szfuzz::repair_header_checks(buf.data(), buf.size());
+  szfuzz::SpecOptions so;
+  so.verify_checksum = !(mode & 4);
+  const szfuzz::SpecVerdict v = szfuzz::spec_check(buf.data(), buf.size(), so);
+  if (v.header_ok && v.decoded_size > (uint64_t{8} << 20)) return;
+  const uint64_t cap = v.header_ok ? v.decoded_size : 16;
+
+  bool have_first = false;
+  Status first_status = Status::ok;
+  std::string first_name;
+  for (const std::string& name : backends) {
+    splitzip::DecompressOptions o;
+    o.backend = name.c_str();
+    o.verify_checksum = so.verify_checksum;
+    std::vector<uint8_t> dst(cap ? cap : 1);
+    const splitzip::Result r = splitzip::decompress(buf.data(), buf.size(), dst.data(), cap, o);
+    if (skipped(r.status)) continue;
+    FUZZ_CHECK(v.allows(r.status), "%s: %s not allowed (lowest rule %s)", name.c_str(),
+               splitzip::status_name(r.status), splitzip::status_name(v.first()));
+    if (name == "reference")
+      FUZZ_CHECK(r.status == v.first(), "reference: %s, expected %s", splitzip::status_name(r.status),
+                 splitzip::status_name(v.first()));
+    if (r.ok())
+      FUZZ_CHECK(r.size == v.decoded_size &&
+                     (v.decoded_size == 0 || std::memcmp(dst.data(), v.output.data(), v.decoded_size) == 0),
+                 "%s output differs from the spec decode", name.c_str());
+    if (!have_first) {
+      have_first = true;
+      first_status = r.status;
+      first_name = name;
+    } else {
+      FUZZ_CHECK(r.ok() == (first_status == Status::ok), "accept/reject: %s gives %s, %s gives %s",
+                 first_name.c_str(), splitzip::status_name(first_status), name.c_str(),
+                 splitzip::status_name(r.status));
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::vector<std::string> backends = szfuzz::available_backends();
+  if (size == 0) return 0;
+  if (data[0] & 1) frame_mode(data[0], data + 1, size - 1, backends);
+  else encode_mode(data + 1, size - 1, backends);
+  return 0;
+}

@@ -1,0 +1,100 @@
+// Round trip: data, dtype, chunk size, checksum flag and codebook (user or
+// dynamic) come from the fuzz input. The frame must be exactly the one
+// FORMAT.md describes (stored-mode choice of 4.4, escape count, codebook),
+// no larger than compress_bound, written nowhere past it, accepted by the
+// spec oracle, and must decode to the input bit for bit. Another thread
+// count must give the same bytes.
+#include <cstring>
+#include <vector>
+
+#include "fuzz_common.h"
+#include "spec_oracle.h"
+
+namespace {
+
+using splitzip::Status;
+
+constexpr uint64_t kCanary = 64;
+constexpr uint8_t kCanaryByte = 0xA5;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const szfuzz::CompressCase c = szfuzz::decode_case(data, size);
+  const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
+  const uint32_t bytes = splitzip::dtype_bytes(c.dtype);
+  FUZZ_CHECK(bound == szfuzz::spec_stored_size(static_cast<uint32_t>(c.dtype), c.n), "compress_bound");
+
+  splitzip::CompressOptions o;
+  o.codebook = c.user_codebook ? &c.codebook : nullptr;
+  o.chunk_log2 = c.chunk_log2;
+  o.checksum = c.checksum;
+  o.threads = c.threads;
+
+  // Capacity beyond the bound, so only the promise (not the capacity) keeps
+  // the encoder inside it; the canary shows any write past the bound.
+  std::vector<uint8_t> dst(bound + kCanary, kCanaryByte);
+  const void* src = c.data.empty() ? static_cast<const void*>(&c) : c.data.data();
+  const splitzip::Result r = splitzip::compress(c.dtype, src, c.n, dst.data(), dst.size(), o);
+  for (uint64_t i = bound; i < dst.size(); ++i)
+    FUZZ_CHECK(dst[i] == kCanaryByte, "compress wrote byte %llu past compress_bound %llu",
+               (unsigned long long)i, (unsigned long long)bound);
+
+  if (c.user_codebook) {
+    const Status cs = splitzip::validate_codebook(c.codebook);
+    if (cs != Status::ok || c.codebook_dtype_mismatch) {
+      FUZZ_CHECK(r.status == Status::bad_codebook || r.status == Status::invalid_argument,
+                 "compress with a bad codebook (%s): %s", splitzip::status_name(cs),
+                 splitzip::status_name(r.status));
+      return 0;
+    }
+  }
+  FUZZ_CHECK(r.ok(), "compress: %s", splitzip::status_name(r.status));
+  FUZZ_CHECK(r.size <= bound, "frame %llu > bound %llu", (unsigned long long)r.size,
+             (unsigned long long)bound);
+
+  // The frame FORMAT.md 4.4 prescribes.
+  const splitzip::Codebook cb = c.user_codebook ? c.codebook : szfuzz::spec_calibrate(c.dtype, src, c.n);
+  const uint64_t e = szfuzz::spec_escape_count(c.dtype, src, c.n, cb);
+  const uint32_t id = static_cast<uint32_t>(c.dtype);
+  const uint64_t coded_size = szfuzz::spec_coded_size(id, c.n, c.chunk_log2, e);
+  const bool coded = c.n > 0 && coded_size < szfuzz::spec_stored_size(id, c.n);
+  FUZZ_CHECK(r.size == (coded ? coded_size : bound), "frame size %llu, expected %llu (E=%llu)",
+             (unsigned long long)r.size, (unsigned long long)(coded ? coded_size : bound),
+             (unsigned long long)e);
+  splitzip::FrameInfo fi;
+  const Status is = splitzip::frame_info(dst.data(), r.size, &fi);
+  FUZZ_CHECK(is == Status::ok, "frame_info on own frame: %s", splitzip::status_name(is));
+  FUZZ_CHECK(fi.stored == !coded && fi.escape_count == (coded ? e : 0), "stored/escapes");
+  FUZZ_CHECK(fi.n_elems == c.n && fi.dtype == c.dtype && fi.has_checksum == c.checksum, "header fields");
+  if (coded) {
+    FUZZ_CHECK(fi.chunk_log2 == c.chunk_log2, "chunk_log2");
+    FUZZ_CHECK(fi.codebook.count == cb.count && std::memcmp(fi.codebook.entries, cb.entries, 16) == 0,
+               "codebook in frame differs from the expected one");
+  }
+  if (c.checksum)
+    FUZZ_CHECK(fi.content_checksum == splitzip::xxh64(src, c.n * bytes), "content checksum");
+
+  // Canonical per the spec, and decodes to the input.
+  const szfuzz::SpecVerdict v = szfuzz::spec_check(dst.data(), r.size);
+  FUZZ_CHECK(v.ok(), "spec oracle rejects the frame: %s", splitzip::status_name(v.first()));
+  FUZZ_CHECK(c.n == 0 || std::memcmp(v.output.data(), src, c.n * bytes) == 0, "spec decode differs");
+  std::vector<uint8_t> back(c.n * bytes + 1);
+  const splitzip::Result d = splitzip::decompress(dst.data(), r.size, back.data(), c.n * bytes);
+  FUZZ_CHECK(d.ok() && d.size == c.n * bytes, "decompress: %s", splitzip::status_name(d.status));
+  FUZZ_CHECK(c.n == 0 || std::memcmp(back.data(), src, c.n * bytes) == 0, "round trip differs");
+
+  // Same bytes with another thread count, into an exact-size buffer.
+  splitzip::CompressOptions o2 = o;
+  o2.threads = c.threads == 1 ? 0 : 1;
+  std::vector<uint8_t> again(r.size);
+  const splitzip::Result r2 = splitzip::compress(c.dtype, src, c.n, again.data(), again.size(), o2);
+  FUZZ_CHECK(r2.ok() && r2.size == r.size && std::memcmp(again.data(), dst.data(), r.size) == 0,
+             "not deterministic across thread counts (%s)", splitzip::status_name(r2.status));
+
+  // One byte short of the frame: refused, and nothing written past capacity.
+  std::vector<uint8_t> shorter(r.size - 1);
+  const Status ss = splitzip::compress(c.dtype, src, c.n, shorter.data(), shorter.size(), o).status;
+  FUZZ_CHECK(ss == Status::dst_too_small, "capacity frame-1: %s", splitzip::status_name(ss));
+  return 0;
+}

@@ -1,0 +1,356 @@
+// FORMAT.md section 9 as a checklist. See spec_oracle.h.
+#include "spec_oracle.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace szfuzz {
+namespace {
+
+using splitzip::Status;
+
+struct Geo {
+  uint32_t bytes, exp_bits, res_bytes, high_bits;
+};
+
+// FORMAT.md section 2 table.
+Geo geo(uint32_t id) {
+  switch (id) {
+    case 1: return {2, 8, 1, 0};
+    case 2: return {2, 5, 1, 3};
+    case 3: return {4, 8, 3, 0};
+    case 4: return {1, 5, 0, 3};
+    default: return {0, 0, 0, 0};
+  }
+}
+
+uint64_t a16(uint64_t x) { return (x + 15) / 16 * 16; }
+uint64_t cdiv(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
+
+uint64_t le(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+struct Streams {
+  uint64_t off[7] = {};   // 1..6
+  uint64_t size[7] = {};
+  uint64_t end = 0;
+};
+
+Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e) {
+  const Geo g = geo(id);
+  Streams s;
+  s.size[1] = n * g.res_bytes;
+  s.size[2] = g.high_bits ? cdiv(3 * n, 8) : 0;
+  s.size[3] = cdiv(n, 2);
+  s.size[4] = 2 * cdiv(n, uint64_t{1} << chunk_log2);
+  s.size[5] = 2 * e;
+  s.size[6] = e;
+  uint64_t off = 64;
+  for (int i = 1; i <= 6; ++i) {
+    s.off[i] = off;
+    off = a16(off + s.size[i]);
+  }
+  s.end = a16(off);
+  return s;
+}
+
+uint64_t xxh(const uint8_t* p, uint64_t n) { return splitzip::xxh64(p, n, 0); }
+
+uint32_t bit(int rule) { return uint32_t{1} << rule; }
+
+// Value from exponent e and residual r, per dtype (FORMAT.md 2).
+uint64_t join(uint32_t id, uint32_t e, uint32_t r) {
+  switch (id) {
+    case 1: return (uint64_t{(r >> 7) & 1} << 15) | (uint64_t{e & 0xFF} << 7) | (r & 0x7F);
+    case 2: return (uint64_t{(r >> 10) & 1} << 15) | (uint64_t{e & 0x1F} << 10) | (r & 0x3FF);
+    case 3: return (uint64_t{(r >> 23) & 1} << 31) | (uint64_t{e & 0xFF} << 23) | (r & 0x7FFFFF);
+    case 4: return (uint64_t{(r >> 2) & 1} << 7) | (uint64_t{e & 0x1F} << 2) | (r & 0x3);
+    default: return 0;
+  }
+}
+
+// Rules 1-11; returns the broken rule or 0, filling v's header fields.
+int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16], uint32_t* cb_count,
+                 uint32_t* chunk_log2, bool* checksum, uint64_t* content) {
+  if (size < 64) return 1;
+  if (!(b[0] == 0x53 && b[1] == 0x5A && b[2] == 0x4B && b[3] == 0x56)) return 2;
+  if (b[4] != 1) return 3;
+  uint8_t tmp[64];
+  std::memcpy(tmp, b, 64);
+  std::memset(tmp + 52, 0, 4);
+  if (le(b + 52, 4) != (xxh(tmp, 64) & 0xFFFFFFFFu)) return 4;
+  const uint32_t id = b[5];
+  if (id < 1 || id > 4) return 5;
+  const uint8_t flags = b[6];
+  if ((flags & 0xFC) != 0 || b[49] || b[50] || b[51]) return 6;
+  *chunk_log2 = b[7];
+  if (*chunk_log2 < 6 || *chunk_log2 > 15) return 7;
+  const uint64_t n = le(b + 8, 8), e = le(b + 16, 8);
+  *content = le(b + 56, 8);
+  v.stored = flags & 1;
+  *checksum = (flags & 2) != 0;
+  std::memcpy(cb, b + 32, 16);
+  *cb_count = b[48];
+  if (n > (uint64_t{1} << 56) || e > n) return 8;
+  if (!*checksum && *content != 0) return 8;
+  if (v.stored) {
+    if (e != 0 || *cb_count != 0) return 8;
+    for (int i = 0; i < 16; ++i)
+      if (cb[i]) return 8;
+  } else {
+    if (*cb_count < 1 || *cb_count > 16) return 9;
+    for (uint32_t i = 0; i < 16; ++i) {
+      if (i >= *cb_count && cb[i] != 0) return 9;
+      if (i < *cb_count && geo(id).exp_bits == 5 && cb[i] >= 32) return 9;
+      for (uint32_t j = 0; j < i && i < *cb_count; ++j)
+        if (cb[i] == cb[j]) return 9;
+    }
+  }
+  v.dtype_bytes = geo(id).bytes;
+  v.n_elems = n;
+  v.escape_count = e;
+  v.frame_size = le(b + 24, 8);
+  const uint64_t expect = v.stored ? spec_stored_size(id, n) : spec_coded_size(id, n, *chunk_log2, e);
+  if (v.frame_size != expect) return 10;
+  if (size < v.frame_size) return 11;
+  return 0;
+}
+
+}  // namespace
+
+Status rule_status(int rule) {
+  static const Status kByRule[20] = {
+      Status::ok,           Status::truncated,         Status::bad_magic,
+      Status::unsupported_version, Status::header_corrupt, Status::bad_dtype,
+      Status::reserved_bits, Status::bad_chunk_size,   Status::bad_header,
+      Status::bad_codebook, Status::size_mismatch,     Status::truncated,
+      Status::limit_exceeded, Status::dst_too_small,   Status::bad_padding,
+      Status::bad_escape_counts, Status::bad_escape_position, Status::bad_escape_value,
+      Status::bad_code,     Status::checksum_mismatch};
+  return rule >= 0 && rule < 20 ? kByRule[rule] : Status::internal_error;
+}
+
+int status_rule(Status s) {
+  for (int r = 1; r < 20; ++r)
+    if (rule_status(r) == s) return r;  // TRUNCATED maps to rule 1; allows() handles 11
+  return 0;
+}
+
+Status SpecVerdict::first() const {
+  for (int r = 1; r < 20; ++r)
+    if (definite & bit(r)) return rule_status(r);
+  return Status::ok;
+}
+
+bool SpecVerdict::allows(Status s) const {
+  if (s == Status::ok) return definite == 0;
+  for (int r = 1; r < 20; ++r)
+    if ((possible & bit(r)) && rule_status(r) == s) return true;
+  return false;
+}
+
+uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes) {
+  return streams_of(dtype_id, n, chunk_log2, escapes).end;
+}
+
+uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n) {
+  return 64 + a16(n * geo(dtype_id).bytes);
+}
+
+SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opts) {
+  SpecVerdict v;
+  uint8_t cb[16];
+  uint32_t cb_count = 0, chunk_log2 = 0;
+  bool checksum = false;
+  uint64_t content = 0;
+  const int hr = check_header(src, size, v, cb, &cb_count, &chunk_log2, &checksum, &content);
+  if (hr) {
+    v.definite = v.possible = bit(hr);
+    return v;
+  }
+  v.header_ok = true;
+  const uint32_t id = src[5];
+  const Geo g = geo(id);
+  const uint64_t n = v.n_elems;
+  v.decoded_size = n * g.bytes;
+  if (opts.max_output_bytes != 0 && v.decoded_size > opts.max_output_bytes) {
+    v.definite = v.possible = bit(12);
+    return v;
+  }
+  if (opts.dst_capacity < v.decoded_size) {
+    v.definite = v.possible = bit(13);
+    return v;
+  }
+
+  std::vector<uint8_t> out(v.decoded_size);
+  uint32_t def = 0, pos = 0;
+  if (v.stored) {
+    for (uint64_t i = 64 + v.decoded_size; i < v.frame_size; ++i)
+      if (src[i]) def |= bit(14);
+    if (v.decoded_size) std::memcpy(out.data(), src + 64, v.decoded_size);
+  } else {
+    const Streams s = streams_of(id, n, chunk_log2, v.escape_count);
+    // Rule 14: every byte outside a stream is zero, and the unused bits at
+    // the end of the code and 3-bit streams are zero.
+    std::vector<bool> covered(v.frame_size, false);
+    for (int k = 1; k <= 6; ++k)
+      for (uint64_t i = 0; i < s.size[k]; ++i) covered[s.off[k] + i] = true;
+    for (uint64_t i = 64; i < v.frame_size; ++i)
+      if (!covered[i] && src[i]) def |= bit(14);
+    if ((n & 1) && (src[s.off[3] + s.size[3] - 1] & 0xF0)) def |= bit(14);
+    if (s.size[2] && (3 * n) % 8) {
+      const uint32_t used = (3 * n) % 8;
+      if (src[s.off[2] + s.size[2] - 1] >> used) def |= bit(14);
+    }
+    auto code = [&](uint64_t i) -> uint32_t { return (src[s.off[3] + i / 2] >> (4 * (i & 1))) & 0xF; };
+    const uint64_t chunk = uint64_t{1} << chunk_log2;
+    const uint64_t n_chunks = cdiv(n, chunk);
+    auto chunk_len = [&](uint64_t q) { return std::min(chunk, n - q * chunk); };
+
+    // Rule 15.
+    uint64_t sum = 0;
+    bool counts_bad = false;
+    for (uint64_t q = 0; q < n_chunks; ++q) {
+      const uint64_t c = le(src + s.off[4] + 2 * q, 2);
+      if (c > chunk_len(q)) counts_bad = true;
+      sum += c;
+    }
+    if (sum != v.escape_count) counts_bad = true;
+    if (counts_bad) def |= bit(15);
+
+    // Rules 16 and 17, escapes assigned to chunks by the counts (stopping at E).
+    bool in_cb[256] = {};
+    for (uint32_t c = 0; c < cb_count; ++c) in_cb[cb[c]] = true;
+    uint32_t esc = 0;
+    std::vector<std::pair<uint64_t, uint32_t>> patches;  // element, exponent
+    uint64_t idx = 0;
+    for (uint64_t q = 0; q < n_chunks && idx < v.escape_count; ++q) {
+      const uint64_t c = le(src + s.off[4] + 2 * q, 2);
+      uint64_t prev = 0;
+      for (uint64_t j = 0; j < c && idx < v.escape_count; ++j, ++idx) {
+        const uint64_t p = le(src + s.off[5] + 2 * idx, 2);
+        const uint32_t x = src[s.off[6] + idx];
+        if (x >= (uint32_t{1} << g.exp_bits) || in_cb[x]) esc |= bit(17);
+        if (p >= chunk_len(q) || (j > 0 && p <= prev)) esc |= bit(16);
+        if (p < chunk_len(q)) {
+          if (code(q * chunk + p) != 0) esc |= bit(17);
+          patches.emplace_back(q * chunk + p, x);
+        }
+        prev = p;
+      }
+    }
+    // With counts that do not add up, which escape belongs to which chunk is
+    // an implementation's choice: 16 and 17 are only possible, not certain.
+    if (counts_bad) pos |= bit(16) | bit(17);
+    else def |= esc;
+    // A position outside its chunk has no code slot to check.
+    if (def & bit(16)) pos |= bit(17);
+
+    // Rule 18.
+    for (uint64_t i = 0; i < n; ++i)
+      if (code(i) >= cb_count) {
+        def |= bit(18);
+        break;
+      }
+
+    // The naive decode: codebook exponent, then escape patches.
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t r = 0;
+      for (uint32_t k = 0; k < g.res_bytes; ++k) r |= uint32_t{src[s.off[1] + i * g.res_bytes + k]} << (8 * k);
+      if (g.high_bits) {
+        const uint64_t b0 = 3 * i;
+        uint32_t w = src[s.off[2] + b0 / 8];
+        if (b0 / 8 + 1 < s.size[2]) w |= uint32_t{src[s.off[2] + b0 / 8 + 1]} << 8;
+        r |= ((w >> (b0 % 8)) & 7u) << (8 * g.res_bytes);
+      }
+      uint32_t e = cb[code(i)];
+      const uint64_t val = join(id, e, r);
+      for (uint32_t k = 0; k < g.bytes; ++k) out[i * g.bytes + k] = static_cast<uint8_t>(val >> (8 * k));
+    }
+    for (const auto& pe : patches) {
+      const uint64_t i = pe.first;
+      uint64_t val = le(out.data() + i * g.bytes, static_cast<int>(g.bytes));
+      // Keep the residual, replace the exponent.
+      uint32_t r = 0;
+      switch (id) {
+        case 1: r = static_cast<uint32_t>(((val >> 8) & 0x80) | (val & 0x7F)); break;
+        case 2: r = static_cast<uint32_t>(((val >> 5) & 0x400) | (val & 0x3FF)); break;
+        case 3: r = static_cast<uint32_t>(((val >> 8) & 0x800000) | (val & 0x7FFFFF)); break;
+        case 4: r = static_cast<uint32_t>(((val >> 5) & 0x4) | (val & 0x3)); break;
+      }
+      val = join(id, pe.second, r);
+      for (uint32_t k = 0; k < g.bytes; ++k) out[i * g.bytes + k] = static_cast<uint8_t>(val >> (8 * k));
+    }
+  }
+  // Rule 19. Past a fault in rules 15-18 the output is undefined, so a
+  // checksum failure is then a legitimate report too.
+  if (checksum && opts.verify_checksum) {
+    if ((def | pos) & (bit(15) | bit(16) | bit(17) | bit(18))) pos |= bit(19);
+    else if (xxh(out.data(), out.size()) != content) def |= bit(19);
+  }
+  v.definite = def;
+  v.possible = def | pos;
+  if (def == 0) v.output = std::move(out);
+  return v;
+}
+
+uint32_t spec_exponent(splitzip::Dtype dtype, const void* src, uint64_t i) {
+  const auto* p = static_cast<const uint8_t*>(src);
+  switch (dtype) {
+    case splitzip::Dtype::bf16: return static_cast<uint32_t>((le(p + 2 * i, 2) >> 7) & 0xFF);
+    case splitzip::Dtype::fp16: return static_cast<uint32_t>((le(p + 2 * i, 2) >> 10) & 0x1F);
+    case splitzip::Dtype::fp32: return static_cast<uint32_t>((le(p + 4 * i, 4) >> 23) & 0xFF);
+    case splitzip::Dtype::fp8_e5m2: return (p[i] >> 2) & 0x1F;
+  }
+  return 0;
+}
+
+splitzip::Codebook spec_calibrate(splitzip::Dtype dtype, const void* src, uint64_t n) {
+  uint64_t count[256] = {};
+  for (uint64_t i = 0; i < n; ++i) ++count[spec_exponent(dtype, src, i)];
+  std::vector<uint32_t> order;
+  for (uint32_t e = 0; e < 256; ++e)
+    if (count[e]) order.push_back(e);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return count[a] > count[b]; });
+  splitzip::Codebook cb;
+  cb.dtype = dtype;
+  cb.count = static_cast<uint8_t>(std::min<size_t>(order.size(), 16));
+  for (uint32_t c = 0; c < cb.count; ++c) cb.entries[c] = static_cast<uint8_t>(order[c]);
+  return cb;
+}
+
+uint64_t spec_escape_count(splitzip::Dtype dtype, const void* src, uint64_t n,
+                           const splitzip::Codebook& cb) {
+  bool in_cb[256] = {};
+  for (uint32_t c = 0; c < cb.count && c < 16; ++c) in_cb[cb.entries[c]] = true;
+  uint64_t e = 0;
+  for (uint64_t i = 0; i < n; ++i) e += !in_cb[spec_exponent(dtype, src, i)];
+  return e;
+}
+
+bool repair_header_checks(uint8_t* buf, uint64_t size) {
+  bool changed = false;
+  uint64_t off = 0;
+  while (size - off >= 64) {
+    uint8_t* h = buf + off;
+    uint8_t tmp[64];
+    std::memcpy(tmp, h, 64);
+    std::memset(tmp + 52, 0, 4);
+    const uint64_t c = xxh(tmp, 64);
+    for (int i = 0; i < 4; ++i) {
+      const auto b = static_cast<uint8_t>(c >> (8 * i));
+      changed |= h[52 + i] != b;
+      h[52 + i] = b;
+    }
+    const uint64_t fs = le(h + 24, 8);
+    if (fs < 64 || fs > size - off) break;
+    off += fs;
+  }
+  return changed;
+}
+
+}  // namespace szfuzz

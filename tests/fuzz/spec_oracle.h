@@ -1,0 +1,69 @@
+// An independent reading of FORMAT.md section 9: which rules a frame breaks
+// and what it decodes to. Written from the document, not from core/, so the
+// fuzzers and reliability tests compare the library against the spec rather
+// than against itself. Slow and simple on purpose.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "splitzip/splitzip.hpp"
+
+namespace szfuzz {
+
+struct SpecOptions {
+  uint64_t dst_capacity = ~uint64_t{0};
+  uint64_t max_output_bytes = 0;  // 0: no limit (rule 12 off)
+  bool verify_checksum = true;
+};
+
+// Rules are numbered as in FORMAT.md section 9 (1..19); bit r of a mask is rule r.
+struct SpecVerdict {
+  // Rules broken for certain. Rules 1-13 stop at the first failure, so at
+  // most one of them is set, and then nothing above it.
+  uint32_t definite = 0;
+  // definite plus the rules an implementation may also report because the
+  // frame's meaning is undefined past a fault (counts that do not add up make
+  // positions ambiguous; an undecodable frame has no output to checksum).
+  uint32_t possible = 0;
+  bool header_ok = false;      // rules 1-11 hold
+  bool stored = false;
+  uint32_t dtype_bytes = 0;
+  uint64_t n_elems = 0;
+  uint64_t escape_count = 0;
+  uint64_t frame_size = 0;     // from the header, valid when header_ok
+  uint64_t decoded_size = 0;   // n * bytes, valid when header_ok
+  std::vector<uint8_t> output; // decoded bytes, filled when definite == 0
+
+  bool ok() const { return definite == 0; }
+  // Status of the lowest broken rule (what the reference must report).
+  splitzip::Status first() const;
+  // Whether an implementation may report s for this frame.
+  bool allows(splitzip::Status s) const;
+};
+
+splitzip::Status rule_status(int rule);
+// 0 for statuses that are not a section 9 rule.
+int status_rule(splitzip::Status s);
+
+SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opts = {});
+
+// Frame size a header implies (FORMAT.md 4.2/4.3), computed independently of
+// core/layout.h. dtype_id must be 1..4.
+uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes);
+uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n);
+
+// Dynamic top-16 calibration (FORMAT.md 3) of one buffer, written from the text.
+splitzip::Codebook spec_calibrate(splitzip::Dtype dtype, const void* src, uint64_t n);
+// Exponent of element i (raw bits, little-endian host).
+uint32_t spec_exponent(splitzip::Dtype dtype, const void* src, uint64_t i);
+// Escapes of a buffer under a codebook.
+uint64_t spec_escape_count(splitzip::Dtype dtype, const void* src, uint64_t n,
+                           const splitzip::Codebook& cb);
+
+// Recomputes header_check of every frame of a stream in place, walking by the
+// frame_size fields, so mutated headers get past rule 4 and reach the deeper
+// rules. Returns true if anything changed.
+bool repair_header_checks(uint8_t* buf, uint64_t size);
+
+}  // namespace szfuzz

@@ -1,0 +1,110 @@
+# Driver for the packaging tests (cmake -P). MODE:
+#   install    cmake --install BUILD_DIR into WORK_DIR/prefix, check the layout
+#   cmake      configure, build and run examples/consumer with find_package
+#   pkgconfig  compile main.c and main.cpp with pkg-config flags and run them
+cmake_minimum_required(VERSION 3.20)
+
+set(prefix "${WORK_DIR}/prefix")
+
+function(run_checked what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# A consumer binary must round-trip and report a ratio above 1 (the sample
+# data compresses; a stored frame would give a ratio below 1).
+function(check_consumer exe)
+  run_checked("running ${exe}" "${exe}")
+  message(STATUS "${last_output}")
+  if(NOT last_output MATCHES "ratio ([0-9]+\\.[0-9]+), backend ([a-z]+), round trip ok")
+    message(FATAL_ERROR "${exe}: unexpected output: ${last_output}")
+  endif()
+  if(CMAKE_MATCH_1 LESS_EQUAL 1.0)
+    message(FATAL_ERROR "${exe}: ratio ${CMAKE_MATCH_1} is not above 1")
+  endif()
+endfunction()
+
+set(san_flags "")
+if(SANITIZE)
+  set(san_flags "-fsanitize=${SANITIZE}")
+endif()
+
+if(MODE STREQUAL "install")
+  file(REMOVE_RECURSE "${prefix}")
+  run_checked("cmake --install" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}")
+  foreach(f include/splitzip/splitzip.h include/splitzip/splitzip.hpp)
+    if(NOT EXISTS "${prefix}/${f}")
+      message(FATAL_ERROR "not installed: ${f}")
+    endif()
+  endforeach()
+  file(GLOB_RECURSE libs "${prefix}/*libsplitzip.a" "${prefix}/*libsplitzip.so")
+  file(GLOB_RECURSE configs "${prefix}/*/splitzipConfig.cmake")
+  file(GLOB_RECURSE versions "${prefix}/*/splitzipConfigVersion.cmake")
+  file(GLOB_RECURSE pcs "${prefix}/*/splitzip.pc")
+  foreach(v libs configs versions pcs)
+    if(NOT ${v})
+      message(FATAL_ERROR "installed tree lacks ${v}")
+    endif()
+  endforeach()
+  # Public headers must stand alone: nothing from the source tree's core/.
+  file(GLOB headers "${prefix}/include/splitzip/*")
+  foreach(h IN LISTS headers)
+    file(STRINGS "${h}" bad REGEX "#include \"(core|backends)/")
+    if(bad)
+      message(FATAL_ERROR "${h} includes a private header: ${bad}")
+    endif()
+  endforeach()
+  message(STATUS "installed to ${prefix}: ${libs}")
+
+elseif(MODE STREQUAL "cmake")
+  set(bdir "${WORK_DIR}/consumer-cmake")
+  file(REMOVE_RECURSE "${bdir}")
+  run_checked("configuring examples/consumer" "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/consumer" -B "${bdir}"
+    -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
+    "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
+    "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_CXX_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}"
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+  message(STATUS "${last_output}")
+  # It must have found this prefix, not some other splitzip on the machine.
+  if(NOT last_output MATCHES "from ${prefix}/")
+    message(FATAL_ERROR "consumer did not find the package under ${prefix}")
+  endif()
+  run_checked("building examples/consumer" "${CMAKE_COMMAND}" --build "${bdir}")
+  check_consumer("${bdir}/consumer_cpp")
+  check_consumer("${bdir}/consumer_c")
+
+elseif(MODE STREQUAL "pkgconfig")
+  if(NOT PKG_CONFIG)
+    message(STATUS "pkg-config not found: skipped")
+    return()
+  endif()
+  file(GLOB_RECURSE pcs "${prefix}/*/splitzip.pc")
+  list(GET pcs 0 pc)
+  get_filename_component(pcdir "${pc}" DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} "${pcdir}")
+  run_checked("pkg-config --modversion" "${PKG_CONFIG}" --modversion splitzip)
+  string(STRIP "${last_output}" v)
+  if(NOT v STREQUAL VERSION)
+    message(FATAL_ERROR "splitzip.pc says version '${v}', the build is ${VERSION}")
+  endif()
+  run_checked("pkg-config --cflags --libs --static" "${PKG_CONFIG}" --cflags --libs --static splitzip)
+  string(STRIP "${last_output}" flags)
+  message(STATUS "pkg-config flags: ${flags}")
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  set(bdir "${WORK_DIR}/consumer-pkgconfig")
+  file(REMOVE_RECURSE "${bdir}")
+  file(MAKE_DIRECTORY "${bdir}")
+  separate_arguments(san UNIX_COMMAND "${san_flags}")
+  run_checked("cc main.c" "${C_COMPILER}" -std=c99 ${san} "${SOURCE_DIR}/examples/consumer/main.c"
+    -o "${bdir}/consumer_c" ${flags})
+  check_consumer("${bdir}/consumer_c")
+  run_checked("c++ main.cpp" "${CXX_COMPILER}" -std=c++17 ${san} "${SOURCE_DIR}/examples/consumer/main.cpp"
+    -o "${bdir}/consumer_cpp" ${flags})
+  check_consumer("${bdir}/consumer_cpp")
+
+else()
+  message(FATAL_ERROR "unknown MODE '${MODE}'")
+endif()

@@ -1,0 +1,50 @@
+// A small getopt_long-like parser: --name VALUE, --name=VALUE, -x VALUE,
+// bundled short flags (-fk), "--" to end options, "-" as a positional.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "splitzip/splitzip.hpp"
+
+namespace szcli {
+
+struct OptSpec {
+  const char* name;   // long name without dashes
+  char short_name;    // 0: none
+  bool takes_value;
+};
+
+class Args {
+ public:
+  // Parses argv[first..argc). Throws CliError(kExitUsage) on unknown options
+  // or a missing value. `command` names the subcommand in messages.
+  Args(const char* command, std::vector<OptSpec> specs, int argc, char** argv, int first);
+
+  bool has(const char* name) const;
+  // Last value given for an option, or null.
+  const std::string* value(const char* name) const;
+  // Every value given for an option, in order.
+  std::vector<std::string> values(const char* name) const;
+  const std::vector<std::string>& positional() const { return positional_; }
+
+  // Typed getters; each throws CliError(kExitUsage) with a clear message.
+  uint64_t u64(const char* name, uint64_t fallback) const;
+  double seconds(const char* name, double fallback) const;
+  // Accepts K/M/G/T (and KiB/MiB/GiB/TiB, binary) suffixes.
+  uint64_t size(const char* name, uint64_t fallback) const;
+  bool dtype(splitzip::Dtype* out) const;  // false when --dtype absent
+
+ private:
+  const char* command_;
+  std::vector<OptSpec> specs_;
+  std::vector<std::pair<std::string, std::string>> given_;
+  std::vector<std::string> positional_;
+};
+
+// Parses "64G", "1048576", "512MiB". False on junk or overflow.
+bool parse_size(const std::string& text, uint64_t* out);
+bool parse_u64(const std::string& text, uint64_t* out);
+
+}  // namespace szcli

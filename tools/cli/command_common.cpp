@@ -1,0 +1,47 @@
+#include <cstdio>
+
+#include "tools/cli/commands.h"
+#include "tools/cli/errors.h"
+#include "tools/cli/file_io.h"
+
+namespace szcli {
+
+std::vector<OptSpec> input_option_specs() {
+  return {{"dtype", 0, true}, {"format", 0, true}, {"tensor", 0, true}};
+}
+
+InputOptions input_options(const Args& a) {
+  InputOptions o;
+  o.hint.given = a.dtype(&o.hint.dtype);
+  if (const std::string* f = a.value("format")) o.format = *f;
+  if (const std::string* t = a.value("tensor")) o.tensor = *t;
+  return o;
+}
+
+bool handle_help(const Args& a, const char* usage) {
+  if (!a.has("help")) return false;
+  std::fputs(usage, stdout);
+  return true;
+}
+
+int threads_option(const Args& a) {
+  const uint64_t t = a.u64("threads", 0);
+  if (t > 4096) fail(kExitUsage, "--threads must be at most 4096");
+  return static_cast<int>(t);
+}
+
+splitzip::Codebook load_codebook_file(const std::string& path) {
+  InputBytes b = InputBytes::open(path);
+  splitzip::Codebook cb;
+  const splitzip::Status s = splitzip::codebook_deserialize(b.data(), b.size(), &cb);
+  check_status(s, path + ": not a valid codebook file");
+  return cb;
+}
+
+std::string codebook_text(const splitzip::Codebook& cb) {
+  std::string s = std::string(splitzip::dtype_name(cb.dtype)) + " [" + std::to_string(cb.count) + "]:";
+  for (unsigned i = 0; i < cb.count && i < 16; ++i) s += " " + std::to_string(cb.entries[i]);
+  return s;
+}
+
+}  // namespace szcli

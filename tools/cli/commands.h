@@ -1,0 +1,36 @@
+// The splitzip subcommands. Each returns an exit code (docs/CLI.md) or
+// throws CliError.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tools/cli/args.h"
+#include "tools/cli/tensor_input.h"
+
+namespace szcli {
+
+int cmd_calibrate(int argc, char** argv);
+int cmd_compress(int argc, char** argv);
+int cmd_decompress(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+int cmd_verify(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+
+// --format/--dtype/--tensor, shared by the commands that read tensors.
+std::vector<OptSpec> input_option_specs();
+InputOptions input_options(const Args& a);
+
+// Prints usage text to stdout and returns 0 when --help was given.
+bool handle_help(const Args& a, const char* usage);
+
+// Non-negative --threads value.
+int threads_option(const Args& a);
+
+// Loads a .szcb codebook file; throws CliError with the status on failure.
+splitzip::Codebook load_codebook_file(const std::string& path);
+
+// "bf16 [3]: 120 121 119" style list of a codebook's entries.
+std::string codebook_text(const splitzip::Codebook& cb);
+
+}  // namespace szcli

@@ -1,0 +1,81 @@
+// File input (mmap, or read for stdin and special files) and crash-safe
+// output: a temp file in the target directory, fsync, then rename; the temp
+// is removed on error and on SIGINT/SIGTERM/SIGHUP.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace szcli {
+
+// Bytes of a whole input. Regular files are memory-mapped; stdin ("-") and
+// files that cannot be mapped are read into memory.
+class InputBytes {
+ public:
+  InputBytes() = default;
+  ~InputBytes();
+  InputBytes(const InputBytes&) = delete;
+  InputBytes& operator=(const InputBytes&) = delete;
+  InputBytes(InputBytes&& o) noexcept;
+  InputBytes& operator=(InputBytes&& o) noexcept;
+
+  // Throws CliError(kExitIo) when the file cannot be opened or read.
+  static InputBytes open(const std::string& path);
+
+  const uint8_t* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+  bool is_stdin() const { return path_ == "-"; }
+
+ private:
+  void release();
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  uint64_t size_ = 0;
+  void* map_ = nullptr;  // non-null when mmapped
+  std::unique_ptr<uint8_t[]> heap_;
+};
+
+// Reads up to `want` bytes from fd, retrying short reads; returns bytes read
+// (less than want only at end of file). Throws CliError(kExitIo) on error.
+uint64_t read_full(int fd, uint8_t* dst, uint64_t want, const std::string& what);
+
+// An output file that appears under its final name only when complete.
+class AtomicOutput {
+ public:
+  // path "-" writes to stdout, an existing device or FIFO is written in
+  // place. Otherwise refuses an existing file unless force (CliError
+  // kExitIo) and creates a temp file next to it.
+  AtomicOutput(const std::string& path, bool force);
+  ~AtomicOutput();  // removes the temp file unless commit() succeeded
+  AtomicOutput(const AtomicOutput&) = delete;
+  AtomicOutput& operator=(const AtomicOutput&) = delete;
+
+  void write(const void* data, uint64_t size);
+  // fsync + rename (no replace without force). Throws on failure.
+  void commit();
+  const std::string& path() const { return path_; }
+  bool is_stdout() const { return path_ == "-"; }
+  uint64_t written() const { return written_; }
+
+ private:
+  std::string path_, tmp_;
+  bool force_ = false;
+  int fd_ = -1;
+  int slot_ = -1;  // signal-cleanup registration
+  bool committed_ = false;
+  bool direct_ = false;  // existing non-regular target (device, FIFO): written in place
+  uint64_t written_ = 0;
+};
+
+// True when a and b name the same existing file (same device and inode).
+bool same_file(const std::string& a, const std::string& b);
+bool path_exists(const std::string& path);
+bool is_regular_file(const std::string& path);
+
+// Installs the SIGINT/SIGTERM/SIGHUP handler that unlinks registered temp
+// files and then dies by the same signal. Idempotent.
+void install_signal_cleanup();
+
+}  // namespace szcli
