@@ -23,7 +23,11 @@
 
 include(FindPackageHandleStandardArgs)
 
-option(SPLITZIP_KOKKOS_USE_CONFIG "Try find_package(Kokkos CONFIG) before the direct search" ON)
+# A plain variable set by the caller wins (splitzipConfig.cmake sets it OFF
+# when the library was built against a directly found Kokkos).
+if(NOT DEFINED SPLITZIP_KOKKOS_USE_CONFIG)
+  set(SPLITZIP_KOKKOS_USE_CONFIG ON CACHE BOOL "Try find_package(Kokkos CONFIG) before the direct search")
+endif()
 
 # True when every include directory reachable from target `tgt` exists.
 function(_splitzip_kokkos_includes_exist tgt out)

@@ -2,6 +2,12 @@
 # splitzip::splitzip) and the pkg-config file. Included last by the top-level
 # CMakeLists.txt, when every backend has added itself to `splitzip`, so the
 # dependencies written into the package are the ones this build really has.
+# Off by default when splitzip is a subproject (e.g. python/ embeds it).
+option(SPLITZIP_INSTALL "Install rules, CMake package and pkg-config file" ${PROJECT_IS_TOP_LEVEL})
+if(NOT SPLITZIP_INSTALL)
+  return()
+endif()
+
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -135,8 +141,8 @@ foreach(t IN LISTS _sz_imported)
     set(p CUDAToolkit)
   elseif(t STREQUAL "splitzip::kokkos")
     set(p SplitzipKokkos)
-  elseif(t MATCHES "^Kokkos::")
-    set(p Kokkos)
+  elseif(t MATCHES "^Kokkos::" AND NOT "splitzip::kokkos" IN_LIST _sz_imported)
+    set(p Kokkos)  # linked directly; through splitzip::kokkos it is SplitzipKokkos' job
   elseif(t MATCHES "^Threads::")
     set(p Threads)
   else()
@@ -167,6 +173,12 @@ foreach(p IN LISTS _sz_packages)
     if(SplitzipKokkos_SOURCE STREQUAL "config" AND Kokkos_DIR)
       string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
              "if(NOT DEFINED Kokkos_DIR)\n  set(Kokkos_DIR \"${Kokkos_DIR}\")\nendif()\n")
+    elseif(SplitzipKokkos_SOURCE STREQUAL "direct")
+      # Built against headers + library found directly (e.g. Debian's, whose
+      # package config is broken): find the same way, without loading that
+      # package config into the consumer.
+      string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
+             "if(NOT DEFINED SPLITZIP_KOKKOS_USE_CONFIG)\n  set(SPLITZIP_KOKKOS_USE_CONFIG OFF)\nendif()\n")
     endif()
     string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
            "list(PREPEND CMAKE_MODULE_PATH \"\${CMAKE_CURRENT_LIST_DIR}\")\n"

@@ -30,5 +30,10 @@ int thread_override();
 // default; see cpu_backend.cpp for the measurement behind it.
 uint64_t parallel_min_bytes();
 
+// Smallest output that uses non-temporal stores. Tests lower it to run the
+// streaming paths on small buffers; 0 restores the default.
+uint64_t stream_min_bytes();
+void set_stream_min_bytes(uint64_t bytes);
+
 }  // namespace cpu
 }  // namespace splitzip

@@ -1,6 +1,6 @@
 // Per-target decode kernels: unpack nibbles, look the exponent up in the
-// 16-entry codebook (one byte shuffle), rebuild the values. Escapes are
-// patched afterwards by the backend.
+// 16-entry codebook (one byte shuffle), rebuild the values, patch the
+// (already validated) escapes of each vector before it is stored.
 #if defined(SPLITZIP_CPU_DECODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_DECODE_INL_H_
 #undef SPLITZIP_CPU_DECODE_INL_H_
@@ -11,6 +11,7 @@
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,24 +23,24 @@ namespace HWY_NAMESPACE {
 
 struct DecodeCtx {
   const ConstStreams& s;
-  uint8_t* dst;
   V8 exp, lo, hi;  // codebook tables, broadcast to every block
   ZipOrder zip;
 };
 
-// Each block decodes Lanes(D8) elements starting at j from their codes c.
-// Stores the values (element order) to dst.
+// Each block decodes Lanes(D8) elements starting at j from their codes c
+// and stores the values (element order) at o.
 struct Bf16Block {
   static bool Fits(const DecodeCtx&, uint64_t) { return true; }
-  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+  template <bool kStream>
+  HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const size_t N = hn::Lanes(d8);
     const V8 r = hn::LoadU(d8, x.s.res + j);
     // Low byte: mantissa | exponent bit 0 << 7; high byte: sign | exponent >> 1.
     const V8 lo = x.zip(hn::Or(hn::And(r, hn::Set(d8, 0x7F)), hn::TableLookupBytes(x.lo, c)));
     const V8 hi = x.zip(hn::Or(hn::And(r, hn::Set(d8, 0x80)), hn::TableLookupBytes(x.hi, c)));
-    hn::StoreU(hn::InterleaveLower(d8, lo, hi), d8, x.dst + 2 * j);
-    hn::StoreU(hn::InterleaveUpper(d8, lo, hi), d8, x.dst + 2 * j + N);
+    StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), o);
+    StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), o + N);
   }
 };
 
@@ -59,23 +60,25 @@ HWY_INLINE bool Fits3(const DecodeCtx& x, uint64_t j) {
 
 struct Fp16Block {
   static bool Fits(const DecodeCtx& x, uint64_t j) { return Fits3(x, j); }
-  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+  template <bool kStream>
+  HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const size_t N = hn::Lanes(d8);
     const V8 r3 = Unpack3(LoadBlocks<6>(d8, x.s.high + 3 * j / 8));
     const V8 lo = x.zip(hn::LoadU(d8, x.s.res + j));
     const V8 hi = x.zip(JoinE5(x, c, r3));
-    hn::StoreU(hn::InterleaveLower(d8, lo, hi), d8, x.dst + 2 * j);
-    hn::StoreU(hn::InterleaveUpper(d8, lo, hi), d8, x.dst + 2 * j + N);
+    StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), o);
+    StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), o + N);
   }
 };
 
 struct Fp8Block {
   static bool Fits(const DecodeCtx& x, uint64_t j) { return Fits3(x, j); }
-  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+  template <bool kStream>
+  HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const V8 r3 = Unpack3(LoadBlocks<6>(d8, x.s.high + 3 * j / 8));
-    hn::StoreU(JoinE5(x, c, r3), d8, x.dst + j);
+    StoreOut<kStream>(JoinE5(x, c, r3), o);
   }
 };
 
@@ -84,7 +87,8 @@ struct Fp32Block {
   static bool Fits(const DecodeCtx& x, uint64_t j) {
     return x.s.res + 3 * (j + hn::Lanes(D8())) + 4 <= x.s.end;
   }
-  HWY_INLINE void operator()(const DecodeCtx& x, uint64_t j, V8 c) const {
+  template <bool kStream>
+  HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const D32 d32;
     const size_t N32 = hn::Lanes(d32);
@@ -106,55 +110,84 @@ struct Fp32Block {
       const auto r = hn::And(hn::BitCast(d32, hn::TableLookupBytes(rb, spread)),
                              hn::Set(d32, 0x807FFFFFu));
       const auto v = hn::Or(r, hn::ShiftLeft<23>(hn::PromoteTo(d32, q[k])));
-      hn::StoreU(hn::BitCast(d8, v), d8, x.dst + 4 * i);
+      StoreOut<kStream>(hn::BitCast(d8, v), o + 4 * k * N32);
     }
   }
 };
 
-template <class Traits, class Block>
-uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
-                     uint8_t* dst) {
+template <class Traits, bool kStream, class Block>
+HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t begin, uint64_t end,
+                               const DecodeTables& t, const EscapeList& esc, uint8_t* dst) {
   const D8 d8;
   const size_t N = hn::Lanes(d8);
-  const DecodeCtx x{s, dst, hn::LoadDup128(d8, t.exp), hn::LoadDup128(d8, t.lo),
-                    hn::LoadDup128(d8, t.hi), ZipOrder()};
-  const Block block;
   V8 max_code = hn::Zero(d8);
+  uint64_t e = 0;  // next escape
   uint64_t i = begin;
   for (; i + N <= end && Block::Fits(x, i); i += N) {
-    const V8 c = UnpackNibbles(s.codes + i / 2);
+    const V8 c = UnpackNibbles(x.s.codes + i / 2);
     max_code = hn::Max(max_code, c);
-    block(x, i, c);
+    if (HWY_LIKELY(e == esc.count || esc.idx[e] >= i + N)) {
+      block.template Run<kStream>(x, i, c, dst + i * Traits::kBytes);
+      continue;
+    }
+    // Rare: this vector holds escapes. Decode it to a buffer, patch, copy.
+    alignas(HWY_MAX_BYTES) uint8_t tmp[4 * HWY_MAX_BYTES];
+    block.template Run<false>(x, i, c, tmp);
+    for (; e < esc.count && esc.idx[e] < i + N; ++e) patch_bits<Traits>(tmp, esc.idx[e] - i, esc.exp[e]);
+    for (size_t k = 0; k < Traits::kBytes; ++k)
+      StoreOut<kStream>(hn::Load(d8, tmp + k * N), dst + i * Traits::kBytes + k * N);
   }
+  if (kStream) hwy::FlushStream();
   alignas(HWY_MAX_BYTES) uint8_t lanes[HWY_MAX_BYTES];
   hn::Store(max_code, d8, lanes);
-  uint32_t m = decode_scalar<Traits>(s, i, end, t, dst);
+  uint32_t m = decode_scalar<Traits>(x.s, i, end, t, dst);
+  for (; e < esc.count; ++e) patch_bits<Traits>(dst, esc.idx[e], esc.exp[e]);
   for (size_t k = 0; k < N; ++k) m = lanes[k] > m ? lanes[k] : m;
   return m;
 }
 
+template <class Traits, class Block>
+uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
+                     const EscapeList& esc, uint8_t* dst) {
+  const D8 d8;
+  const DecodeCtx x{s, hn::LoadDup128(d8, t.exp), hn::LoadDup128(d8, t.lo), hn::LoadDup128(d8, t.hi),
+                    ZipOrder()};
+  const Block block;
+  if (s.stream && reinterpret_cast<uintptr_t>(dst + begin * Traits::kBytes) % 16 == 0)
+    return DecodeLoop<Traits, true>(x, block, begin, end, t, esc, dst);
+  return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, dst);
+}
+
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                     const DecodeTables& t, void* dst_v) {
+                     const DecodeTables& t, const EscapeList& esc, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
   switch (dtype) {
-    case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, dst);
-    case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, dst);
-    case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, dst);
-    case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, dst);
+    case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, dst);
+    case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, esc, dst);
+    case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, esc, dst);
+    case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, dst);
   }
   return 0;
 }
 
 #else  // HWY_SCALAR
 
+template <class Traits>
+uint32_t DecodeScalarPatched(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
+                             const EscapeList& esc, uint8_t* dst) {
+  const uint32_t m = decode_scalar<Traits>(s, begin, end, t, dst);
+  for (uint64_t e = 0; e < esc.count; ++e) patch_bits<Traits>(dst, esc.idx[e], esc.exp[e]);
+  return m;
+}
+
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                     const DecodeTables& t, void* dst_v) {
+                     const DecodeTables& t, const EscapeList& esc, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
   switch (dtype) {
-    case Dtype::bf16: return decode_scalar<Bf16Traits>(s, begin, end, t, dst);
-    case Dtype::fp16: return decode_scalar<Fp16Traits>(s, begin, end, t, dst);
-    case Dtype::fp32: return decode_scalar<Fp32Traits>(s, begin, end, t, dst);
-    case Dtype::fp8_e5m2: return decode_scalar<Fp8E5M2Traits>(s, begin, end, t, dst);
+    case Dtype::bf16: return DecodeScalarPatched<Bf16Traits>(s, begin, end, t, esc, dst);
+    case Dtype::fp16: return DecodeScalarPatched<Fp16Traits>(s, begin, end, t, esc, dst);
+    case Dtype::fp32: return DecodeScalarPatched<Fp32Traits>(s, begin, end, t, esc, dst);
+    case Dtype::fp8_e5m2: return DecodeScalarPatched<Fp8E5M2Traits>(s, begin, end, t, esc, dst);
   }
   return 0;
 }

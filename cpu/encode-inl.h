@@ -10,6 +10,7 @@
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -19,13 +20,17 @@ namespace HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
 
-// One vector of Lanes(D8) elements starting at element j: writes the
-// residual streams, returns code+1 per element (0 = escape) and records
-// escapes. kExact: write no byte past this vector's part of a stream.
+// Run() encodes one vector of Lanes(D8) elements starting at element j:
+// writes the residual streams, returns code+1 per element (0 = escape) and
+// records escapes. exact: write no byte past this vector's part of a
+// stream (else 16-byte overlapping stores may spill into the next part).
+// kStream: non-temporal stores (only blocks with kCanStream, whose stores
+// never overlap).
 struct Bf16Block {
-  template <class Lk>
-  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool /*exact*/, const Lk& lookup,
-                           const Streams& s, EscapeSink* sink) const {
+  static constexpr bool kCanStream = true;
+  template <bool kStream, class Lk>
+  HWY_INLINE V8 Run(const uint8_t* src, uint64_t j, bool /*exact*/, const Lk& lookup,
+                    const Streams& s, EscapeSink* sink) const {
     const D8 d8;
     const D16 d16;
     const size_t N = hn::Lanes(d8);
@@ -37,7 +42,7 @@ struct Bf16Block {
     const auto x1 = hn::And(v1, k807F);
     const auto r0 = hn::Or(x0, hn::ShiftRight<8>(x0));
     const auto r1 = hn::Or(x1, hn::ShiftRight<8>(x1));
-    hn::StoreU(hn::ConcatEven(d8, hn::BitCast(d8, r1), hn::BitCast(d8, r0)), d8, s.res + j);
+    StoreOut<kStream>(hn::ConcatEven(d8, hn::BitCast(d8, r1), hn::BitCast(d8, r0)), s.res + j);
     // Exponent: the high byte of v << 1.
     const V8 e = hn::ConcatOdd(d8, hn::BitCast(d8, hn::ShiftLeft<1>(v1)),
                                hn::BitCast(d8, hn::ShiftLeft<1>(v0)));
@@ -71,9 +76,10 @@ HWY_INLINE void Store3(V8 r3, uint64_t j, bool exact, const Streams& s) {
 }
 
 struct Fp16Block {
-  template <class Lk>
-  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
-                           const Streams& s, EscapeSink* sink) const {
+  static constexpr bool kCanStream = false;
+  template <bool kStream, class Lk>
+  HWY_INLINE V8 Run(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
+                    const Streams& s, EscapeSink* sink) const {
     const D8 d8;
     const size_t N = hn::Lanes(d8);
     const V8 b0 = hn::LoadU(d8, src + 2 * j);
@@ -90,9 +96,10 @@ struct Fp16Block {
 };
 
 struct Fp8Block {
-  template <class Lk>
-  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
-                           const Streams& s, EscapeSink* sink) const {
+  static constexpr bool kCanStream = false;
+  template <bool kStream, class Lk>
+  HWY_INLINE V8 Run(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
+                    const Streams& s, EscapeSink* sink) const {
     const D8 d8;
     V8 e, r3;
     SplitE5(hn::LoadU(d8, src + j), &e, &r3);
@@ -105,9 +112,10 @@ struct Fp8Block {
 };
 
 struct Fp32Block {
-  template <class Lk>
-  HWY_INLINE V8 operator()(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
-                           const Streams& s, EscapeSink* sink) const {
+  static constexpr bool kCanStream = false;
+  template <bool kStream, class Lk>
+  HWY_INLINE V8 Run(const uint8_t* src, uint64_t j, bool exact, const Lk& lookup,
+                    const Streams& s, EscapeSink* sink) const {
     const D8 d8;
     const D16 d16;
     const D32 d32;
@@ -144,7 +152,7 @@ struct Fp32Block {
 // Two vectors per step so the packed codes fill one vector; the last step
 // writes exactly (no overlapping store may cross `end`, which another
 // thread may own). The remainder goes to the scalar kernel.
-template <class Traits, class Block, class Lk>
+template <class Traits, class Block, bool kStream, class Lk>
 HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, const Lk& lookup,
                            const EncodeTables& t, const Streams& s, EscapeSink* sink) {
   const D8 d8;
@@ -154,11 +162,11 @@ HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, con
   uint64_t i = begin;
   for (; i + 2 * N <= end; i += 2 * N) {
     const bool exact = i + 4 * N > end;
-    const V8 t0 = block(src, i, exact, lookup, s, sink);
-    const V8 t1 = block(src, i + N, exact, lookup, s, sink);
-    hn::StoreU(PackNibbles(hn::SaturatedSub(t0, one), hn::SaturatedSub(t1, one)), d8,
-               s.codes + i / 2);
+    const V8 t0 = block.template Run<kStream>(src, i, exact, lookup, s, sink);
+    const V8 t1 = block.template Run<kStream>(src, i + N, exact, lookup, s, sink);
+    StoreOut<kStream>(PackNibbles(hn::SaturatedSub(t0, one), hn::SaturatedSub(t1, one)), s.codes + i / 2);
   }
+  if (kStream) hwy::FlushStream();
   encode_scalar<Traits>(src, i, end, t, s, sink);
 }
 
@@ -166,7 +174,11 @@ template <class Traits, class Block>
 void EncodeTyped(const uint8_t* src, uint64_t begin, uint64_t end, const EncodeTables& t,
                  const Streams& s, EscapeSink* sink) {
   WithLookup(t, [&](const auto& lookup) {
-    EncodeLoop<Traits, Block>(src, begin, end, lookup, t, s, sink);
+    if (Block::kCanStream && s.stream) {
+      EncodeLoop<Traits, Block, Block::kCanStream>(src, begin, end, lookup, t, s, sink);
+    } else {
+      EncodeLoop<Traits, Block, false>(src, begin, end, lookup, t, s, sink);
+    }
   });
 }
 

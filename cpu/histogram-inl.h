@@ -1,6 +1,7 @@
 // Per-target exponent histogram for dynamic top-16 calibration: vectors
-// extract the exponent bytes of a block into L1, then four interleaved
-// scalar count tables (no store-to-load chains on a hot bin) count them.
+// extract the exponent bytes of a block into L1, then either byte compares
+// count a 16-exponent window (KV data sits almost entirely in one) or four
+// interleaved scalar tables count everything.
 #if defined(SPLITZIP_CPU_HISTOGRAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_HISTOGRAM_INL_H_
 #undef SPLITZIP_CPU_HISTOGRAM_INL_H_
@@ -62,33 +63,130 @@ HWY_INLINE void ExtractExponents(const uint8_t* src, uint64_t i0, uint64_t len, 
     out[k] = static_cast<uint8_t>(Traits::exponent(load_bits<Traits>(src + (i0 + k) * Traits::kBytes)));
 }
 
+// Adds the counts of exps[0, len) to counts with four interleaved tables,
+// and returns the start of the 16-exponent window holding most of them.
+HWY_INLINE uint32_t CountScalar(const uint8_t* exps, uint64_t len, uint64_t counts[256],
+                                uint64_t* in_window) {
+  uint32_t h[4][256];
+  std::memset(h, 0, sizeof h);
+  uint64_t k = 0;
+  for (; k + 8 <= len; k += 8) {
+    uint64_t w;
+    std::memcpy(&w, exps + k, 8);
+    ++h[0][w & 0xFF];
+    ++h[1][(w >> 8) & 0xFF];
+    ++h[2][(w >> 16) & 0xFF];
+    ++h[3][(w >> 24) & 0xFF];
+    ++h[0][(w >> 32) & 0xFF];
+    ++h[1][(w >> 40) & 0xFF];
+    ++h[2][(w >> 48) & 0xFF];
+    ++h[3][w >> 56];
+  }
+  for (; k < len; ++k) ++h[0][exps[k]];
+  uint32_t block[256];
+  for (int b = 0; b < 256; ++b) {
+    block[b] = h[0][b] + h[1][b] + h[2][b] + h[3][b];
+    counts[b] += block[b];
+  }
+  uint64_t sum = 0, best = 0;
+  uint32_t best_base = 0;
+  for (uint32_t b = 0; b < 256; ++b) {
+    sum += block[b];
+    if (b >= 16) sum -= block[b - 16];
+    if (b >= 15 && sum > best) {
+      best = sum;
+      best_base = b - 15;
+    }
+  }
+  *in_window = best;
+  return best_base;
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Adds to counts[base + kFirst + v], v < 8, how many of the `vecs` vectors
+// at exps hold x = e - base == kFirst + v: eight u8 accumulators in named
+// registers, flushed every 128 vectors (at most 128 per lane).
+template <uint32_t kFirst>
+HWY_INLINE void CountEight(const uint8_t* exps, uint64_t vecs, V8 vbase, uint32_t base, uint64_t counts[256]) {
+  const D8 d8;
+  const D64 d64;
+  const size_t N = hn::Lanes(d8);
+  const V8 k0 = hn::Set(d8, kFirst + 0), k1 = hn::Set(d8, kFirst + 1), k2 = hn::Set(d8, kFirst + 2),
+           k3 = hn::Set(d8, kFirst + 3), k4 = hn::Set(d8, kFirst + 4), k5 = hn::Set(d8, kFirst + 5),
+           k6 = hn::Set(d8, kFirst + 6), k7 = hn::Set(d8, kFirst + 7);
+  for (uint64_t k0v = 0; k0v < vecs; k0v += 128) {
+    const uint64_t k1v = vecs - k0v < 128 ? vecs : k0v + 128;
+    V8 a0 = hn::Zero(d8), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (uint64_t k = k0v; k < k1v; ++k) {
+      const V8 x = hn::Sub(hn::Load(d8, exps + k * N), vbase);
+      // A true compare is all ones (-1): subtracting it counts one.
+      a0 = hn::Sub(a0, hn::VecFromMask(d8, hn::Eq(x, k0)));
+      a1 = hn::Sub(a1, hn::VecFromMask(d8, hn::Eq(x, k1)));
+      a2 = hn::Sub(a2, hn::VecFromMask(d8, hn::Eq(x, k2)));
+      a3 = hn::Sub(a3, hn::VecFromMask(d8, hn::Eq(x, k3)));
+      a4 = hn::Sub(a4, hn::VecFromMask(d8, hn::Eq(x, k4)));
+      a5 = hn::Sub(a5, hn::VecFromMask(d8, hn::Eq(x, k5)));
+      a6 = hn::Sub(a6, hn::VecFromMask(d8, hn::Eq(x, k6)));
+      a7 = hn::Sub(a7, hn::VecFromMask(d8, hn::Eq(x, k7)));
+    }
+    const V8 acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
+    for (uint32_t v = 0; v < 8; ++v)
+      counts[base + kFirst + v] += hn::GetLane(hn::SumOfLanes(d64, hn::SumsOf8(acc[v])));
+  }
+}
+
+// Counts exps[0, len) (64-byte aligned) whose value lies in [base, base+16)
+// with byte compares (two passes of eight values); values outside the
+// window go to counts one by one. Returns how many were outside.
+HWY_INLINE uint64_t CountWindow(const uint8_t* exps, uint64_t len, uint32_t base, uint64_t counts[256]) {
+  const D8 d8;
+  const size_t N = hn::Lanes(d8);
+  const uint64_t vecs = len / N;
+  const V8 vbase = hn::Set(d8, static_cast<uint8_t>(base));
+  const V8 k15 = hn::Set(d8, 15);
+  uint64_t outside = 0;
+  for (uint64_t k = 0; k < vecs; ++k) {
+    const V8 over = hn::SaturatedSub(hn::Sub(hn::Load(d8, exps + k * N), vbase), k15);
+    const auto out_mask = hn::Ne(over, hn::Zero(d8));  // outside the window
+    if (HWY_UNLIKELY(!hn::AllFalse(d8, out_mask))) {
+      uint8_t bits[8] = {};
+      hn::StoreMaskBits(d8, out_mask, bits);
+      uint64_t m;
+      std::memcpy(&m, bits, 8);
+      for (; m != 0; m &= m - 1) {
+        ++counts[exps[k * N + static_cast<size_t>(__builtin_ctzll(m))]];
+        ++outside;
+      }
+    }
+  }
+  CountEight<0>(exps, vecs, vbase, base, counts);
+  CountEight<8>(exps, vecs, vbase, base, counts);
+  for (uint64_t i = vecs * N; i < len; ++i) ++counts[exps[i]];
+  return outside;
+}
+#endif
+
+// Blocks run the scalar counter until one shows that a 16-exponent window
+// holds nearly all values (typical of KV data); then the window counter runs
+// until a block has too many values outside it.
 template <class Traits>
 void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
   alignas(64) uint8_t exps[kHistBlock];
-  // u32 tables, flushed every 64 blocks (2^18 elements): they never overflow.
-  uint32_t h[4][256];
-  std::memset(h, 0, sizeof h);
+  int64_t window = -1;  // base of the window counter, -1: scalar
+  (void)window;  // HWY_SCALAR has no window counter
   for (uint64_t i = 0; i < n; i += kHistBlock) {
     const uint64_t len = n - i < kHistBlock ? n - i : kHistBlock;
     ExtractExponents<Traits>(src, i, len, exps);
-    uint64_t k = 0;
-    for (; k + 8 <= len; k += 8) {
-      uint64_t w;
-      std::memcpy(&w, exps + k, 8);
-      ++h[0][w & 0xFF];
-      ++h[1][(w >> 8) & 0xFF];
-      ++h[2][(w >> 16) & 0xFF];
-      ++h[3][(w >> 24) & 0xFF];
-      ++h[0][(w >> 32) & 0xFF];
-      ++h[1][(w >> 40) & 0xFF];
-      ++h[2][(w >> 48) & 0xFF];
-      ++h[3][w >> 56];
+#if HWY_TARGET != HWY_SCALAR
+    if (window >= 0) {
+      const uint64_t outside = CountWindow(exps, len, static_cast<uint32_t>(window), counts);
+      if (outside * 64 > len) window = -1;  // re-pick the window from a scalar block
+      continue;
     }
-    for (; k < len; ++k) ++h[0][exps[k]];
-    if ((i / kHistBlock) % 64 == 63 || i + len >= n) {
-      for (int b = 0; b < 256; ++b) counts[b] += uint64_t{h[0][b]} + h[1][b] + h[2][b] + h[3][b];
-      std::memset(h, 0, sizeof h);
-    }
+#endif
+    uint64_t in_window = 0;
+    const uint32_t base = CountScalar(exps, len, counts, &in_window);
+    if (in_window * 32 >= len * 31) window = base;
   }
 }
 

@@ -55,6 +55,9 @@ struct Streams {
   uint8_t* high = nullptr;   // stream 2
   uint8_t* codes = nullptr;  // stream 3
   uint64_t high_size = 0;
+  // Non-temporal stores for the byte-aligned streams (large frames whose
+  // streams 1 and 3 start 16-byte aligned); bf16 only.
+  bool stream = false;
 };
 struct ConstStreams {
   const uint8_t* res = nullptr;
@@ -64,6 +67,16 @@ struct ConstStreams {
   // up to 15 bytes past the part of stream 1 or 2 they use; the kernels
   // keep every load below `end`.
   const uint8_t* end = nullptr;
+  // Non-temporal stores to the output (large outputs, 16-byte aligned).
+  bool stream = false;
+};
+
+// Validated escapes of one decode_range call: element indices (ascending,
+// inside the range) and their exponents.
+struct EscapeList {
+  const uint64_t* idx = nullptr;
+  const uint8_t* exp = nullptr;
+  uint64_t count = 0;
 };
 
 // Encodes elements [begin, end) of src into streams 1..3 and appends escapes
@@ -72,10 +85,10 @@ struct ConstStreams {
 void encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
                   const EncodeTables& t, const Streams& s, EscapeSink* sink);
 
-// Decodes elements [begin, end) (codebook exponents only; escapes are patched
-// by the caller). Returns the largest code seen, for rule 18.
+// Decodes elements [begin, end) into dst (element 0 at dst) and patches the
+// escapes in `esc`. Returns the largest code seen, for rule 18.
 uint32_t decode_range(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                      const DecodeTables& t, void* dst);
+                      const DecodeTables& t, const EscapeList& esc, void* dst);
 
 // Adds the exponent counts of elements [0, n) to counts[256].
 void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]);

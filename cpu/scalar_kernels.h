@@ -62,6 +62,15 @@ void encode_scalar(const uint8_t* src, uint64_t i0, uint64_t i1, const EncodeTab
   }
 }
 
+// Replaces the exponent of element i at base with e (escape patch).
+template <class T>
+inline void patch_bits(uint8_t* base, uint64_t i, uint32_t e) {
+  typename T::Bits v;
+  std::memcpy(&v, base + i * T::kBytes, sizeof v);
+  v = T::join(e, T::residual(v));
+  std::memcpy(base + i * T::kBytes, &v, sizeof v);
+}
+
 // Elements [i0, i1); i0 a multiple of 8. Returns the largest code seen.
 template <class T>
 uint32_t decode_scalar(const ConstStreams& s, uint64_t i0, uint64_t i1, const DecodeTables& t,

@@ -34,10 +34,11 @@ constexpr size_t kBlocks = hn::MaxLanes(D8()) / 16;
 
 // Window lookup index: x = e - base. Inside the window (x < 16) the index is
 // x; outside it must make TableLookupBytesOr0 return 0. x86's pshufb zeroes
-// for bit 7 and ignores bits 4..6, so one saturating add does it there.
+// for bit 7 and ignores bits 4..6, so one saturating add does it there
+// (not on EMU128, which zeroes any index >= 16).
 HWY_INLINE V8 WindowIndex(V8 x) {
   const D8 d;
-#if HWY_ARCH_X86
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
   return hn::SaturatedAdd(x, hn::Set(d, 0x70));
 #else
   return hn::IfThenElse(hn::Lt(x, hn::Set(d, 16)), x, hn::Set(d, 0x80));
@@ -149,6 +150,32 @@ class ZipOrder {
   decltype(hn::SetTableIndices(D64(), static_cast<const uint64_t*>(nullptr))) idx_;
 #endif
 };
+
+// Non-temporal store of v at p (16-byte aligned at least): whole vectors
+// where p allows, else 128-bit pieces.
+template <class D>
+HWY_INLINE void StreamAligned(D d, hn::Vec<D> v, uint8_t* p) {
+  if constexpr (hn::MaxLanes(D()) <= 16) {
+    hn::Stream(v, d, p);
+  } else {
+    if (reinterpret_cast<uintptr_t>(p) % hn::MaxLanes(D()) == 0) {
+      hn::Stream(v, d, p);
+    } else {
+      const hn::Half<D> dh;
+      StreamAligned(dh, hn::LowerHalf(dh, v), p);
+      StreamAligned(dh, hn::UpperHalf(dh, v), p + hn::MaxLanes(D()) / 2);
+    }
+  }
+}
+
+template <bool kStream>
+HWY_INLINE void StoreOut(V8 v, uint8_t* p) {
+  if constexpr (kStream) {
+    StreamAligned(D8(), v, p);
+  } else {
+    hn::StoreU(v, D8(), p);
+  }
+}
 
 // Stores bytes 0..kStride-1 of each 128-bit block k at p + kStride*k. Each
 // block is written as 16 bytes in increasing order, so the bytes past the

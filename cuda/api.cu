@@ -11,8 +11,9 @@
 namespace splitzip {
 namespace cuda_detail {
 
-int enc_main_occupancy();  // encode.cu
-int dec_main_occupancy();  // decode.cu
+int enc_main_occupancy();     // encode.cu
+int dec_main_occupancy();     // decode.cu
+bool calibrate_module_load();  // calibrate.cu
 
 Status launch_status() {
   const cudaError_t e = cudaGetLastError();
@@ -38,9 +39,11 @@ Status device_info(DeviceInfo* out) {
       (void)cudaGetLastError();
       return Status::backend_unavailable;
     }
+    // The occupancy queries also load the encode and decode modules.
     d.enc_ctas_per_sm = enc_main_occupancy();
     d.dec_ctas_per_sm = dec_main_occupancy();
-    if (d.sms <= 0 || d.enc_ctas_per_sm <= 0 || d.dec_ctas_per_sm <= 0) return Status::device_error;
+    if (d.sms <= 0 || d.enc_ctas_per_sm <= 0 || d.dec_ctas_per_sm <= 0 || !calibrate_module_load())
+      return Status::device_error;
     cache[dev] = d;
     filled[dev] = true;
   }
@@ -76,6 +79,12 @@ bool device_available() {
     return ok;
   }();
   return available;
+}
+
+Status warm_up() {
+  if (!device_available()) return Status::backend_unavailable;
+  DeviceInfo d;
+  return device_info(&d);
 }
 
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count) {

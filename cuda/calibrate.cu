@@ -88,6 +88,17 @@ __global__ void hash_kernel(const uint8_t* src, uint64_t bytes, uint64_t* out) {
 
 }  // namespace
 
+// Loads this file's module (lazy loading would otherwise load it at the
+// first launch, which may be inside a graph capture).
+bool calibrate_module_load() {
+  cudaFuncAttributes a;
+  if (cudaFuncGetAttributes(&a, histogram_kernel<Bf16Traits>) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+
 Status enqueue_histogram(uint32_t dtype, const void* src, uint64_t n, uint64_t* d_counts, cudaStream_t stream) {
   if (geometry_of(dtype).bytes == 0 || d_counts == nullptr || (src == nullptr && n > 0))
     return Status::invalid_argument;

@@ -16,57 +16,74 @@ namespace {
 struct WsPtrs {
   Control* ctrl;
   DecPlan* plans;
+  uint64_t* ord;
   uint64_t* states;
 };
 __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& lay) {
   return {reinterpret_cast<Control*>(ws), reinterpret_cast<DecPlan*>(ws + lay.plans_off),
-          reinterpret_cast<uint64_t*>(ws + lay.states_off)};
+          reinterpret_cast<uint64_t*>(ws + lay.ord_off), reinterpret_cast<uint64_t*>(ws + lay.states_off)};
 }
 
+// One CTA: rules 1-13 for every frame, then tiles numbered dtype-major (see
+// Control), tile states and tickets cleared.
 __global__ void __launch_bounds__(kThreads) dec_setup_kernel(DecSetupArgs a) {
   __shared__ uint64_t scratch[kWarps + 1];
   const WsPtrs w = ws_ptrs(a.ws, a.lay);
-  uint64_t carry = 0;
-  for (uint64_t base = 0; base < a.count; base += kThreads) {
-    const uint64_t b = base + threadIdx.x;
-    DecPlan p{};
-    uint64_t tiles = 0;
-    if (b < a.count) {
-      DecItem it{};
-      if (a.items == nullptr) {
-        it.src = static_cast<const uint8_t*>(a.src);
-        it.src_size = a.src_size;
-        it.dst = static_cast<uint8_t*>(a.dst);
-        it.dst_capacity = a.dst_capacity;
-      } else {
-        const cuda::DecompressItem di = a.items[b];
-        it.src = static_cast<const uint8_t*>(di.src);
-        it.src_size = di.src_size;
-        it.dst = static_cast<uint8_t*>(di.dst);
-        it.dst_capacity = di.dst_capacity;
-      }
-      plan_decode(it, a.max_output_bytes, a.verify, &p);
-      tiles = p.tiles;
+  for (uint64_t b = threadIdx.x; b < a.count; b += kThreads) {
+    DecItem it{};
+    if (a.items == nullptr) {
+      it.src = static_cast<const uint8_t*>(a.src);
+      it.src_size = a.src_size;
+      it.dst = static_cast<uint8_t*>(a.dst);
+      it.dst_capacity = a.dst_capacity;
+    } else {
+      const cuda::DecompressItem di = a.items[b];
+      it.src = static_cast<const uint8_t*>(di.src);
+      it.src_size = di.src_size;
+      it.dst = static_cast<uint8_t*>(di.dst);
+      it.dst_capacity = di.dst_capacity;
     }
-    uint64_t tot = 0;
-    const uint64_t ex = block_excl_scan64(tiles, scratch, &tot);
-    if (b < a.count) {
-      p.tile_begin = carry + ex;
-      if (p.tile_begin + p.tiles > a.lay.tiles_bound) {
-        p.status = static_cast<int32_t>(Status::invalid_argument);
-        p.tiles = 0;
-      }
-      w.plans[b] = p;
-    }
-    carry += tot;
+    DecPlan p;
+    plan_decode(it, a.max_output_bytes, a.verify, &p);
+    w.plans[b] = p;  // read back below by the same thread
   }
-  const uint64_t total = carry < a.lay.tiles_bound ? carry : a.lay.tiles_bound;
+  uint64_t tile_base = 0, ord_base = 0;
+  for (uint32_t d = 1; d <= 4; ++d) {
+    if (threadIdx.x == 0) {
+      w.ctrl->dtype_tiles[d - 1] = tile_base;
+      w.ctrl->dtype_ord[d - 1] = ord_base;
+    }
+    const uint64_t rounds = (a.count + kThreads - 1) / kThreads;
+    for (uint64_t r = 0; r < rounds; ++r) {
+      const uint64_t b = r * kThreads + threadIdx.x;
+      const bool mine = b < a.count && w.plans[b].h.dtype == d && w.plans[b].tiles > 0 &&
+                        w.plans[b].status == static_cast<int32_t>(Status::ok);
+      const uint64_t tiles = mine ? w.plans[b].tiles : 0;
+      uint64_t tot_tiles = 0, tot_frames = 0;
+      const uint64_t et = block_excl_scan64(tiles, scratch, &tot_tiles);
+      const uint64_t ef = block_excl_scan64(mine ? 1 : 0, scratch, &tot_frames);
+      if (mine) {
+        DecPlan& p = w.plans[b];
+        p.tile_begin = tile_base + et;
+        // A frame past the workspace's sizing fails alone; its tile range
+        // stays reserved (a hole the main kernel skips).
+        if (p.tile_begin + p.tiles > a.lay.tiles_bound) {
+          p.status = static_cast<int32_t>(Status::invalid_argument);
+          p.tiles = 0;
+        }
+        w.ord[ord_base + ef] = b;
+      }
+      tile_base += tot_tiles;
+      ord_base += tot_frames;
+    }
+  }
   if (threadIdx.x == 0) {
-    w.ctrl->ticket = 0;
-    w.ctrl->total_tiles = total;
-    w.ctrl->total_units = 0;
+    w.ctrl->dtype_tiles[4] = tile_base;
+    w.ctrl->dtype_ord[4] = ord_base;
+    for (int d = 0; d < 4; ++d) w.ctrl->dtype_ticket[d] = 0;
     w.ctrl->count = a.count;
   }
+  const uint64_t total = tile_base < a.lay.tiles_bound ? tile_base : a.lay.tiles_bound;
   for (uint64_t i = threadIdx.x; i < total; i += kThreads) w.states[i] = 0;
 }
 
@@ -94,13 +111,17 @@ __device__ __forceinline__ void dec_tile(DecMainShared& s, const WsPtrs& w, uint
   const uint32_t agg = dec_tile_total(s.tile);
   if (t == 0) lookback_publish(w.states, tile, plan.tile_begin, agg);
 
+  // Several groups' loads in flight per thread (one for fp32: 64-byte groups
+  // and 64 registers).
+  constexpr uint32_t kInFlight = T::kBytes == 4 ? 1 : 2;
+  static_assert(kRounds % kInFlight == 0, "rounds split into batches");
 SZ_NO_UNROLL
-  for (uint32_t r = 0; r < kRounds; r += 2) {
-    DecIn<T> a, b;
-    dec_load<T>(plan, tile_first, r * kThreads + t, a);
-    dec_load<T>(plan, tile_first, (r + 1) * kThreads + t, b);
-    dec_store<T>(plan, r * kThreads + t, a, s.tile, err);
-    dec_store<T>(plan, (r + 1) * kThreads + t, b, s.tile, err);
+  for (uint32_t r = 0; r < kRounds; r += kInFlight) {
+    DecIn<T> in[kInFlight];
+SZ_UNROLL
+    for (uint32_t k = 0; k < kInFlight; ++k) dec_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
+SZ_UNROLL
+    for (uint32_t k = 0; k < kInFlight; ++k) dec_store<T>(plan, (r + k) * kThreads + t, in[k], s.tile, err);
   }
   __syncthreads();  // codes in shared memory; dense output visible to the block
   if (t < 32) {
@@ -122,38 +143,49 @@ SZ_NO_UNROLL
   if (err != kNoError) atomicMin(&w.plans[s.buffer].err, err);
 }
 
-__global__ void __launch_bounds__(kThreads, 3) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
+// Frames of dtype T only (one launch per dtype, so each is compiled for
+// its own registers). Persistent CTAs take the dtype's tiles in increasing
+// order from its ticket.
+template <class T, uint32_t kDtype>
+__global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
   __shared__ __align__(16) DecMainShared s;
   const WsPtrs w = ws_ptrs(ws, lay);
-  const uint64_t total = w.ctrl->total_tiles;
-  const uint64_t count = w.ctrl->count;
+  const uint64_t first = w.ctrl->dtype_tiles[kDtype - 1];
+  const uint64_t end_all = w.ctrl->dtype_tiles[kDtype];
+  const uint64_t end = end_all < lay.tiles_bound ? end_all : lay.tiles_bound;
+  const uint64_t ord_first = w.ctrl->dtype_ord[kDtype - 1];
+  const uint64_t ord_end = w.ctrl->dtype_ord[kDtype];
   uint64_t current = ~uint64_t{0};
   for (;;) {
     if (threadIdx.x == 0) {
-      const uint64_t tile = atomicAdd(reinterpret_cast<unsigned long long*>(&w.ctrl->ticket), 1ull);
+      const uint64_t tile =
+          first + atomicAdd(reinterpret_cast<unsigned long long*>(&w.ctrl->dtype_ticket[kDtype - 1]), 1ull);
       s.ticket = tile;
-      if (tile < total) s.buffer = find_plan(w.plans, count, tile);
+      if (tile < end) {
+        // Last frame (in ord order) whose tile_begin <= tile.
+        uint64_t lo = ord_first, hi = ord_end;
+        while (lo < hi) {
+          const uint64_t mid = (lo + hi) / 2;
+          if (w.plans[w.ord[mid]].tile_begin <= tile) lo = mid + 1;
+          else hi = mid;
+        }
+        s.buffer = w.ord[lo - 1];
+      }
     }
     __syncthreads();
     const uint64_t tile = s.ticket;
-    if (tile >= total) break;
+    if (tile >= end) break;
     if (s.buffer != current) {
       current = s.buffer;
       if (threadIdx.x == 0) s.plan = w.plans[current];
+      __syncthreads();
+      dec_build_pairs(s.plan, threadIdx.x, s.tile);
     }
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
     if (local < s.plan.tiles) {
-      if (s.plan.flags & kPlanStored) {
-        dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
-      } else {
-        switch (s.plan.h.dtype) {
-          case 1: dec_tile<Bf16Traits>(s, w, tile, local); break;
-          case 2: dec_tile<Fp16Traits>(s, w, tile, local); break;
-          case 3: dec_tile<Fp32Traits>(s, w, tile, local); break;
-          default: dec_tile<Fp8E5M2Traits>(s, w, tile, local); break;
-        }
-      }
+      if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
+      else dec_tile<T>(s, w, tile, local);
     }
     __syncthreads();
   }
@@ -193,7 +225,13 @@ Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_status
 
   dec_setup_kernel<<<1, kThreads, 0, stream>>>(a);
   if ((s = launch_status()) != Status::ok) return s;
-  dec_main_kernel<<<static_cast<unsigned>(main_grid > 0 ? main_grid : 1), kThreads, 0, stream>>>(a.ws, a.lay);
+  // One launch per dtype; a launch with no frames of its dtype ends at its
+  // first ticket.
+  const auto grid = static_cast<unsigned>(main_grid > 0 ? main_grid : 1);
+  dec_main_kernel<Bf16Traits, 1><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
+  dec_main_kernel<Fp16Traits, 2><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
+  dec_main_kernel<Fp32Traits, 3><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
+  dec_main_kernel<Fp8E5M2Traits, 4><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
   if ((s = launch_status()) != Status::ok) return s;
   dec_finalize_kernel<<<1, kThreads, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
   if ((s = launch_status()) != Status::ok) return s;
@@ -204,13 +242,22 @@ Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_status
   return Status::ok;
 }
 
+// Resident CTAs per SM of the main kernel (the smallest over dtypes).
 int dec_main_occupancy() {
-  int n = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dec_main_kernel, kThreads, 0) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
+  int best = 0;
+  const void* kernels[4] = {reinterpret_cast<const void*>(dec_main_kernel<Bf16Traits, 1>),
+                            reinterpret_cast<const void*>(dec_main_kernel<Fp16Traits, 2>),
+                            reinterpret_cast<const void*>(dec_main_kernel<Fp32Traits, 3>),
+                            reinterpret_cast<const void*>(dec_main_kernel<Fp8E5M2Traits, 4>)};
+  for (const void* k : kernels) {
+    int n = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return 0;
+    }
+    best = best == 0 || n < best ? n : best;
   }
-  return n;
+  return best;
 }
 
 }  // namespace cuda_detail

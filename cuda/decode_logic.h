@@ -29,7 +29,19 @@ namespace cuda_detail {
 struct DecShared {
   uint8_t codes[kTileElems / 2];            // stream-3 bytes of the tile
   uint32_t coff[kMaxChunksPerTile + 8];     // exclusive escape offset per chunk; [chunks] = total
+  // Code byte (two elements) -> cb[lo] | cb[hi] << 16, bit 24 set when either
+  // code is >= codebook_count (rule 18). Built per frame (dec_build_pairs).
+  uint32_t pairs[256];
 };
+
+SZ_HD void dec_build_pairs(const DecPlan& p, uint32_t t, DecShared& sh) {
+  for (uint32_t b = t; b < 256; b += kThreads) {
+    const uint32_t lo = b & 15u, hi = b >> 4;
+    const uint32_t count = p.h.codebook_count;
+    sh.pairs[b] = uint32_t{p.h.codebook[lo]} | (uint32_t{p.h.codebook[hi]} << 16) |
+                  ((lo >= count || hi >= count) ? (1u << 24) : 0u);
+  }
+}
 
 SZ_HD void note_error(int32_t& err, Status s) {
   const auto v = static_cast<int32_t>(s);
@@ -126,9 +138,37 @@ SZ_UNROLL
   if (T::kResHighBits) in.high = load_bytes64(f + L.high_off + first * 3 / 8, (3 * valid + 7) / 8);
 }
 
+// bf16, full group: element pair j -> one 32-bit output word.
+SZ_HD void dec_store_bf16_full(const DecPlan& p, uint32_t g, const DecIn<Bf16Traits>& in, DecShared& sh,
+                               int32_t& err) {
+  store8(sh.codes + g * (kGroupElems / 2), in.codes);
+  uint32_t out[8], flags = 0;
+  SZ_UNROLL
+  for (uint32_t j = 0; j < 8; ++j) {
+    const uint32_t e = sh.pairs[(in.codes >> (8 * j)) & 0xFFu];  // exponents at bytes 0, 2
+    flags |= e;
+    const uint32_t rs = byte_perm(in.res[j >> 1], 0, (j & 1) ? 0x4342 : 0x4140);  // residuals at bytes 0, 2
+    out[j] = ((rs & 0x00800080u) << 8) | ((e & 0x00FF00FFu) << 7) | (rs & 0x007F007Fu);
+  }
+  if (flags & (1u << 24)) note_error(err, Status::bad_code);
+  uint8_t* d = p.dst + in.first * 2;
+  if (p.flags & kPlanDstAligned) {
+    store16(d, out);
+    store16(d + 16, out + 4);
+  } else {
+    store_bytes(d, 32, out);
+  }
+}
+
 template <class T>
 SZ_HD void dec_store(const DecPlan& p, uint32_t g, const DecIn<T>& in, DecShared& sh, int32_t& err) {
   if (in.valid == 0) return;
+  if constexpr (T::kBytes == 2 && T::kExpBits == 8) {  // bf16
+    if (in.valid == kGroupElems) {
+      dec_store_bf16_full(p, g, in, sh, err);
+      return;
+    }
+  }
   const uint32_t valid = in.valid;
   store8(sh.codes + g * (kGroupElems / 2), in.codes);
   const uint32_t count = p.h.codebook_count;

@@ -85,11 +85,55 @@ SZ_UNROLL
   }
 }
 
+// bf16, full group: two elements per 32-bit word (lo = even element).
+// Residual byte = sign(bit 15) << 7 | mantissa(bits 0..6); exponent = bits 7..14.
+SZ_HD void enc_transform_bf16_full(const EncPlan& p, uint32_t g, const EncIn<Bf16Traits>& in, EncShared& sh) {
+  uint32_t res[4], ex[4], cw[4];
+  SZ_UNROLL
+  for (uint32_t k = 0; k < 4; ++k) {
+    const uint32_t wa = in.w[2 * k], wb = in.w[2 * k + 1];
+    const uint32_t ra = (wa & 0x007F007Fu) | ((wa >> 8) & 0x00800080u);  // residuals at bytes 0, 2
+    const uint32_t rb = (wb & 0x007F007Fu) | ((wb >> 8) & 0x00800080u);
+    res[k] = byte_perm(ra, rb, 0x6420);  // elements 4k..4k+3
+    const uint32_t ea = (wa >> 7) & 0x00FF00FFu, eb = (wb >> 7) & 0x00FF00FFu;
+    const uint32_t e4 = byte_perm(ea, eb, 0x6420);
+    ex[k] = e4;
+    cw[k] = uint32_t{sh.lut[e4 & 0xFFu]} | (uint32_t{sh.lut[(e4 >> 8) & 0xFFu]} << 8) |
+            (uint32_t{sh.lut[(e4 >> 16) & 0xFFu]} << 16) | (uint32_t{sh.lut[e4 >> 24]} << 24);
+  }
+  uint32_t mask = 0, y[4];
+  SZ_UNROLL
+  for (uint32_t k = 0; k < 4; ++k) {
+    // Escape flags (bit 7 of each code byte) -> 4 mask bits; the multiply
+    // gathers bits 0, 8, 16, 24 into bits 24..27 without carries.
+    mask |= ((((cw[k] & 0x80808080u) >> 7) * 0x01020408u) >> 24) << (4 * k);
+    const uint32_t x = cw[k] & 0x0F0F0F0Fu;  // escape code byte 0x80 -> code 0
+    y[k] = x | (x >> 4);                     // bytes 0, 2 = two packed nibbles each
+  }
+  const uint64_t codes = uint64_t{byte_perm(y[0], y[1], 0x6420)} | (uint64_t{byte_perm(y[2], y[3], 0x6420)} << 32);
+  uint8_t* d = p.dst;
+  if (p.flags & kPlanDstAligned) {
+    store16(d + p.L.res_off + in.first, res);
+    store8(d + p.L.code_off + in.first / 2, codes);
+  } else {
+    store_bytes(d + p.L.res_off + in.first, 16, res);
+    store_bytes64(d + p.L.code_off + in.first / 2, 8, codes);
+  }
+  store16(sh.exps + g * kGroupElems, ex);
+  sh.mask[g] = static_cast<uint16_t>(mask);
+}
+
 template <class T>
 SZ_HD void enc_transform(const EncPlan& p, uint32_t g, const EncIn<T>& in, EncShared& sh) {
   if (in.valid == 0) {
     sh.mask[g] = 0;
     return;
+  }
+  if constexpr (T::kBytes == 2 && T::kExpBits == 8) {  // bf16
+    if (in.valid == kGroupElems) {
+      enc_transform_bf16_full(p, g, in, sh);
+      return;
+    }
   }
   const uint32_t valid = in.valid;
   const uint64_t first = in.first;

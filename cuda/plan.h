@@ -90,7 +90,13 @@ struct Control {
   uint64_t total_tiles;
   uint64_t total_units;
   uint64_t count;        // buffers
-  uint64_t pad_[4];
+  // Decode: frames of a batch may mix dtypes and each dtype has its own main
+  // kernel, so tiles are numbered dtype-major. Dtype d (1..4) owns tiles
+  // [dtype_tiles[d-1], dtype_tiles[d]) and frames ord[dtype_ord[d-1] ..
+  // dtype_ord[d]), in frame order, each with its own ticket.
+  uint64_t dtype_ticket[4];
+  uint64_t dtype_tiles[5];
+  uint64_t dtype_ord[5];
 };
 
 SZ_HD uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
@@ -98,6 +104,7 @@ SZ_HD uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 // Workspace = Control | plans | tile states (u64 each) | exponent staging.
 struct WorkspaceLayout {
   uint64_t plans_off;
+  uint64_t ord_off;     // decode: frame indices in dtype-major order
   uint64_t states_off;
   uint64_t stage_off;
   uint64_t tiles_bound;
@@ -125,7 +132,8 @@ SZ_HD WorkspaceLayout encode_workspace(uint32_t dtype_id, uint64_t total_elems, 
 SZ_HD WorkspaceLayout decode_workspace(uint64_t total_dst_bytes, uint64_t count) {
   WorkspaceLayout w{};
   w.plans_off = align_up(sizeof(Control), 256);
-  w.states_off = align_up(w.plans_off + count * sizeof(DecPlan), 256);
+  w.ord_off = align_up(w.plans_off + count * sizeof(DecPlan), 256);
+  w.states_off = align_up(w.ord_off + count * 8, 256);
   // n <= dst bytes (one byte per element at least).
   w.tiles_bound = tiles_bound(total_dst_bytes, count);
   w.stage_off = align_up(w.states_off + w.tiles_bound * 8, 256);

@@ -70,6 +70,20 @@ SZ_HD void store2(uint8_t* p, uint32_t v) {
 #endif
 }
 
+// Byte permute (PTX prmt, default mode): result byte n = byte (s >> 4n) & 7 of
+// the 8 bytes {b:a}. Selector nibbles here never set their high bit, where
+// the hardware's sign-replicate mode would differ from this definition.
+SZ_HD uint32_t byte_perm(uint32_t a, uint32_t b, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(a, b, s);
+#else
+  const uint64_t x = (uint64_t{b} << 32) | a;
+  uint32_t r = 0;
+  for (uint32_t n = 0; n < 4; ++n) r |= static_cast<uint32_t>((x >> (8u * ((s >> (4u * n)) & 7u))) & 0xFFu) << (8u * n);
+  return r;
+#endif
+}
+
 // Little-endian byte-wise forms for partial or unaligned groups: the first
 // `count` bytes of a kWords-word register array. Every array index is a
 // compile-time constant, so the array stays in registers.

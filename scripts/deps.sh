@@ -11,6 +11,7 @@ APT_PKGS=(
   libzstd-dev liblz4-dev libblosc-dev
   clang libclang-rt-14-dev
   python3 python3-venv
+  iproute2 libibverbs1  # examples/transfer: ip netns + tc; Mooncake's engine.so links libibverbs
 )
 
 missing=()

@@ -73,8 +73,9 @@ struct DecodeOctets {
       const uint32_t c = (byte >> (4u * (j & 1u))) & 0xFu;
       if (c >= table.count) mask |= kBadCode;
       uint32_t r = 0;
-      for (uint32_t b = 0; b < T::kResBytes; ++b)
-        r |= uint32_t{frame(res_off + i * T::kResBytes + b)} << (8u * b);
+      if constexpr (T::kResBytes > 0)  // fp8 has no byte part
+        for (uint32_t b = 0; b < T::kResBytes; ++b)
+          r |= uint32_t{frame(res_off + i * T::kResBytes + b)} << (8u * b);
       r |= uint32_t{high[j]} << (8u * T::kResBytes);
       store_elem<T>(dst, i, T::join(table.entry[c], r));
     }

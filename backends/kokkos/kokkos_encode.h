@@ -71,8 +71,9 @@ struct WriteOctets {
       const uint64_t i = base + j;
       const typename T::Bits v = load_elem<T>(src, i);
       const uint32_t r = T::residual(v);
-      for (uint32_t b = 0; b < T::kResBytes; ++b)
-        frame(res_off + i * T::kResBytes + b) = static_cast<uint8_t>(r >> (8u * b));
+      if constexpr (T::kResBytes > 0)  // fp8 has no byte part
+        for (uint32_t b = 0; b < T::kResBytes; ++b)
+          frame(res_off + i * T::kResBytes + b) = static_cast<uint8_t>(r >> (8u * b));
       high[j] = static_cast<uint8_t>((r >> (8u * T::kResBytes)) & 7u);
       const uint8_t c = map.code[T::exponent(v)];
       code[j] = c == kEscape ? uint8_t{0} : c;  // escapes take the fixed code 0

@@ -44,7 +44,7 @@ INPUT_NOTES = {
     "kv_l2-fp16": "the same rounded to FP16 (nearest even)",
     "kv_l2-fp8": "the same rounded to FP8 E5M2 (nearest even)",
 }
-BIG = 256 * 10**6  # the targets apply to buffers of 256 MB or more
+BIG = 256 * 2**20  # the targets apply to buffers of 256 MB (MiB) or more
 
 
 def parse_name(name):
@@ -191,9 +191,10 @@ def targets(rows, all_threads):
     backends = sorted({r["method"] for r in rows if r["method"].startswith("splitzip[")
                        and not is_variant(r["method"])},
                       key=method_order)
-    # The targets are the cpu backend's; the reference is shown for scale.
+    # The targets are the cpu backend's (issue 3); the scalar reference is the
+    # format's oracle, not a fast path, and appears in the tables only.
     if "splitzip[cpu]" in backends:
-        backends = ["splitzip[cpu]"] + [b for b in backends if b != "splitzip[cpu]"]
+        backends = ["splitzip[cpu]"]
     if not big_inputs:
         return ["No input of 256 MB or more in this run (quick run?): targets not evaluated."], {}
     results = {}
@@ -251,6 +252,10 @@ def targets(rows, all_threads):
                             % (name, t2, t2, mscale),
                             "%.2f GB/s = %.2fx memcpy %.2f GB/s (scaling %.2fx)"
                             % (r2[direction], vs_mc, mc2["enc"], scale), vs_mc >= 0.85)
+            passed = sum(1 for v in res.values() if v)
+            lines.append("")
+            lines.append("%d of %d targets PASS%s." % (passed, len(res), "" if passed == len(res) else
+                         "; MISS: " + "; ".join(k for k, v in res.items() if v is False)))
             results[(b, inp)] = res
     return lines, results
 

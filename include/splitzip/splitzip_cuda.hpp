@@ -13,8 +13,10 @@
 //   workspace needs no initialisation.
 // - Synchronisation: none of the functions in this header synchronises the
 //   device or the stream. The first call on each device reads its properties
-//   and kernel occupancy once (host-side driver queries, cached; no device
-//   work is waited on). device_available() may initialise the CUDA runtime.
+//   and kernel occupancy once and loads the kernel modules (host-side driver
+//   work, cached; no device work is waited on): call warm_up() first when
+//   that first call would otherwise fall inside a graph capture.
+//   device_available() may initialise the CUDA runtime.
 // - A host-side Status other than ok means nothing was enqueued and the
 //   device outputs are untouched. Data-dependent outcomes (escape overflow
 //   -> stored frame, corrupt frames, bad items of a batch) are reported per
@@ -39,6 +41,12 @@ namespace cuda {
 
 // True when the CUDA runtime sees at least one device (cached).
 bool device_available();
+
+// Optional: reads the current device's properties and loads every kernel
+// module now (each *_async call does this once per device on first use).
+// Call it before capturing a graph so no first-use work happens inside the
+// capture. No device synchronisation. backend_unavailable without a device.
+Status warm_up();
 
 // ---------------------------------------------------------------- compress
 

@@ -17,6 +17,7 @@ from ._errors import error, invalid
 
 _DL_CPU = 1
 _DL_CUDA = 2
+_DL_HOST_READABLE = (1, 3, 13)  # kDLCPU, kDLCUDAHost, kDLCUDAManaged
 
 #: What compress_into / decompress_into report: bytes written and the backend
 #: that ran ("reference", "cpu", "cuda", "kokkos").
@@ -40,7 +41,9 @@ def _device_type(obj):
     get = getattr(obj, "__dlpack_device__", None)
     if get is None:
         return _DL_CPU
-    return int(get()[0])
+    device = int(get()[0])
+    # Pinned (CUDAHost) and managed memory are readable from the host.
+    return _DL_CPU if device in _DL_HOST_READABLE else device
 
 
 def _require_cuda(what):

@@ -15,6 +15,10 @@ class SplitzipError(ValueError):
         self.message = message
         self.code = code
 
+    def __reduce__(self):
+        # Keeps the status across pickling (multiprocessing, concurrent.futures).
+        return (type(self), (self.status, self.message, self.code))
+
 
 # Stable numbers of the statuses raised from Python code (splitzip.hpp).
 _CODES = {

@@ -34,6 +34,14 @@ void check_chunk(uint32_t chunk_log2) {
     raise_status(Status::bad_chunk_size, "chunk_log2=" + std::to_string(chunk_log2));
 }
 
+// Source and destination must not share bytes: the codecs read and write
+// them concurrently.
+void check_disjoint(const ArrayRef& a, const ArrayRef& o) {
+  const auto a0 = reinterpret_cast<uintptr_t>(a.data), o0 = reinterpret_cast<uintptr_t>(o.data);
+  if (a.nbytes && o.nbytes && a0 < o0 + o.nbytes && o0 < a0 + a.nbytes)
+    raise_status(Status::invalid_argument, "out= overlaps the source buffer");
+}
+
 splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t chunk_log2,
                                            bool checksum, const OptStr& backend, int threads) {
   check_chunk(chunk_log2);
@@ -120,6 +128,7 @@ nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, con
   const Dtype d = resolve_dtype(a, dtype, "array");
   const uint64_t n = element_count(a, d, "array");
   const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  check_disjoint(a, o);
   splitzip::Result r;
   {
     nb::gil_scoped_release unlocked;
@@ -146,6 +155,7 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
     raise_status(Status::invalid_argument,
                  "out= has element type " + describe(o.dt) + ", which cannot hold the frame dtype " + expect);
   }
+  check_disjoint(a, o);
   splitzip::DecompressOptions opts;
   opts.backend = backend ? backend->c_str() : nullptr;
   opts.threads = threads;

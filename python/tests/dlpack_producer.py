@@ -40,7 +40,7 @@ _capsule_new.restype = ctypes.py_object
 _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 CODE_UINT, CODE_FLOAT, CODE_BFLOAT, CODE_FLOAT8_E4M3FN, CODE_FLOAT8_E5M2 = 1, 2, 4, 10, 12
-DEVICE_CPU, DEVICE_CUDA, DEVICE_ROCM = 1, 2, 10
+DEVICE_CPU, DEVICE_CUDA, DEVICE_CUDA_HOST, DEVICE_ROCM = 1, 2, 3, 10
 
 
 class Producer:

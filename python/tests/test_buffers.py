@@ -191,3 +191,9 @@ def test_other_devices_are_refused():
     with pytest.raises(splitzip.SplitzipError) as e:
         splitzip.compress_into(p, bytearray(1024))
     assert e.value.status == "UNSUPPORTED_MEMORY"
+
+
+def test_pinned_host_memory_is_host_memory():
+    x = kv_like("bf16", 500)
+    p = dl.from_numpy(x.view(np.uint16), dl.CODE_BFLOAT, 16, device_type=dl.DEVICE_CUDA_HOST)
+    assert splitzip.compress(p) == splitzip.compress(x)

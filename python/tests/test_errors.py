@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import splitzip
-from conftest import kv_like
+from conftest import DTYPES, kv_like
 
 
 @pytest.fixture
@@ -114,3 +114,52 @@ def test_bad_codebook_in_a_frame(frame):
     check = splitzip.xxh64(bytes(frame[:64])) & 0xFFFFFFFF
     frame[52:56] = struct.pack("<I", check)
     assert status_of(lambda: splitzip.decompress(frame)) == "BAD_CODEBOOK"
+
+
+def test_overlapping_buffers_are_refused():
+    buf = np.zeros(10000, np.uint8)
+    x = kv_like("bf16", 1000)
+    buf[:2000] = x.view(np.uint8)
+    src = buf[:2000].view(x.dtype)
+    assert status_of(lambda: splitzip.compress_into(src, buf[1000:])) == "INVALID_ARGUMENT"
+    frame = splitzip.compress(x)
+    buf[:len(frame)] = np.frombuffer(frame, np.uint8)
+    assert status_of(lambda: splitzip.decompress(buf[:len(frame)], out=buf[100:2100])) == \
+        "INVALID_ARGUMENT"
+
+
+def test_error_pickles_with_its_status():
+    import pickle
+
+    with pytest.raises(splitzip.SplitzipError) as e:
+        splitzip.decompress(b"x" * 64)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert (again.status, again.code, str(again)) == (e.value.status, e.value.code, str(e.value))
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16", "fp32", "fp8_e5m2"])
+def test_every_single_bit_flip_is_rejected(dtype):
+    """With a checksum, no corrupted frame decodes: each flip gets a status."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(1000).astype(np.float32)
+    x[::20] *= np.float32(2.0) ** rng.integers(-12, 12, 50)  # exponents past the top 16
+    with np.errstate(over="ignore"):
+        x = x.astype(DTYPES[dtype])
+    frame = splitzip.compress(x, checksum=True, chunk_log2=6)
+    info = splitzip.frame_info(frame)
+    assert not info["stored"] and info["escape_count"] > 0
+    seen = set()
+    for i in range(len(frame)):
+        for bit in range(8):
+            bad = bytearray(frame)
+            bad[i] ^= 1 << bit
+            with pytest.raises(splitzip.SplitzipError) as e:
+                splitzip.decompress(bad)
+            seen.add(e.value.status)
+    assert {"HEADER_CORRUPT", "CHECKSUM_MISMATCH", "BAD_PADDING"} <= seen, seen
+
+
+def test_every_truncation_is_rejected():
+    frame = splitzip.compress(kv_like("bf16", 200), checksum=True)
+    for n in range(len(frame)):
+        assert status_of(lambda: splitzip.decompress(frame[:n])) == "TRUNCATED"

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import splitzip
-from conftest import DTYPES, bits, kv_like
+from conftest import bits, kv_like
 
 torch = pytest.importorskip("torch", reason="torch is not installed (optional dependency)")
 
@@ -13,14 +13,17 @@ if hasattr(torch, "float8_e5m2"):
     TORCH["fp8_e5m2"] = torch.float8_e5m2
 
 
+SIGNED = {1: np.uint8, 2: np.int16, 4: np.int32}  # integer types torch.from_numpy takes
+INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32}
+
+
 def as_torch(x, dtype):
     """A torch tensor with the same bits as numpy array x."""
-    raw = torch.from_numpy(bits(x).astype(np.int64) if x.itemsize == 4 else bits(x).astype(np.int32))
-    int_type = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[x.itemsize]
-    signed = raw.to(torch.int64)
-    signed = torch.where(signed >= (1 << (8 * x.itemsize - 1)), signed - (1 << (8 * x.itemsize)), signed) \
-        if x.itemsize > 1 else signed
-    return signed.to(int_type).view(TORCH[dtype])
+    return torch.from_numpy(bits(x).view(SIGNED[x.itemsize]).copy()).view(TORCH[dtype])
+
+
+def torch_bits(t):
+    return t.reshape(-1).view(INT[t.element_size()])
 
 
 @pytest.mark.parametrize("dtype", list(TORCH))
@@ -31,8 +34,13 @@ def test_cpu_tensor_round_trip(dtype):
     assert frame == splitzip.compress(x)
     out = torch.empty(40, 100, dtype=TORCH[dtype])
     assert splitzip.decompress(frame, out=out) is out
-    assert torch.equal(out.view(-1).view({1: torch.uint8, 2: torch.int16, 4: torch.int32}[x.itemsize]),
-                       as_torch(x, dtype).view({1: torch.uint8, 2: torch.int16, 4: torch.int32}[x.itemsize]))
+    assert torch.equal(torch_bits(out), torch_bits(t))
+    back = splitzip.decompress(torch.from_numpy(np.frombuffer(frame, np.uint8).copy()))
+    assert isinstance(back, np.ndarray)
+    np.testing.assert_array_equal(bits(back), bits(x))
+    res = splitzip.compress_into(t, torch.empty(splitzip.compress_bound(dtype, t.numel()),
+                                                dtype=torch.uint8))
+    assert res.size == len(frame)
 
 
 def test_cpu_tensor_non_contiguous_and_requires_grad():

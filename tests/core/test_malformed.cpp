@@ -365,7 +365,9 @@ TEST(MalformedCorpus, CoversEveryPayloadRule) {
     std::set<Status> seen;
     for (const auto& m : test::malformed_frames(d)) seen.insert(m.expected);
     for (int s = static_cast<int>(Status::truncated); s <= static_cast<int>(Status::checksum_mismatch); ++s)
-      if (s != static_cast<int>(Status::limit_exceeded)) EXPECT_TRUE(seen.count(static_cast<Status>(s))) << s;
+      if (s != static_cast<int>(Status::limit_exceeded)) {
+        EXPECT_TRUE(seen.count(static_cast<Status>(s))) << s;
+      }
   }
 }
 

@@ -210,6 +210,45 @@ TEST_P(CpuJobs, DefaultThreadsAboveThresholdMatchOneThread) {
   EXPECT_TRUE(test::bytes_equal(a.data(), ra.size, b.data(), rb.size));
 }
 
+// Input, frame and output at every alignment of their first 17 bytes, with
+// and without streaming stores (which need 16-byte-aligned streams and
+// fall back otherwise): same frame, same output.
+TEST_P(CpuJobs, UnalignedBuffers) {
+  synth::Params p;
+  p.escape_rate = 0.01;
+  for (Dtype d : kDtypes) {
+    const uint64_t n = 20000 + 3;
+    const uint64_t bytes = n * dtype_bytes(d);
+    const auto in = synth::generate(synth::Generator::heavy_tail, d, n, 21, p);
+    std::vector<uint8_t> want(compress_bound(d, n));
+    CompressOptions ro;
+    ro.backend = "reference";
+    const Result rr = compress(d, in.data(), n, want.data(), want.size(), ro);
+    ASSERT_TRUE(rr.ok());
+    for (bool stream : {false, true}) {
+      cpu::set_stream_min_bytes(stream ? 1 : 0);
+      for (uint64_t off = 0; off < 17; ++off) {
+        SCOPED_TRACE(::testing::Message() << dtype_name(d) << " offset " << off << " stream " << stream);
+        std::vector<uint8_t> src(bytes + 17), frame(want.size() + 17), out(bytes + 17);
+        std::memcpy(src.data() + off, in.data(), bytes);
+        CompressOptions o;
+        o.backend = "cpu";
+        o.threads = 2;
+        const Result r = compress(d, src.data() + off, n, frame.data() + off, want.size(), o);
+        ASSERT_TRUE(r.ok());
+        EXPECT_TRUE(test::bytes_equal(frame.data() + off, r.size, want.data(), rr.size));
+        DecompressOptions dopt;
+        dopt.backend = "cpu";
+        dopt.threads = 2;
+        const Result dr = decompress(frame.data() + off, r.size, out.data() + off, bytes, dopt);
+        ASSERT_TRUE(dr.ok());
+        EXPECT_TRUE(test::bytes_equal(out.data() + off, dr.size, in.data(), bytes));
+      }
+    }
+    cpu::set_stream_min_bytes(0);
+  }
+}
+
 SPLITZIP_INSTANTIATE_PER_TARGET(CpuJobs);
 
 }  // namespace

@@ -26,9 +26,13 @@ const uint64_t kEdgeSizes[] = {0,   1,   2,   3,    5,    7,    8,    9,    15, 
                                257, 511, 512, 513,  1023, 1024, 1025, 2047, 2048, 2049, 4095,
                                4096, 4097, 3 * 1024 + 5};
 
+// Streaming (non-temporal) stores forced on and off: the large-buffer
+// store path runs on every edge size too.
 TEST_P(CpuMatch, EdgeSizesEveryDtypeAndThreadCount) {
   synth::Params p;
   p.escape_rate = 0.05;
+  for (bool stream : {false, true}) {
+  cpu::set_stream_min_bytes(stream ? 1 : 0);
   for (Dtype d : kDtypes) {
     const Codebook body5 = cpu_test::body_prefix(d, 5);
     for (uint64_t n : kEdgeSizes) {
@@ -41,14 +45,16 @@ TEST_P(CpuMatch, EdgeSizesEveryDtypeAndThreadCount) {
           o.chunk_log2 = chunk_log2;
           SCOPED_TRACE(::testing::Message() << dtype_name(d) << " n=" << n << " threads=" << t
                                             << " chunk_log2=" << chunk_log2);
-          EXPECT_TRUE(test::matches_reference("cpu", d, heavy.data(), n, o));
-          EXPECT_TRUE(test::matches_reference("cpu", d, gauss.data(), n, o));
+          EXPECT_TRUE(test::matches_reference("cpu", d, heavy.data(), n, o)) << "stream=" << stream;
+          EXPECT_TRUE(test::matches_reference("cpu", d, gauss.data(), n, o)) << "stream=" << stream;
           o.codebook = &body5;  // fixed codebook, count < 16, many escapes
-          EXPECT_TRUE(test::matches_reference("cpu", d, heavy.data(), n, o));
+          EXPECT_TRUE(test::matches_reference("cpu", d, heavy.data(), n, o)) << "stream=" << stream;
         }
       }
     }
   }
+  }
+  cpu::set_stream_min_bytes(0);
 }
 
 TEST_P(CpuMatch, RealKvEveryDtype) {

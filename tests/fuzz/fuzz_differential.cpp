@@ -3,8 +3,9 @@
 //   even: the rest is a compress case (fuzz_common.h). Each backend, forced
 //         with options.backend, must give the same status and the same frame
 //         bytes; each backend must then decode that frame to the input.
-//   odd:  the rest is a frame or stream of frames (header checks repaired
-//         when bit 1 is set, checksum verification off when bit 2 is set).
+//   odd:  the rest is one frame (header checks repaired
+//         when bit 1 is set, checksum verification off when bit 2 is set,
+//         bits 3-4 the decode thread count 0..3).
 //         Each backend must agree on accept or reject and on the output;
 //         the status must be one FORMAT.md section 9 allows for the frame
 //         (rules 14-19 may run in any order, so a frame with several faults
@@ -89,6 +90,7 @@ void frame_mode(uint8_t mode, const uint8_t* data, size_t size, const std::vecto
     splitzip::DecompressOptions o;
     o.backend = name.c_str();
     o.verify_checksum = so.verify_checksum;
+    o.threads = (mode >> 3) & 3;  // parallel decoders must report like serial ones
     std::vector<uint8_t> dst(cap ? cap : 1);
     const splitzip::Result r = splitzip::decompress(buf.data(), buf.size(), dst.data(), cap, o);
     if (skipped(r.status)) continue;

@@ -12,6 +12,7 @@ function(run_checked what)
     message(FATAL_ERROR "${what} failed (${rc}):\n${ARGN}\n${out}\n${err}")
   endif()
   set(last_output "${out}" PARENT_SCOPE)
+  set(last_error "${err}" PARENT_SCOPE)
 endfunction()
 
 # A consumer binary must round-trip and report a ratio above 1 (the sample
@@ -68,6 +69,11 @@ elseif(MODE STREQUAL "cmake")
     "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_CXX_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}"
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
   message(STATUS "${last_output}")
+  # The package must load cleanly into a consumer (no warnings from it or
+  # from the dependencies it finds).
+  if(last_error MATCHES "CMake Warning")
+    message(FATAL_ERROR "configuring the consumer gave warnings:\n${last_error}")
+  endif()
   # It must have found this prefix, not some other splitzip on the machine.
   if(NOT last_output MATCHES "from ${prefix}/")
     message(FATAL_ERROR "consumer did not find the package under ${prefix}")

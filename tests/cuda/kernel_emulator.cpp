@@ -1,0 +1,387 @@
+#include "tests/cuda/kernel_emulator.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+#include "cuda/decode_logic.h"
+#include "cuda/encode_logic.h"
+#include "cuda/plan.h"
+
+namespace splitzip::test {
+namespace {
+
+using namespace cuda_detail;
+
+template <class F>
+void for_threads(F&& f) {
+  for (uint32_t t = 0; t < kThreads; ++t) f(t);
+}
+
+// The block scan of the kernels (block_excl_scan): exclusive prefix over
+// thread indices.
+std::vector<uint32_t> exclusive_scan(const std::vector<uint32_t>& v) {
+  std::vector<uint32_t> out(v.size());
+  uint32_t run = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    out[i] = run;
+    run += v[i];
+  }
+  return out;
+}
+
+template <class F>
+void with_dtype(uint32_t dtype_id, F&& f) {
+  switch (dtype_id) {
+    case 1: f(Bf16Traits{}); break;
+    case 2: f(Fp16Traits{}); break;
+    case 3: f(Fp32Traits{}); break;
+    default: f(Fp8E5M2Traits{}); break;
+  }
+}
+
+std::vector<uint64_t> tile_order(uint64_t total, bool reverse) {
+  std::vector<uint64_t> order(total);
+  std::iota(order.begin(), order.end(), uint64_t{0});
+  if (reverse) std::reverse(order.begin(), order.end());
+  return order;
+}
+
+// ---------------------------------------------------------------- encode
+
+struct EncRun {
+  std::vector<EncPlan> plans;
+  std::vector<uint8_t> stage;
+  uint64_t total_tiles = 0;
+};
+
+// enc_setup_kernel.
+EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& index_ok, uint32_t dtype_id,
+                 uint32_t chunk_log2, uint32_t flags, const WorkspaceLayout& lay) {
+  EncRun run;
+  run.plans.resize(items.size());
+  uint64_t tile_carry = 0, stage_carry = 0;
+  for (size_t b = 0; b < items.size(); ++b) {
+    EncPlan& p = run.plans[b];
+    plan_encode(items[b], dtype_id, chunk_log2, flags, &p);
+    if (!index_ok[b]) {
+      p.status = static_cast<int32_t>(Status::bad_codebook);
+      p.tiles = 0;
+    }
+    const uint64_t stage = stage_need(p);
+    p.tile_begin = tile_carry;
+    p.stage_off = stage_carry;
+    tile_carry += p.tiles;
+    stage_carry += stage;
+    if (p.tile_begin + p.tiles > lay.tiles_bound || p.stage_off + stage > lay.stage_bytes) {
+      p.status = static_cast<int32_t>(Status::invalid_argument);
+      p.tiles = 0;
+    }
+  }
+  run.total_tiles = std::min(tile_carry, lay.tiles_bound);
+  run.stage.assign(lay.stage_bytes, 0xA5);  // poison: every byte used must be written
+  return run;
+}
+
+// find_plan(): last plan with tile_begin <= tile.
+template <class Plan>
+size_t find_plan_host(const std::vector<Plan>& plans, uint64_t tile) {
+  size_t lo = 0, hi = plans.size();
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (plans[mid].tile_begin <= tile) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+template <class T>
+void enc_tile_dense(EncPlan& plan, uint64_t local, EncShared& sh) {
+  const uint64_t tile_first = local << kTileLog2;
+  for_threads([&](uint32_t t) { enc_build_lut(plan, t, sh); });
+  for (uint32_t r = 0; r < kRounds; ++r)
+    for_threads([&](uint32_t t) { enc_group<T>(plan, tile_first, r * kThreads + t, sh); });
+  std::vector<uint32_t> sums(kThreads);
+  for_threads([&](uint32_t t) { sums[t] = enc_rake_sum(t, sh); });
+  const std::vector<uint32_t> ex = exclusive_scan(sums);
+  for_threads([&](uint32_t t) { enc_rake_write(t, ex[t], sh); });
+}
+
+void enc_main(EncRun& run, bool reverse) {
+  const uint64_t total = run.total_tiles;
+  std::vector<std::unique_ptr<EncShared>> shared(total);
+  std::vector<uint64_t> agg(total, 0);
+  // Dense pass and per-tile scans, in any tile order.
+  for (uint64_t tile : tile_order(total, reverse)) {
+    const size_t b = find_plan_host(run.plans, tile);
+    EncPlan& plan = run.plans[b];
+    const uint64_t local = tile - plan.tile_begin;
+    if (local >= plan.tiles) continue;
+    shared[tile] = std::make_unique<EncShared>();
+    with_dtype(plan.dtype, [&](auto tr) { enc_tile_dense<decltype(tr)>(plan, local, *shared[tile]); });
+    agg[tile] = enc_tile_total(*shared[tile]);
+  }
+  // Look-back: escapes of the buffer's earlier tiles.
+  std::vector<uint64_t> excl(total, 0);
+  for (EncPlan& plan : run.plans) {
+    uint64_t run_sum = 0;
+    for (uint64_t k = 0; k < plan.tiles; ++k) {
+      excl[plan.tile_begin + k] = run_sum;
+      run_sum += agg[plan.tile_begin + k];
+    }
+    if (plan.tiles > 0) plan.escapes = run_sum;
+  }
+  for (uint64_t tile : tile_order(total, reverse)) {
+    if (!shared[tile]) continue;
+    const size_t b = find_plan_host(run.plans, tile);
+    const EncPlan& plan = run.plans[b];
+    const uint64_t tile_first = (tile - plan.tile_begin) << kTileLog2;
+    for (uint32_t r = 0; r < kRounds; ++r)
+      for_threads([&](uint32_t t) {
+        enc_scatter(plan, tile_first, r * kThreads + t, excl[tile], *shared[tile], run.stage.data());
+      });
+    for_threads([&](uint32_t t) { enc_chunk_counts(plan, tile_first, t, *shared[tile]); });
+  }
+}
+
+// enc_checksum_kernel, enc_finalize_kernel, enc_copy_kernel.
+std::vector<EmuResult> enc_finish(EncRun& run) {
+  std::vector<EmuResult> out(run.plans.size());
+  for (EncPlan& p : run.plans)
+    if (p.status == static_cast<int32_t>(Status::ok) && (p.flags & kPlanChecksum))
+      p.checksum = hd::xxh64(p.src, p.n * geometry_of(p.dtype).bytes);
+  uint64_t units = 0;
+  for (size_t b = 0; b < run.plans.size(); ++b) {
+    enc_finalize(run.plans[b], run.stage.data(), &out[b].size, &out[b].status);
+    run.plans[b].units_begin = units;
+    units += run.plans[b].units;
+  }
+  for (uint64_t u = 0; u < units; ++u) {
+    size_t lo = 0, hi = run.plans.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (run.plans[mid].units_begin <= u) lo = mid + 1;
+      else hi = mid;
+    }
+    const EncPlan& p = run.plans[lo - 1];
+    const uint8_t* from;
+    uint8_t* to;
+    enc_copy_ends(p, run.stage.data(), &from, &to);
+    for_threads([&](uint32_t t) { copy_unit(from, to, p.copy_bytes, u - p.units_begin, t, kThreads); });
+  }
+  return out;
+}
+
+EncItem to_item(const EmuEncodeItem& it) {
+  EncItem e{};
+  e.src = static_cast<const uint8_t*>(it.src);
+  e.dst = static_cast<uint8_t*>(it.dst);
+  e.n = it.n;
+  e.capacity = it.capacity;
+  e.cb = it.codebook.entries;
+  e.cb_count = it.codebook.count;
+  e.cb_dtype = static_cast<uint32_t>(it.codebook.dtype);
+  return e;
+}
+
+// ---------------------------------------------------------------- decode
+
+struct DecRun {
+  std::vector<DecPlan> plans;
+  std::vector<uint64_t> ord;
+  uint64_t dtype_tiles[5] = {};
+  uint64_t dtype_ord[5] = {};
+};
+
+DecRun dec_setup(const std::vector<DecItem>& items, uint64_t max_output, bool verify, const WorkspaceLayout& lay) {
+  DecRun run;
+  run.plans.resize(items.size());
+  for (size_t b = 0; b < items.size(); ++b) plan_decode(items[b], max_output, verify, &run.plans[b]);
+  uint64_t tile_base = 0;
+  for (uint32_t d = 1; d <= 4; ++d) {
+    run.dtype_tiles[d - 1] = tile_base;
+    run.dtype_ord[d - 1] = run.ord.size();
+    for (size_t b = 0; b < items.size(); ++b) {
+      DecPlan& p = run.plans[b];
+      if (p.h.dtype != d || p.tiles == 0 || p.status != static_cast<int32_t>(Status::ok)) continue;
+      p.tile_begin = tile_base;
+      tile_base += p.tiles;
+      if (p.tile_begin + p.tiles > lay.tiles_bound) {
+        p.status = static_cast<int32_t>(Status::invalid_argument);
+        p.tiles = 0;
+      }
+      run.ord.push_back(b);
+    }
+  }
+  run.dtype_tiles[4] = tile_base;
+  run.dtype_ord[4] = run.ord.size();
+  return run;
+}
+
+struct DecTileState {
+  DecShared sh;
+  uint32_t agg = 0;
+  bool counts_bad = false;
+};
+
+template <class T>
+void dec_tile_dense(const DecPlan& plan, uint64_t local, DecTileState& st, int32_t& err) {
+  const uint64_t tile_first = local << kTileLog2;
+  for_threads([&](uint32_t t) { dec_build_pairs(plan, t, st.sh); });
+  std::vector<uint32_t> sums(kThreads);
+  std::vector<int32_t> errs(kThreads, kNoError);
+  for_threads([&](uint32_t t) { sums[t] = dec_counts_sum(plan, tile_first, t, st.sh, errs[t]); });
+  const std::vector<uint32_t> ex = exclusive_scan(sums);
+  for_threads([&](uint32_t t) { dec_counts_write(t, ex[t], st.sh); });
+  for (int32_t e : errs) st.counts_bad |= e != kNoError;
+  st.agg = dec_tile_total(st.sh);
+  for (uint32_t r = 0; r < kRounds; ++r)
+    for_threads([&](uint32_t t) { dec_group<T>(plan, tile_first, r * kThreads + t, st.sh, errs[t]); });
+  for (int32_t e : errs) err = std::min(err, e);
+}
+
+template <class T>
+void dec_tile_patch(const DecPlan& plan, uint64_t local, uint64_t excl, const DecTileState& st, int32_t& err) {
+  const uint64_t tile_first = local << kTileLog2;
+  const uint64_t E = plan.h.escape_count;
+  const bool patch = !st.counts_bad && excl <= E && st.agg <= E - excl;
+  if (!patch) {
+    if (!st.counts_bad) note_error(err, Status::bad_escape_counts);
+    return;
+  }
+  std::vector<int32_t> errs(kThreads, kNoError);
+  for_threads([&](uint32_t t) {
+    for (uint32_t j = t; j < st.agg; j += kThreads) dec_patch<T>(plan, tile_first, j, excl, st.sh, errs[t]);
+  });
+  for (int32_t e : errs) err = std::min(err, e);
+}
+
+void dec_main(DecRun& run, const WorkspaceLayout& lay, bool reverse) {
+  const uint64_t total = std::min(run.dtype_tiles[4], lay.tiles_bound);
+  std::vector<std::unique_ptr<DecTileState>> state(total);
+  std::vector<size_t> owner(total, SIZE_MAX);
+  for (uint64_t tile : tile_order(total, reverse)) {
+    uint32_t d = 1;
+    while (d < 4 && tile >= run.dtype_tiles[d]) ++d;
+    // Last frame of this dtype (ord order) whose tile_begin <= tile.
+    uint64_t lo = run.dtype_ord[d - 1], hi = run.dtype_ord[d];
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (run.plans[run.ord[mid]].tile_begin <= tile) lo = mid + 1;
+      else hi = mid;
+    }
+    const size_t b = run.ord[lo - 1];
+    DecPlan& plan = run.plans[b];
+    const uint64_t local = tile - plan.tile_begin;
+    if (local >= plan.tiles) continue;
+    if (plan.flags & kPlanStored) {
+      for_threads([&](uint32_t t) { dec_stored_copy(plan, local << kTileLog2, t, kThreads); });
+      continue;
+    }
+    state[tile] = std::make_unique<DecTileState>();
+    owner[tile] = b;
+    int32_t err = kNoError;
+    with_dtype(plan.h.dtype, [&](auto tr) { dec_tile_dense<decltype(tr)>(plan, local, *state[tile], err); });
+    plan.err = std::min(plan.err, err);
+  }
+  // Look-back per frame, then the patch of every tile.
+  for (DecPlan& plan : run.plans) {
+    if (plan.tiles == 0 || (plan.flags & kPlanStored)) continue;
+    uint64_t excl = 0;
+    for (uint64_t k = 0; k < plan.tiles; ++k) {
+      const DecTileState& st = *state[plan.tile_begin + k];
+      int32_t err = kNoError;
+      with_dtype(plan.h.dtype, [&](auto tr) { dec_tile_patch<decltype(tr)>(plan, k, excl, st, err); });
+      plan.err = std::min(plan.err, err);
+      excl += st.agg;
+    }
+    plan.escapes_seen = excl;
+  }
+}
+
+DecItem to_item(const EmuDecodeItem& it) {
+  DecItem d{};
+  d.src = static_cast<const uint8_t*>(it.src);
+  d.src_size = it.src_size;
+  d.dst = static_cast<uint8_t*>(it.dst);
+  d.dst_capacity = it.dst_capacity;
+  return d;
+}
+
+}  // namespace
+
+std::vector<EmuResult> emulate_compress_batch(Dtype dtype, const std::vector<EmuEncodeItem>& items,
+                                              uint64_t total_elems, uint32_t chunk_log2, bool checksum,
+                                              bool reverse_tiles) {
+  const auto id = static_cast<uint32_t>(dtype);
+  const WorkspaceLayout lay = encode_workspace(id, total_elems, items.size());
+  std::vector<EncItem> enc(items.size());
+  std::vector<bool> ok(items.size(), true);
+  for (size_t b = 0; b < items.size(); ++b) enc[b] = to_item(items[b]);
+  EncRun run = enc_setup(enc, ok, id, chunk_log2, checksum ? kPlanChecksum : 0, lay);
+  enc_main(run, reverse_tiles);
+  return enc_finish(run);
+}
+
+EmuResult emulate_compress(Dtype dtype, const void* src, uint64_t n, void* dst, uint64_t capacity,
+                           const Codebook& cb, uint32_t chunk_log2, bool checksum) {
+  EmuEncodeItem it;
+  it.src = src;
+  it.dst = dst;
+  it.n = n;
+  it.capacity = capacity;
+  it.codebook = cb;
+  return emulate_compress_batch(dtype, {it}, n, chunk_log2, checksum).front();
+}
+
+Status emulate_encode_streams(Dtype dtype, const void* src, uint64_t n, uint8_t* frame, uint64_t capacity,
+                              const Codebook& cb, uint32_t chunk_log2, uint64_t budget, uint64_t* escapes) {
+  const auto id = static_cast<uint32_t>(dtype);
+  const WorkspaceLayout lay = encode_workspace(id, n, 1);
+  EmuEncodeItem it;
+  it.src = src;
+  it.dst = frame;
+  it.n = n;
+  it.capacity = capacity;
+  it.codebook = cb;
+  EncItem e = to_item(it);
+  e.budget = budget;
+  EncRun run = enc_setup({e}, {true}, id, chunk_log2, kPlanStreamsOnly, lay);
+  enc_main(run, false);
+  const EmuResult r = enc_finish(run).front();
+  *escapes = run.plans[0].escapes;
+  return r.status;
+}
+
+std::vector<EmuResult> emulate_decompress_batch(const std::vector<EmuDecodeItem>& items,
+                                                uint64_t total_dst_bytes, uint64_t max_output_bytes,
+                                                bool verify, bool reverse_tiles) {
+  const WorkspaceLayout lay = decode_workspace(total_dst_bytes, items.size());
+  std::vector<DecItem> dec(items.size());
+  for (size_t b = 0; b < items.size(); ++b) dec[b] = to_item(items[b]);
+  DecRun run = dec_setup(dec, max_output_bytes, verify, lay);
+  dec_main(run, lay, reverse_tiles);
+  std::vector<EmuResult> out(items.size());
+  for (size_t b = 0; b < items.size(); ++b) dec_finalize(run.plans[b], &out[b].size, &out[b].status);
+  for (size_t b = 0; b < items.size(); ++b) {
+    DecPlan& p = run.plans[b];
+    if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanVerify)) continue;
+    if (hd::xxh64(p.dst, p.out_bytes) != p.h.content_checksum) {
+      out[b].status = Status::checksum_mismatch;
+      out[b].size = 0;
+    }
+  }
+  return out;
+}
+
+EmuResult emulate_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity, bool verify,
+                             uint64_t max_output_bytes) {
+  EmuDecodeItem it;
+  it.src = src;
+  it.src_size = src_size;
+  it.dst = dst;
+  it.dst_capacity = dst == nullptr ? 0 : dst_capacity;
+  return emulate_decompress_batch({it}, it.dst_capacity, max_output_bytes, verify).front();
+}
+
+}  // namespace splitzip::test
