@@ -22,12 +22,18 @@ namespace splitzip {
 namespace cpu {
 
 // Buffers below this many uncompressed bytes run on one thread by default.
-// Measured with splitzip_cpu_timing (tests/cpu/cpu_timing.cpp) on the 2-core
-// AMD EPYC (Zen 3) dev VM, bf16 real-KV-like data, best of 15 runs:
-// see kParallelMinBytes' definition notes in the report; below the
-// threshold the OpenMP fork/join (~10-20 us here) and the second core's
-// cold caches cost more than the split saves.
-constexpr uint64_t kParallelMinBytes = uint64_t{1} << 20;
+// Measured with `splitzip_cpu_timing --threshold --threads 2` on the 2-core
+// AMD EPYC (Zen 3) dev VM (shared, load ~10), bf16 real KV (layers 1-4),
+// best of 101 alternating runs, speedup of 2 threads over 1:
+//   size     encode       decode
+//   64 KiB   0.62-1.25x   0.67-1.17x   (fork/join ~1-3 us vs a 5 us job)
+//   128 KiB  0.90-0.95x   0.89-0.90x
+//   256 KiB  1.04-1.60x   1.09-1.61x
+//   512 KiB  1.71-1.72x   1.81x
+//   1 MiB    1.69-1.72x   1.80-1.82x
+// With workers asleep (--cold: 5 ms idle before each call) 512 KiB still
+// gives 1.59x / 1.33x. So multithreading pays reliably from 512 KiB.
+constexpr uint64_t kParallelMinBytes = uint64_t{512} << 10;
 
 uint64_t parallel_min_bytes() { return kParallelMinBytes; }
 
@@ -138,9 +144,9 @@ Status encode_impl(EncodeJob& job) {
     try {
       for (uint64_t i = e0; i < e1 && !stop.load(std::memory_order_relaxed);) {
         const uint64_t j = std::min(e1, i + kStep);
-        const size_t before = sink.pos.size();
+        const uint64_t before = sink.size;
         cpu::encode_range(job.dtype, job.src, i, j, tables, s, &sink);
-        const uint64_t added = sink.pos.size() - before;
+        const uint64_t added = sink.size - before;
         // Past the budget the frame is stored: stop everyone early.
         if (added != 0 && found.fetch_add(added) + added > job.max_escapes) stop.store(true);
         i = j;
@@ -153,7 +159,7 @@ Status encode_impl(EncodeJob& job) {
 #pragma omp single
     {
       for (int t = 0; t < nt; ++t)
-        offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].pos.size();
+        offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].size;
       escapes = offset[static_cast<size_t>(nt)];
       if (no_memory.load()) {
         status = Status::out_of_memory;
@@ -166,7 +172,7 @@ Status encode_impl(EncodeJob& job) {
     }
     // Each thread places its own escapes (streams 5 and 6) at its offset.
     if (status == Status::ok) {
-      const uint64_t k = sink.pos.size();
+      const uint64_t k = sink.size;
       const uint64_t off = offset[static_cast<size_t>(tid)];
       if (k != 0) {
         store_u16_le(job.frame + L.pos_off + 2 * off, sink.pos.data(), k);
@@ -268,12 +274,15 @@ Status decode_impl(const DecodeJob& job) {
       std::vector<uint8_t> esc_exp;
       const uint64_t e1 = std::min(n, c1 << log2);
       try {
+        // A step holds at most min(kStep, this thread's escapes) of them.
+        const uint64_t mine = offset[static_cast<size_t>(tid) + 1] - offset[static_cast<size_t>(tid)];
+        esc_idx.resize(std::min(kStep, mine));
+        esc_exp.resize(esc_idx.size());
         for (uint64_t i = c0 << log2; i < e1;) {
           const uint64_t j = std::min(e1, i + kStep);
           // This step's escapes, checked against rules 16 and 17; only
           // valid ones are handed to the kernel to patch.
-          esc_idx.clear();
-          esc_exp.clear();
+          uint64_t listed = 0;
           const uint64_t q1 = (j + chunk - 1) >> log2;
           for (uint64_t q = i >> log2; q < q1; ++q) {
             const uint64_t c = load_le16(counts + 2 * q);
@@ -293,14 +302,15 @@ Status decode_impl(const DecodeJob& job) {
                 if (my_rule == 0) my_rule = 17;
                 continue;
               }
-              esc_idx.push_back(idx);
-              esc_exp.push_back(static_cast<uint8_t>(x));
+              esc_idx[listed] = idx;
+              esc_exp[listed] = static_cast<uint8_t>(x);
+              ++listed;
             }
           }
           cpu::EscapeList list;
           list.idx = esc_idx.data();
           list.exp = esc_exp.data();
-          list.count = esc_idx.size();
+          list.count = listed;
           my_max = std::max(my_max, cpu::decode_range(dtype, s, i, j, tables, list, dst));
           i = j;
         }

@@ -31,7 +31,6 @@ struct DecodeCtx {
 // and stores the values (element order) at o.
 struct Bf16Block {
   static bool Fits(const DecodeCtx&, uint64_t) { return true; }
-  template <bool kStream>
   HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const size_t N = hn::Lanes(d8);
@@ -39,8 +38,8 @@ struct Bf16Block {
     // Low byte: mantissa | exponent bit 0 << 7; high byte: sign | exponent >> 1.
     const V8 lo = x.zip(hn::Or(hn::And(r, hn::Set(d8, 0x7F)), hn::TableLookupBytes(x.lo, c)));
     const V8 hi = x.zip(hn::Or(hn::And(r, hn::Set(d8, 0x80)), hn::TableLookupBytes(x.hi, c)));
-    StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), o);
-    StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), o + N);
+    hn::StoreU(hn::InterleaveLower(d8, lo, hi), d8, o);
+    hn::StoreU(hn::InterleaveUpper(d8, lo, hi), d8, o + N);
   }
 };
 
@@ -60,25 +59,23 @@ HWY_INLINE bool Fits3(const DecodeCtx& x, uint64_t j) {
 
 struct Fp16Block {
   static bool Fits(const DecodeCtx& x, uint64_t j) { return Fits3(x, j); }
-  template <bool kStream>
   HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const size_t N = hn::Lanes(d8);
     const V8 r3 = Unpack3(LoadBlocks<6>(d8, x.s.high + 3 * j / 8));
     const V8 lo = x.zip(hn::LoadU(d8, x.s.res + j));
     const V8 hi = x.zip(JoinE5(x, c, r3));
-    StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), o);
-    StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), o + N);
+    hn::StoreU(hn::InterleaveLower(d8, lo, hi), d8, o);
+    hn::StoreU(hn::InterleaveUpper(d8, lo, hi), d8, o + N);
   }
 };
 
 struct Fp8Block {
   static bool Fits(const DecodeCtx& x, uint64_t j) { return Fits3(x, j); }
-  template <bool kStream>
   HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const V8 r3 = Unpack3(LoadBlocks<6>(d8, x.s.high + 3 * j / 8));
-    StoreOut<kStream>(JoinE5(x, c, r3), o);
+    hn::StoreU(JoinE5(x, c, r3), d8, o);
   }
 };
 
@@ -87,7 +84,6 @@ struct Fp32Block {
   static bool Fits(const DecodeCtx& x, uint64_t j) {
     return x.s.res + 3 * (j + hn::Lanes(D8())) + 4 <= x.s.end;
   }
-  template <bool kStream>
   HWY_INLINE void Run(const DecodeCtx& x, uint64_t j, V8 c, uint8_t* o) const {
     const D8 d8;
     const D32 d32;
@@ -110,38 +106,53 @@ struct Fp32Block {
       const auto r = hn::And(hn::BitCast(d32, hn::TableLookupBytes(rb, spread)),
                              hn::Set(d32, 0x807FFFFFu));
       const auto v = hn::Or(r, hn::ShiftLeft<23>(hn::PromoteTo(d32, q[k])));
-      StoreOut<kStream>(hn::BitCast(d8, v), o + 4 * k * N32);
+      hn::StoreU(hn::BitCast(d8, v), d8, o + 4 * k * N32);
     }
   }
 };
+
+// Elements per sub-block. A sub-block is decoded into L1 (a bounce buffer
+// when streaming, else its place in dst), its escapes are patched there,
+// and a streamed sub-block is then copied out with non-temporal stores.
+// So the loop has no per-vector escape branch (mispredicts there throw away
+// the loads in flight).
+constexpr uint64_t kSub = 1024;
 
 template <class Traits, bool kStream, class Block>
 HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t begin, uint64_t end,
                                const DecodeTables& t, const EscapeList& esc, uint8_t* dst) {
   const D8 d8;
   const size_t N = hn::Lanes(d8);
+  constexpr uint64_t B = Traits::kBytes;
   V8 max_code = hn::Zero(d8);
+  uint32_t m = 0;
   uint64_t e = 0;  // next escape
-  uint64_t i = begin;
-  for (; i + N <= end && Block::Fits(x, i); i += N) {
-    const V8 c = UnpackNibbles(x.s.codes + i / 2);
-    max_code = hn::Max(max_code, c);
-    if (HWY_LIKELY(e == esc.count || esc.idx[e] >= i + N)) {
-      block.template Run<kStream>(x, i, c, dst + i * Traits::kBytes);
-      continue;
+  alignas(HWY_MAX_BYTES) uint8_t bounce[kStream ? kSub * B : 1];
+  for (uint64_t i = begin; i < end;) {
+    const uint64_t first = i;
+    const uint64_t lim = end - first < kSub ? end : first + kSub;
+    uint8_t* out = kStream ? bounce : dst + first * B;
+    for (; i + N <= lim && Block::Fits(x, i); i += N) {
+      const V8 c = UnpackNibbles(x.s.codes + i / 2);
+      max_code = hn::Max(max_code, c);
+      block.Run(x, i, c, out + (i - first) * B);
     }
-    // Rare: this vector holds escapes. Decode it to a buffer, patch, copy.
-    alignas(HWY_MAX_BYTES) uint8_t tmp[4 * HWY_MAX_BYTES];
-    block.template Run<false>(x, i, c, tmp);
-    for (; e < esc.count && esc.idx[e] < i + N; ++e) patch_bits<Traits>(tmp, esc.idx[e] - i, esc.exp[e]);
-    for (size_t k = 0; k < Traits::kBytes; ++k)
-      StoreOut<kStream>(hn::Load(d8, tmp + k * N), dst + i * Traits::kBytes + k * N);
+    if (i < lim) {  // the range's tail, or loads would pass the frame end
+      const uint32_t ms = decode_scalar<Traits>(x.s, i, lim, t, out + (i - first) * B);
+      m = ms > m ? ms : m;
+      i = lim;
+    }
+    for (; e < esc.count && esc.idx[e] < lim; ++e) patch_bits<Traits>(out, esc.idx[e] - first, esc.exp[e]);
+    if (kStream) {
+      const uint64_t bytes = (lim - first) * B;
+      uint64_t k = 0;
+      for (; k + N <= bytes; k += N) StoreOut<true>(hn::Load(d8, bounce + k), dst + first * B + k);
+      std::memcpy(dst + first * B + k, bounce + k, bytes - k);
+    }
   }
   if (kStream) hwy::FlushStream();
   alignas(HWY_MAX_BYTES) uint8_t lanes[HWY_MAX_BYTES];
   hn::Store(max_code, d8, lanes);
-  uint32_t m = decode_scalar<Traits>(x.s, i, end, t, dst);
-  for (; e < esc.count; ++e) patch_bits<Traits>(dst, esc.idx[e], esc.exp[e]);
   for (size_t k = 0; k < N; ++k) m = lanes[k] > m ? lanes[k] : m;
   return m;
 }
@@ -175,7 +186,7 @@ uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_
 template <class Traits>
 uint32_t DecodeScalarPatched(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
                              const EscapeList& esc, uint8_t* dst) {
-  const uint32_t m = decode_scalar<Traits>(s, begin, end, t, dst);
+  const uint32_t m = decode_scalar<Traits>(s, begin, end, t, dst + begin * Traits::kBytes);
   for (uint64_t e = 0; e < esc.count; ++e) patch_bits<Traits>(dst, esc.idx[e], esc.exp[e]);
   return m;
 }

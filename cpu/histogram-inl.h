@@ -149,11 +149,7 @@ HWY_INLINE uint64_t CountWindow(const uint8_t* exps, uint64_t len, uint32_t base
     const V8 over = hn::SaturatedSub(hn::Sub(hn::Load(d8, exps + k * N), vbase), k15);
     const auto out_mask = hn::Ne(over, hn::Zero(d8));  // outside the window
     if (HWY_UNLIKELY(!hn::AllFalse(d8, out_mask))) {
-      uint8_t bits[8] = {};
-      hn::StoreMaskBits(d8, out_mask, bits);
-      uint64_t m;
-      std::memcpy(&m, bits, 8);
-      for (; m != 0; m &= m - 1) {
+      for (uint64_t m = MaskBits(out_mask); m != 0; m &= m - 1) {
         ++counts[exps[k * N + static_cast<size_t>(__builtin_ctzll(m))]];
         ++outside;
       }

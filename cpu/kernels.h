@@ -4,6 +4,7 @@
 // cpu/*_kernels.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -32,20 +33,35 @@ struct DecodeTables {
 };
 void build_decode_tables(const uint8_t entries[16], Dtype dtype, DecodeTables* out);
 
-// Escapes found by encode kernels, appended in element order. Stream 4 counts
-// are incremented in place (little-endian u16 at counts[2 * chunk]).
+// Escapes found by encode kernels, appended in element order. Stream 4
+// counts are incremented in place (little-endian u16 at counts[2 * chunk]).
 struct EscapeSink {
-  std::vector<uint16_t> pos;
+  std::vector<uint16_t> pos;  // capacity; the first `size` entries are used
   std::vector<uint8_t> exp;
+  uint64_t size = 0;
   uint8_t* counts = nullptr;
   uint32_t chunk_log2 = 10;
-  void add(uint64_t i, uint32_t e) {
-    pos.push_back(static_cast<uint16_t>(i & ((uint64_t{1} << chunk_log2) - 1)));
-    exp.push_back(static_cast<uint8_t>(e));
-    uint8_t* c = counts + 2 * (i >> chunk_log2);
-    const uint32_t v = (c[0] | (uint32_t{c[1]} << 8)) + 1u;
+
+  // Room for k more escapes (may throw bad_alloc).
+  void reserve_more(uint64_t k) {
+    if (size + k <= pos.size()) return;
+    const uint64_t cap = std::max<uint64_t>({2 * pos.size(), size + k, 1024});
+    pos.resize(cap);
+    exp.resize(cap);
+  }
+  void bump_count(uint64_t chunk, uint32_t k) {
+    uint8_t* c = counts + 2 * chunk;
+    const uint32_t v = (c[0] | (uint32_t{c[1]} << 8)) + k;
     c[0] = static_cast<uint8_t>(v);
     c[1] = static_cast<uint8_t>(v >> 8);
+  }
+  // One escape at element i (scalar paths).
+  void add(uint64_t i, uint32_t e) {
+    reserve_more(1);
+    pos[size] = static_cast<uint16_t>(i & ((uint64_t{1} << chunk_log2) - 1));
+    exp[size] = static_cast<uint8_t>(e);
+    ++size;
+    bump_count(i >> chunk_log2, 1);
   }
 };
 

@@ -10,6 +10,12 @@
 #include "core/dtype_traits.h"
 #include "cpu/kernels.h"
 
+#if defined(__GNUC__)
+#define SPLITZIP_NOINLINE __attribute__((noinline))
+#else
+#define SPLITZIP_NOINLINE
+#endif
+
 namespace splitzip {
 namespace cpu {
 
@@ -18,6 +24,25 @@ inline typename T::Bits load_bits(const uint8_t* p) {
   typename T::Bits v;
   std::memcpy(&v, p, sizeof v);
   return v;
+}
+
+// Records the escapes flagged in m (bit k: element first + k) of one
+// 64-element word that lies inside one chunk; exponents re-read from src.
+template <class T>
+SPLITZIP_NOINLINE void record_escape_word(const uint8_t* src, uint64_t m, uint64_t first,
+                                                  EscapeSink* sink) {
+  const auto k = static_cast<uint32_t>(__builtin_popcountll(m));
+  sink->reserve_more(k);
+  uint16_t* pos = sink->pos.data() + sink->size;
+  uint8_t* exp = sink->exp.data() + sink->size;
+  const auto base = static_cast<uint16_t>(first & ((uint64_t{1} << sink->chunk_log2) - 1));
+  for (; m != 0; m &= m - 1) {
+    const unsigned bit = static_cast<unsigned>(__builtin_ctzll(m));
+    *pos++ = static_cast<uint16_t>(base + bit);
+    *exp++ = static_cast<uint8_t>(T::exponent(load_bits<T>(src + (first + bit) * T::kBytes)));
+  }
+  sink->size += k;
+  sink->bump_count(first >> sink->chunk_log2, k);
 }
 
 // Elements [i0, i1); i0 is a multiple of 8 (3-bit groups and code bytes
@@ -71,10 +96,11 @@ inline void patch_bits(uint8_t* base, uint64_t i, uint32_t e) {
   std::memcpy(base + i * T::kBytes, &v, sizeof v);
 }
 
-// Elements [i0, i1); i0 a multiple of 8. Returns the largest code seen.
+// Elements [i0, i1) to out (element i at out + (i - i0) * bytes). Returns
+// the largest code seen.
 template <class T>
 uint32_t decode_scalar(const ConstStreams& s, uint64_t i0, uint64_t i1, const DecodeTables& t,
-                       uint8_t* dst) {
+                       uint8_t* out) {
   uint32_t max_code = 0;
   for (uint64_t i = i0; i < i1; ++i) {
     const uint32_t c = (s.codes[i >> 1] >> ((i & 1) * 4)) & 0xFu;
@@ -89,7 +115,7 @@ uint32_t decode_scalar(const ConstStreams& s, uint64_t i0, uint64_t i1, const De
       r |= ((w >> (bit & 7)) & 7u) << (8 * T::kResBytes);
     }
     const typename T::Bits v = T::join(t.exp[c], r);
-    std::memcpy(dst + i * T::kBytes, &v, sizeof v);
+    std::memcpy(out + (i - i0) * T::kBytes, &v, sizeof v);
   }
   return max_code;
 }

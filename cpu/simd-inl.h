@@ -80,20 +80,26 @@ HWY_INLINE void WithLookup(const EncodeTables& t, F&& f) {
   }
 }
 
-// Records the escapes of one vector of exponents (rare path).
-inline HWY_NOINLINE void RecordEscapes(V8 e, M8 escape, uint64_t first, EscapeSink* sink) {
+// The mask as an integer, lane i at bit i. Reads back exactly the bytes
+// StoreMaskBits wrote, so the load is forwarded from that store.
+HWY_INLINE uint64_t MaskBits(M8 mask) {
   const D8 d;
-  alignas(HWY_MAX_BYTES) uint8_t exps[HWY_MAX_BYTES];
-  uint8_t bits[8] = {};
-  hn::Store(e, d, exps);
-  hn::StoreMaskBits(d, escape, bits);
-  uint64_t m;
-  std::memcpy(&m, bits, 8);
-  m = hn::Lanes(d) < 64 ? m & ((uint64_t{1} << hn::Lanes(d)) - 1) : m;
-  while (m) {
-    const unsigned k = static_cast<unsigned>(__builtin_ctzll(m));
-    sink->add(first + k, exps[k]);
-    m &= m - 1;
+  constexpr size_t kBytes = (hn::MaxLanes(D8()) + 7) / 8;
+  static_assert(kBytes == 2 || kBytes == 4 || kBytes == 8, "16, 32 or 64 byte lanes expected");
+  uint8_t bits[8];
+  hn::StoreMaskBits(d, mask, bits);
+  if constexpr (kBytes >= 8) {
+    uint64_t v;
+    std::memcpy(&v, bits, 8);
+    return v;
+  } else if constexpr (kBytes == 4) {
+    uint32_t v;
+    std::memcpy(&v, bits, 4);
+    return v;
+  } else {
+    uint16_t v;
+    std::memcpy(&v, bits, 2);
+    return v;
   }
 }
 

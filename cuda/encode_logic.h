@@ -70,7 +70,6 @@ struct EncIn {
 
 template <class T>
 SZ_HD void enc_load(const EncPlan& p, uint64_t tile_first, uint32_t g, EncIn<T>& in) {
-  constexpr uint32_t kInWords = 4 * T::kBytes;
   in.first = tile_first + uint64_t{g} * kGroupElems;
   in.valid = 0;
   if (in.first >= p.n) return;

@@ -8,7 +8,7 @@ APT_PKGS=(
   libhwy-dev libomp-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtrilinos-kokkos-dev
-  libzstd-dev liblz4-dev libblosc-dev
+  libzstd-dev liblz4-dev libblosc-dev libxxhash-dev
   clang libclang-rt-14-dev
   python3 python3-venv
   iproute2 libibverbs1  # examples/transfer: ip netns + tc; Mooncake's engine.so links libibverbs

@@ -19,6 +19,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bench/cuda/nvcomp_runner.h"
@@ -108,12 +109,15 @@ double time_graph_ms(cudaStream_t s, int iters, F&& enqueue) {
 // ---------------------------------------------------------------- workloads
 
 struct Workload {
+  Workload(std::string name_, std::string what_, Dtype dtype_, uint64_t n_)
+      : name(std::move(name_)), what(std::move(what_)), dtype(dtype_), n(n_) {}
   std::string name;
   std::string what;
   Dtype dtype = Dtype::bf16;
   uint64_t n = 0;
   std::vector<uint8_t> host;
-  uint32_t batch = 0;  // >0: compress_batch_async with this many equal items
+  uint32_t batch = 0;   // >0: compress_batch_async with this many equal items
+  bool nvcomp = false;  // also run nvCOMP on it (when available)
 };
 
 // Generates n elements with all cores (element i depends only on (seed, i)).
@@ -295,7 +299,7 @@ Row run_workload(const Workload& w, int iters, bool with_nvcomp, cudaStream_t s)
   r.enc_roof = 100.0 * ideal_ms / r.enc_ms;
   r.dec_roof = 100.0 * ideal_ms / r.dec_ms;
 
-  if (with_nvcomp && bench::nvcomp_available() && !w.batch)
+  if (with_nvcomp && w.nvcomp && bench::nvcomp_available())
     r.nvcomp = bench::run_nvcomp(src.get(), bytes, dtype_bytes(w.dtype), 65536, std::min(iters, 5), s);
   return r;
 }
@@ -448,6 +452,7 @@ int main(int argc, char** argv) {
   };
   {
     Workload w{"synth_bf16_256M", "gaussian_kv generator, 256M bf16 elements (the paper's size)", Dtype::bf16, paper_n};
+    w.nvcomp = true;
     w.host = generate_parallel(synth::Generator::gaussian_kv, w.dtype, w.n, 1, 0);
     run(std::move(w));
   }
@@ -463,6 +468,7 @@ int main(int argc, char** argv) {
   }
   {
     Workload w{"realkv_bf16_1GiB", "bundled stories260k KV (10 layer K/V files) tiled to 1 GiB", Dtype::bf16, gib / 2};
+    w.nvcomp = true;
     w.host = tiled_real(w.dtype, gib);
     run(std::move(w));
   }
@@ -477,6 +483,7 @@ int main(int argc, char** argv) {
     Workload w{std::string("realkv_") + dtype_name(d) + "_1GiB",
                "bundled layer02 float32 KV converted to " + std::string(dtype_name(d)) + ", tiled to 1 GiB", d,
                gib / dtype_bytes(d)};
+    w.nvcomp = d == Dtype::fp32;
     w.host = tiled_real(d, gib);
     run(std::move(w));
   }

@@ -56,10 +56,11 @@ def run_one(args, link, rate, mode, backend, source, size_mb, repeat, port, logf
             dec.kill()
             dec.wait()
     lines = [l for l in pre.stdout.splitlines() if l.startswith("{")]
+    r = json.loads(lines[-1]) if lines else {"mode": mode, "rate": rate, "source": source}
     if pre.returncode != 0 or dec_rc != 0 or not lines:
-        return {"mode": mode, "rate": rate, "source": source, "error":
-                f"prefill rc={pre.returncode} decode rc={dec_rc}"}
-    return json.loads(lines[-1])
+        # decode rc 3: the bytes that arrived differ from the payload.
+        r["error"] = f"prefill rc={pre.returncode} decode rc={dec_rc}"
+    return r
 
 
 def main():

@@ -75,9 +75,10 @@ struct CompressItem {
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count = 1);
 
 // One buffer with a host-side codebook (passed by value to the kernels).
-// The input is read once (plus once more only when the frame falls back to
-// stored mode, which copies the input). Writes the frame to dst, its size to
-// *d_frame_size and its status to *d_status.
+// The input is read once; a second read happens only for a stored-mode
+// fallback (the frame then holds a copy of the input) and for the optional
+// checksum. Writes the frame to dst, its size to *d_frame_size and its
+// status to *d_status.
 Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst_capacity,
                       const Codebook& codebook, const EncodeConfig& cfg, uint64_t* d_frame_size,
                       Status* d_status, void* workspace, uint64_t workspace_bytes,

@@ -3,10 +3,11 @@
 // multi-thread crossover behind cpu::parallel_min_bytes(). A development
 // tool, not a test: the timed numbers go into the report and README.
 //
-//   splitzip_cpu_timing [--mb 256] [--dtype bf16] [--data real|synth]
+//   splitzip_cpu_timing [--mb 256] [--dtype bf16] [--data real|synth|heavy]
 //                       [--reps 5] [--threads 1,2] [--zstd] [--threshold]
 //                       [--target AVX2|SSE4|SSSE3|SCALAR] [--cpu-time]
 //                       [--stream-min BYTES]  (non-temporal store threshold)
+//                       [--cold]  (threshold runs after a pause: workers asleep)
 //
 // Throughput is uncompressed bytes per second, best of --reps runs (the
 // machine is shared, so the best run is the least disturbed one).
@@ -18,6 +19,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/registry.h"
@@ -66,6 +68,11 @@ double best_seconds(int reps, const std::function<void()>& f, int threads = 1) {
 // bf16 comes from the f32 layer-02 tensors.
 std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
   if (kind == "synth") return synth::generate(synth::Generator::gaussian_kv, d, n, 1234);
+  if (kind == "heavy") {  // 1% escapes
+    synth::Params p;
+    p.escape_rate = 0.01;
+    return synth::generate(synth::Generator::heavy_tail, d, n, 1234, p);
+  }
   std::vector<uint8_t> pool;
   if (d == Dtype::bf16) {
     for (const auto& name : test::bf16_data_files()) {
@@ -105,6 +112,7 @@ struct Args {
   std::vector<int> threads = {1, 2};
   bool zstd = false;
   bool threshold = false;
+  bool cold = false;
   std::string target;
 };
 
@@ -207,8 +215,9 @@ void run_threshold(const Args& a) {
     const void* bufs[1] = {src.data()};
     const uint64_t ns[1] = {n};
     calibrate(a.dtype, bufs, ns, 1, &cb);
-    // Enough repetitions for ~5 ms per measurement.
-    const int inner = static_cast<int>(std::max<uint64_t>(1, (16u << 20) / bytes));
+    // Enough repetitions for ~5 ms per measurement; --cold: one call after
+    // a 5 ms pause, so OpenMP's idle workers have gone to sleep.
+    const int inner = a.cold ? 1 : static_cast<int>(std::max<uint64_t>(1, (16u << 20) / bytes));
     CompressOptions co[2];
     DecompressOptions dopt[2];
     for (int k = 0; k < 2; ++k) {
@@ -220,10 +229,12 @@ void run_threshold(const Args& a) {
     double te[2] = {1e30, 1e30}, td[2] = {1e30, 1e30};
     for (int r = 0; r < rounds; ++r) {
       for (int k = 0; k < 2; ++k) {
+        if (a.cold) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         te[k] = std::min(te[k], best_seconds(1, [&] {
                   for (int i = 0; i < inner; ++i)
                     fsize = compress(a.dtype, src.data(), n, frame.data(), frame.size(), co[k]).size;
                 }, 2) / inner);
+        if (a.cold) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         td[k] = std::min(td[k], best_seconds(1, [&] {
                   for (int i = 0; i < inner; ++i) decompress(frame.data(), fsize, out.data(), out.size(), dopt[k]);
                 }, 2) / inner);
@@ -255,6 +266,7 @@ int main(int argc, char** argv) {
     else if (k == "--threads") a.threads = parse_list(next());
     else if (k == "--zstd") a.zstd = true;
     else if (k == "--threshold") a.threshold = true;
+    else if (k == "--cold") a.cold = true;
     else if (k == "--cpu-time") g_cpu_time = true;
     else if (k == "--stream-min") cpu::set_stream_min_bytes(std::strtoull(next(), nullptr, 10));
     else if (k == "--target") a.target = next();

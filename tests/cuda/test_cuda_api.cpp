@@ -308,7 +308,8 @@ TEST(CudaApi, GraphCaptureAndReplay) {
   SZ_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
   for (uint64_t round = 0; round < 3; ++round) {
     synth::Params p;
-    p.escape_rate = 0.001 + 0.05 * static_cast<double>(round);  // round 2: stored fallback
+    // Round 2: ~20% escapes, above bf16's ~1/6 budget: the stored fallback.
+    p.escape_rate = 0.001 + 0.1 * static_cast<double>(round);
     const auto data = synth::generate(synth::Generator::heavy_tail, d, n, 50 + round, p);
     ASSERT_TRUE(src.upload(data.data(), bytes));
     SZ_CUDA_OK(cudaGraphLaunch(exec, s));

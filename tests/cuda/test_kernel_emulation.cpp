@@ -122,7 +122,7 @@ TEST(KernelEmulation, SmallCodebooksFromCodedToStored) {
     const RealInput& in = inputs.front();
     const uint64_t n = std::min<uint64_t>(in.n, 100003);
     const Codebook full = dynamic_codebook(d, in.bytes.data(), n);
-    for (uint8_t k : {1, 2, 3, 4, 6, 8, 12}) {
+    for (uint8_t k : {uint8_t{1}, uint8_t{2}, uint8_t{3}, uint8_t{4}, uint8_t{6}, uint8_t{8}, uint8_t{12}}) {
       if (k > full.count) continue;
       Codebook cb = full;
       cb.count = k;
@@ -362,7 +362,9 @@ TEST(KernelEmulation, BatchDecodeMixedDtypes) {
       std::vector<uint8_t> want;
       const Status sr = reference_decode_status(frames[k], items[k].src_size, outs[k].size(), &want);
       ASSERT_EQ(res[k].status, sr) << "frame " << k;
-      if (sr == Status::ok) EXPECT_TRUE(bytes_equal(outs[k].data(), res[k].size, want.data(), want.size())) << k;
+      if (sr == Status::ok) {
+        EXPECT_TRUE(bytes_equal(outs[k].data(), res[k].size, want.data(), want.size())) << k;
+      }
     }
     EXPECT_EQ(res[3].status, Status::truncated);
   }

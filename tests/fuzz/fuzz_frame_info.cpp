@@ -1,6 +1,8 @@
 // frame_info on arbitrary bytes: the status must be the lowest failing rule
 // of 1-11 (the spec oracle's), the fields must match the header bytes, and
-// every shorter view of an accepted frame must be TRUNCATED.
+// every shorter view of an accepted frame must be TRUNCATED. The same bytes
+// also go to codebook_deserialize, the other parser of untrusted headers
+// (.szcb files, FORMAT.md 10), checked against the section's rules.
 #include <cstring>
 #include <vector>
 
@@ -51,13 +53,63 @@ void check(const uint8_t* src, size_t size) {
   }
 }
 
+// FORMAT.md 10, in the order of section 9's header rules, then rule 9.
+Status spec_codebook_status(const uint8_t* b, uint64_t size) {
+  if (size < 32) return Status::truncated;
+  if (!(b[0] == 0x53 && b[1] == 0x5A && b[2] == 0x43 && b[3] == 0x42)) return Status::bad_magic;
+  if (b[4] != 1) return Status::unsupported_version;
+  const uint64_t h = splitzip::xxh64(b, 28, 0) & 0xFFFFFFFFu;
+  if ((b[28] | (b[29] << 8) | (b[30] << 16) | (uint64_t{b[31]} << 24)) != h) return Status::header_corrupt;
+  if (b[5] < 1 || b[5] > 4) return Status::bad_dtype;
+  if (b[7] || b[24] || b[25] || b[26] || b[27]) return Status::reserved_bits;
+  const uint32_t count = b[6];
+  const bool five = b[5] == 2 || b[5] == 4;
+  if (count < 1 || count > 16) return Status::bad_codebook;
+  for (uint32_t i = 0; i < 16; ++i) {
+    const uint8_t e = b[8 + i];
+    if (i >= count) {
+      if (e) return Status::bad_codebook;
+      continue;
+    }
+    if (five && e >= 32) return Status::bad_codebook;
+    for (uint32_t j = 0; j < i; ++j)
+      if (b[8 + j] == e) return Status::bad_codebook;
+  }
+  return Status::ok;
+}
+
+void check_codebook_file(const uint8_t* src, size_t size) {
+  splitzip::Codebook cb;
+  // Any length must be safe; the first 32 bytes are the file.
+  (void)splitzip::codebook_deserialize(src, size, &cb);
+  const uint64_t view = size < 32 ? size : 32;
+  std::vector<uint8_t> exact(src, src + view);
+  const Status s = splitzip::codebook_deserialize(exact.data(), view, &cb);
+  const Status want = spec_codebook_status(exact.data(), view);
+  FUZZ_CHECK(s == want, "codebook_deserialize: %s, expected %s", splitzip::status_name(s),
+             splitzip::status_name(want));
+  if (s != Status::ok) return;
+  uint8_t again[splitzip::kCodebookFileSize];
+  FUZZ_CHECK(splitzip::codebook_serialize(cb, again) == Status::ok &&
+                 std::memcmp(again, exact.data(), 32) == 0,
+             "codebook file does not re-serialize to itself");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(data, size);
+  check_codebook_file(data, size);
   if (size >= 64) {
     std::vector<uint8_t> fixed(data, data + size);
     if (szfuzz::repair_header_checks(fixed.data(), size)) check(fixed.data(), size);
+  }
+  if (size >= 32) {
+    // Codebook file with its hash recomputed, to reach the field rules.
+    std::vector<uint8_t> cbf(data, data + 32);
+    const uint64_t h = splitzip::xxh64(cbf.data(), 28, 0);
+    for (int i = 0; i < 4; ++i) cbf[28 + i] = static_cast<uint8_t>(h >> (8 * i));
+    check_codebook_file(cbf.data(), cbf.size());
   }
   return 0;
 }

@@ -176,6 +176,17 @@ int main(int argc, char** argv) {
     frame_seed("fault_codebook_count", b);
   }
 
+  // Codebook files (FORMAT.md 10) for the frame_info target's second parser.
+  for (int k = 0; k < 4; ++k) {
+    splitzip::Codebook cb;
+    cb.dtype = dtypes[k];
+    cb.count = static_cast<uint8_t>(4 + 4 * k);
+    for (uint8_t c = 0; c < cb.count; ++c) cb.entries[c] = static_cast<uint8_t>(centers[k] - 2 + c);
+    Bytes file(splitzip::kCodebookFileSize);
+    if (splitzip::codebook_serialize(cb, file.data()) == splitzip::Status::ok)
+      write("frame_info", std::string("codebook_") + splitzip::dtype_name(dtypes[k]) + ".szcb", file);
+  }
+
   // Slices of the real KV sample.
   const fs::path kv = g_root / "data/kv/stories260k";
   const Bytes k0 = read_file(kv / "layer00_k.bf16", 2 * 1024);
