@@ -68,7 +68,8 @@ fi
 load=$(cut -d' ' -f1 /proc/loadavg)
 echo "== run (load average $load, $REPS repetitions, min time ${MIN_TIME}s)"
 if awk -v l="$load" 'BEGIN { exit !(l > 0.5) }'; then
-  echo "warning: the machine is busy (load $load); multi-thread figures will be noisy" >&2
+  echo "warning: the machine is busy (load $load); multi-thread figures will be noisy" \
+       "(niced processes of other sessions still take a full core under autogroup scheduling)" >&2
 fi
 "$BUILD_DIR/bin/splitzip_bench_cpu" \
   --benchmark_repetitions="$REPS" \

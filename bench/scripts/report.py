@@ -296,6 +296,20 @@ def render_md(data, rows, tgt_lines, rec, errors):
         b = next(r["bytes"] for r in rows if r["input"] == inp)
         out.append("- `%s`: %s, %s bytes" % (inp, INPUT_NOTES.get(inp, inp), "{:,}".format(b)))
     out.append("")
+    # memcpy slower with more threads than with one means another process held
+    # a core (nice does not help across sessions with autogroup scheduling).
+    slow = []
+    for inp in sorted({r["input"] for r in rows}, key=input_order):
+        m = {r["threads"]: r for r in rows if r["method"] == "memcpy" and r["input"] == inp}
+        if 1 in m and len(m) > 1:
+            t = max(m)
+            if m[t]["enc"] < 0.8 * m[1]["enc"]:
+                slow.append("`%s` (%d threads %.2f GB/s vs 1 thread %.2f GB/s)" % (inp, t, m[t]["enc"], m[1]["enc"]))
+    if slow:
+        out.append("**Warning:** multi-threaded memcpy ran slower than single-threaded memcpy on %s: "
+                   "the machine was oversubscribed during this run, so the multi-thread figures "
+                   "for those inputs measure scheduling, not the codecs." % ", ".join(slow))
+        out.append("")
     out.append("## Targets (issue 3)")
     out.append("")
     out.append("Single thread, buffers of 256 MB or more, as ratios to memcpy measured in the same "

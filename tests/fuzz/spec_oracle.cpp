@@ -133,12 +133,6 @@ Status rule_status(int rule) {
   return rule >= 0 && rule < 20 ? kByRule[rule] : Status::internal_error;
 }
 
-int status_rule(Status s) {
-  for (int r = 1; r < 20; ++r)
-    if (rule_status(r) == s) return r;  // TRUNCATED maps to rule 1; allows() handles 11
-  return 0;
-}
-
 Status SpecVerdict::first() const {
   for (int r = 1; r < 20; ++r)
     if (definite & bit(r)) return rule_status(r);

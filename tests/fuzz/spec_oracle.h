@@ -42,9 +42,8 @@ struct SpecVerdict {
   bool allows(splitzip::Status s) const;
 };
 
+// The status FORMAT.md section 9 names for rule 1..19.
 splitzip::Status rule_status(int rule);
-// 0 for statuses that are not a section 9 rule.
-int status_rule(splitzip::Status s);
 
 SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opts = {});
 
