@@ -99,14 +99,20 @@ Result compress_impl(Dtype dtype, const void* src, uint64_t n, void* dst_v, uint
     }
   }
 
+  // FORMAT.md 4.4: coded iff n > 0 and it is smaller than stored (and fits).
+  const uint64_t budget = max_escapes(id, n, opts.chunk_log2, capacity);
+  // Neither form can fit: fail before reading the input at all.
+  if (budget == kNoEscapeBudget && stored_frame_size(id, n) > capacity) {
+    r.status = Status::dst_too_small;
+    return r;
+  }
+
   uint64_t hash = 0;
   if (opts.checksum) {
     r.status = be->content_hash(src, bytes, &hash);
     if (r.status != Status::ok) return r;
   }
 
-  // FORMAT.md 4.4: coded iff n > 0 and it is smaller than stored (and fits).
-  const uint64_t budget = max_escapes(id, n, opts.chunk_log2, capacity);
   if (budget != kNoEscapeBudget) {
     if (opts.codebook == nullptr) {
       uint64_t counts[256];
