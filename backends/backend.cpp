@@ -1,37 +1,47 @@
-// Default Backend methods: scalar histogram and host byte movement.
+// Default Backend methods: host memory, one frame after another.
 #include <cstring>
 
 #include "backends/backend.h"
-#include "core/reference.h"
+#include "core/header.h"
 
 namespace splitzip {
 
-Status Backend::histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
-                          int /*threads*/) const {
-  if (counts == nullptr || !dtype_valid(dtype) || (src == nullptr && n > 0))
-    return Status::invalid_argument;
-  std::memset(counts, 0, 256 * sizeof(uint64_t));
-  add_exponent_counts(dtype, src, n, counts);
-  return Status::ok;
+FrameOutcome Backend::decompress_stream(const DecompressArgs& args) const {
+  FrameOutcome total;
+  if ((total.status = check_decompress_args(args)) != Status::ok) return total;
+  auto* dst = static_cast<uint8_t*>(args.dst);
+  FrameIterator it(args.src, args.src_size);
+  FrameView v;
+  Status s;
+  while ((s = it.next(&v)) == Status::ok && v.data != nullptr) {
+    DecompressArgs one = args;
+    one.src = v.data;
+    one.src_size = v.size;
+    one.dst = dst == nullptr ? nullptr : dst + total.decoded_size;
+    one.capacity = args.capacity - total.decoded_size;
+    // The output limit covers the whole stream (rule 12, after the
+    // iterator's rules 1-11 on this frame).
+    if (args.max_output != 0 && v.info.decoded_size > args.max_output - total.decoded_size) {
+      total.status = Status::limit_exceeded;
+      return total;
+    }
+    one.max_output = 0;
+    const FrameOutcome o = decompress_frame(one);
+    if (o.status != Status::ok) {
+      total.status = o.status;
+      total.corrupt_block = o.corrupt_block;
+      return total;
+    }
+    total.decoded_size += o.decoded_size;
+    total.frame_size += o.frame_size;
+  }
+  total.status = s;
+  return total;
 }
 
-Status Backend::copy_bytes(void* dst, const void* src, uint64_t bytes) const {
-  if (bytes == 0) return Status::ok;
-  if (dst == nullptr || src == nullptr) return Status::invalid_argument;
-  std::memmove(dst, src, bytes);
-  return Status::ok;
-}
-
-Status Backend::zero_bytes(void* dst, uint64_t bytes) const {
-  if (bytes == 0) return Status::ok;
-  if (dst == nullptr) return Status::invalid_argument;
-  std::memset(dst, 0, bytes);
-  return Status::ok;
-}
-
-Status Backend::content_hash(const void* src, uint64_t bytes, uint64_t* out) const {
-  if (out == nullptr || (src == nullptr && bytes > 0)) return Status::invalid_argument;
-  *out = xxh64(src, bytes, 0);
+Status Backend::read_header_bytes(const void* src, uint8_t out[64]) const {
+  if (src == nullptr || out == nullptr) return Status::invalid_argument;
+  std::memcpy(out, src, 64);
   return Status::ok;
 }
 

@@ -1,36 +1,19 @@
-// The backend interface. A backend encodes and decodes the payload streams of
-// a coded frame (FORMAT.md 4.2); header, stored mode, checksum and stream-gap
-// padding are handled once, by the frame layer (core/frame.cpp).
+// The backend interface. A backend owns whole frames: it writes every byte
+// of a frame (header, streams, block checks, gaps, stored fallback) and
+// decodes one with every rule of FORMAT.md 9, through the shared format core
+// (core/header.h, core/layout.h, core/frame_rules.h). Buffers are caller-owned;
+// a backend that needs scratch memory says how much (workspace_size) and
+// takes it from the caller, or allocates it itself when none is given.
 #pragma once
 
 #include <cstdint>
 
+#include "core/codec_args.h"
 #include "splitzip/splitzip.hpp"
-#include "core/header.h"
-#include "core/layout.h"
 
 namespace splitzip {
 
-struct EncodeJob {
-  Dtype dtype;
-  const void* src;            // n elements
-  uint64_t n;
-  uint32_t chunk_log2;
-  const Codebook* codebook;   // validated, count >= 1
-  uint8_t* frame;             // frame start; write streams 1..6 only
-  uint64_t capacity;          // bytes available at frame
-  uint64_t max_escapes;       // E above this: return Status::escape_overflow
-  int threads;                // 0: backend default
-  // Output: total escapes. Streams 5/6 must be at coded_layout(..., E).
-  uint64_t escape_count = 0;
-};
-
-struct DecodeJob {
-  const FrameHeader* header;  // parsed and validated through rule 13, coded
-  const uint8_t* frame;       // frame start, frame_size readable bytes
-  void* dst;                  // n * bytes writable bytes
-  int threads;
-};
+enum class Direction { encode, decode };
 
 class Backend {
  public:
@@ -38,25 +21,23 @@ class Backend {
   virtual const char* name() const = 0;
   // Usable in this process (CPU features, device present, ...). Cached.
   virtual bool available() const = 0;
+  // Why not, when unavailable (for `splitzip backends`); "" when available.
+  virtual const char* unavailable_reason() const { return ""; }
   virtual bool accepts(MemoryKind kind) const = 0;
-  // Writes every byte of streams 1..6 (in-stream padding bits zero), not the
-  // gaps between streams. Returns escape_overflow when E > max_escapes.
-  virtual Status encode(EncodeJob& job) const = 0;
-  // Decodes streams 1..6 into dst and enforces rules 14-18 (the frame layer
-  // has already checked the zero gap bytes between streams, rule 14).
-  virtual Status decode(const DecodeJob& job) const = 0;
-  // Exponent histogram for dynamic calibration. counts[256] is overwritten.
-  virtual Status histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
-                           int threads) const;
 
-  // Byte movement for the frame layer (header, gaps, stored payload,
-  // checksum). The defaults work on host memory; a backend that accepts
-  // device memory overrides them. copy_bytes must handle any direction
-  // between host and the memory kinds it accepts.
-  virtual Status copy_bytes(void* dst, const void* src, uint64_t bytes) const;
-  virtual Status zero_bytes(void* dst, uint64_t bytes) const;
-  // XXH64 (seed 0) of bytes at src (FORMAT.md 4.1 content_checksum).
-  virtual Status content_hash(const void* src, uint64_t bytes, uint64_t* out) const;
+  // Scratch bytes one call on n elements of dtype may use (0: none).
+  virtual uint64_t workspace_size(Dtype /*dtype*/, uint64_t /*n*/, Direction /*dir*/) const { return 0; }
+
+  // One frame into args.dst (FORMAT.md 4); never writes past args.capacity.
+  virtual FrameOutcome compress_frame(const CompressArgs& args) const = 0;
+  // The frame at args.src, all rules of FORMAT.md 9.
+  virtual FrameOutcome decompress_frame(const DecompressArgs& args) const = 0;
+  // Every frame of a stream (FORMAT.md 7). The default walks the stream with
+  // the frame iterator (host-readable memory) and calls decompress_frame;
+  // frame_size of the outcome is the bytes consumed.
+  virtual FrameOutcome decompress_stream(const DecompressArgs& args) const;
+  // The 64 header bytes at src into out (device backends copy them).
+  virtual Status read_header_bytes(const void* src, uint8_t out[64]) const;
 };
 
 }  // namespace splitzip

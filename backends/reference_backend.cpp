@@ -12,8 +12,8 @@ class ReferenceBackend final : public Backend {
   bool accepts(MemoryKind kind) const override {
     return kind == MemoryKind::host || kind == MemoryKind::managed || kind == MemoryKind::unknown;
   }
-  Status encode(EncodeJob& job) const override { return reference_encode(job); }
-  Status decode(const DecodeJob& job) const override { return reference_decode(job); }
+  FrameOutcome compress_frame(const CompressArgs& a) const override { return reference_compress(a); }
+  FrameOutcome decompress_frame(const DecompressArgs& a) const override { return reference_decompress(a); }
 };
 
 }  // namespace

@@ -13,8 +13,6 @@ size_t registry_size();
 const Backend* registry_at(size_t i);
 const Backend* find_backend(const char* name);  // null when not compiled in
 
-enum class Direction { encode, decode };
-
 struct DispatchRequest {
   const char* forced = nullptr;  // option; when null, $SPLITZIP_BACKEND
   MemoryKind memory = MemoryKind::host;

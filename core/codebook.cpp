@@ -1,11 +1,9 @@
 // Codebook: validation (rule 9), histogram, deterministic top-16 calibration
 // (FORMAT.md 3) and the .szcb file (FORMAT.md 10).
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
-#include "core/layout.h"
-#include "core/le_bytes.h"
+#include "core/header.h"
 #include "core/reference.h"
 #include "splitzip/splitzip.hpp"
 
@@ -16,20 +14,7 @@ constexpr uint8_t kCbMagic[4] = {0x53, 0x5A, 0x43, 0x42};  // "SZCB"
 }
 
 Status validate_codebook(const Codebook& cb) {
-  if (!dtype_valid(cb.dtype)) return Status::bad_codebook;
-  if (cb.count < 1 || cb.count > 16) return Status::bad_codebook;
-  const uint32_t exp_limit = geometry_of(static_cast<uint32_t>(cb.dtype)).exp_bits == 5 ? 32 : 256;
-  bool seen[256] = {};
-  for (uint32_t i = 0; i < 16; ++i) {
-    const uint8_t e = cb.entries[i];
-    if (i >= cb.count) {
-      if (e != 0) return Status::bad_codebook;
-      continue;
-    }
-    if (e >= exp_limit || seen[e]) return Status::bad_codebook;
-    seen[e] = true;
-  }
-  return Status::ok;
+  return check_codebook(static_cast<uint32_t>(cb.dtype), cb.entries, cb.count);
 }
 
 void add_exponent_counts(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
@@ -62,17 +47,9 @@ void Histogram::add_counts(const uint64_t counts[256]) {
 }
 
 Codebook Histogram::codebook() const {
-  uint32_t order[256];
-  for (uint32_t e = 0; e < 256; ++e) order[e] = e;
-  // Count descending, ties by exponent ascending (stable over ascending input).
-  std::stable_sort(order, order + 256,
-                   [&](uint32_t a, uint32_t b) { return counts_[a] > counts_[b]; });
   Codebook cb;
   cb.dtype = dtype_;
-  for (uint32_t i = 0; i < 16 && counts_[order[i]] > 0; ++i) {
-    cb.entries[i] = static_cast<uint8_t>(order[i]);
-    cb.count = static_cast<uint8_t>(i + 1);
-  }
+  cb.count = static_cast<uint8_t>(top16_codebook(counts_, cb.entries));
   return cb;
 }
 

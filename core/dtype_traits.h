@@ -17,6 +17,7 @@ namespace splitzip {
 // kResBytes: whole residual bytes per element (the "byte part").
 // kResHighBits: 0 or 3, bits of the packed 3-bit part.
 struct Bf16Traits {
+  static constexpr uint32_t kId = 1;
   using Bits = uint16_t;
   static constexpr uint32_t kBytes = 2, kExpBits = 8, kManBits = 7;
   static constexpr uint32_t kResBytes = 1, kResHighBits = 0;
@@ -28,6 +29,7 @@ struct Bf16Traits {
 };
 
 struct Fp16Traits {
+  static constexpr uint32_t kId = 2;
   using Bits = uint16_t;
   static constexpr uint32_t kBytes = 2, kExpBits = 5, kManBits = 10;
   static constexpr uint32_t kResBytes = 1, kResHighBits = 3;
@@ -39,6 +41,7 @@ struct Fp16Traits {
 };
 
 struct Fp32Traits {
+  static constexpr uint32_t kId = 3;
   using Bits = uint32_t;
   static constexpr uint32_t kBytes = 4, kExpBits = 8, kManBits = 23;
   static constexpr uint32_t kResBytes = 3, kResHighBits = 0;
@@ -50,6 +53,7 @@ struct Fp32Traits {
 };
 
 struct Fp8E5M2Traits {
+  static constexpr uint32_t kId = 4;
   using Bits = uint8_t;
   static constexpr uint32_t kBytes = 1, kExpBits = 5, kManBits = 2;
   static constexpr uint32_t kResBytes = 0, kResHighBits = 3;

@@ -1,47 +1,177 @@
-// Frame header encode/parse/validate (FORMAT.md 4.1 and rules 1-13).
-// Shared by every backend: no backend parses headers on its own.
+// The frame header (FORMAT.md 4.1), codebook rules (section 3, rule 9) and
+// header validation (rules 1-11), header-only and host/device. Every backend
+// and every entry point parses and writes headers through these functions.
 #pragma once
 
 #include <cstdint>
 
+#include "core/hash.h"
+#include "core/layout.h"
+#include "core/le_bytes.h"
 #include "splitzip/splitzip.hpp"
-#include "layout.h"
 
 namespace splitzip {
 
-inline constexpr uint8_t kMagic[4] = {0x53, 0x5A, 0x4B, 0x56};  // "SZKV"
 inline constexpr uint8_t kFlagStored = 1u << 0;
 inline constexpr uint8_t kFlagChecksum = 1u << 1;
 inline constexpr uint8_t kFlagsKnown = kFlagStored | kFlagChecksum;
+inline constexpr uint32_t kHeaderCheckOffset = 52;
+inline constexpr uint8_t kModeNibble = 0;  // v2 byte 49: the 4-bit code of FORMAT.md 4.2
 
 struct FrameHeader {
   uint8_t version = kFormatVersion;
   uint8_t dtype = 0;
   uint8_t flags = 0;
   uint8_t chunk_log2 = kDefaultChunkLog2;
+  uint8_t mode = kModeNibble;   // v2 only
+  uint8_t block_log2 = 0;       // v2: kChecksumBlockLog2 with CHECKSUM, else 0
   uint64_t n_elems = 0;
   uint64_t escape_count = 0;
   uint64_t frame_size = 0;
   uint8_t codebook[16] = {};
   uint8_t codebook_count = 0;
   uint64_t content_checksum = 0;
-  bool stored() const { return flags & kFlagStored; }
-  bool has_checksum() const { return flags & kFlagChecksum; }
+  SZ_HD bool stored() const { return (flags & kFlagStored) != 0; }
+  SZ_HD bool has_checksum() const { return (flags & kFlagChecksum) != 0; }
+  // Entries of stream 7: the v2 block checks.
+  SZ_HD uint64_t n_checks() const {
+    return version >= 2 && has_checksum() ? checksum_blocks(n_elems * geometry_of(dtype).bytes) : 0;
+  }
+  SZ_HD uint64_t decoded_bytes() const { return n_elems * geometry_of(dtype).bytes; }
 };
 
+// ---- codebook rules ----
+// Rule 9 on raw codebook bytes.
+SZ_HD Status check_codebook(uint32_t dtype_id, const uint8_t cb[16], uint32_t count) {
+  if (!dtype_id_valid(dtype_id) || count < 1 || count > 16) return Status::bad_codebook;
+  const uint32_t limit = exponent_limit(dtype_id);
+  uint32_t seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (uint32_t i = 0; i < 16; ++i) {
+    const uint32_t e = cb[i];
+    if (i >= count) {
+      if (e != 0) return Status::bad_codebook;
+      continue;
+    }
+    if (e >= limit || (seen[e >> 5] >> (e & 31u)) & 1u) return Status::bad_codebook;
+    seen[e >> 5] |= 1u << (e & 31u);
+  }
+  return Status::ok;
+}
+
+// FORMAT.md 3: count descending, ties by smaller exponent, non-zero counts
+// only, at most 16. Returns the count; entries past it are 0.
+SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
+  uint32_t taken[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  uint32_t k = 0;
+  for (; k < 16; ++k) {
+    int best = -1;
+    for (uint32_t e = 0; e < 256; ++e) {
+      if (counts[e] == 0 || ((taken[e >> 5] >> (e & 31u)) & 1u)) continue;
+      if (best < 0 || counts[e] > counts[best]) best = static_cast<int>(e);
+    }
+    if (best < 0) break;
+    taken[best >> 5] |= 1u << (best & 31);
+    entries[k] = static_cast<uint8_t>(best);
+  }
+  for (uint32_t i = k; i < 16; ++i) entries[i] = 0;
+  return k;
+}
+
+// ---- header bytes ----
+// v1: low 32 bits of XXH64 of the header with the check zeroed; v2: XXH3-64.
+SZ_HD uint32_t header_check(const uint8_t b[64]) {
+  uint8_t tmp[64];
+  for (int i = 0; i < 64; ++i) tmp[i] = b[i];
+  for (int i = 0; i < 4; ++i) tmp[kHeaderCheckOffset + i] = 0;
+  return static_cast<uint32_t>(b[4] == 1 ? hash_xxh64(tmp, 64) : hash_xxh3(tmp, 64));
+}
+
+SZ_HD uint64_t frame_size_of(const FrameHeader& h) {
+  if (h.stored()) return stored_frame_size(h.dtype, h.n_elems, h.n_checks());
+  return coded_layout(h.dtype, h.n_elems, h.chunk_log2, h.escape_count, h.n_checks()).frame_size;
+}
+
+SZ_HD FrameLayout layout_of(const FrameHeader& h) {
+  return coded_layout(h.dtype, h.n_elems, h.chunk_log2, h.escape_count, h.n_checks());
+}
+
 // Writes the 64 header bytes, header_check included.
-void write_header(const FrameHeader& h, uint8_t out[64]);
+SZ_HD void write_header(const FrameHeader& h, uint8_t out[64]) {
+  for (int i = 0; i < 64; ++i) out[i] = 0;
+  out[0] = 0x53;  // "SZKV"
+  out[1] = 0x5A;
+  out[2] = 0x4B;
+  out[3] = 0x56;
+  out[4] = h.version;
+  out[5] = h.dtype;
+  out[6] = h.flags;
+  out[7] = h.chunk_log2;
+  store_le64(out + 8, h.n_elems);
+  store_le64(out + 16, h.escape_count);
+  store_le64(out + 24, h.frame_size);
+  for (int i = 0; i < 16; ++i) out[32 + i] = h.codebook[i];
+  out[48] = h.codebook_count;
+  if (h.version >= 2) {
+    out[49] = h.mode;
+    out[50] = h.block_log2;
+  }
+  store_le64(out + 56, h.content_checksum);
+  store_le32(out + kHeaderCheckOffset, header_check(out));
+}
 
 // Rules 1-11 of FORMAT.md section 9, in order. src_size may exceed the frame.
-Status parse_header(const void* src, uint64_t src_size, FrameHeader* out);
+SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out) {
+  if (src_size < 64) return Status::truncated;                                              // 1
+  if (b[0] != 0x53 || b[1] != 0x5A || b[2] != 0x4B || b[3] != 0x56) return Status::bad_magic;  // 2
+  if (b[4] < kMinFormatVersion || b[4] > kFormatVersion) return Status::unsupported_version;  // 3
+  if (load_le32(b + kHeaderCheckOffset) != header_check(b)) return Status::header_corrupt;   // 4
+  FrameHeader h;
+  h.version = b[4];
+  h.dtype = b[5];
+  h.flags = b[6];
+  h.chunk_log2 = b[7];
+  h.n_elems = load_le64(b + 8);
+  h.escape_count = load_le64(b + 16);
+  h.frame_size = load_le64(b + 24);
+  for (int i = 0; i < 16; ++i) h.codebook[i] = b[32 + i];
+  h.codebook_count = b[48];
+  h.mode = h.version >= 2 ? b[49] : 0;
+  h.block_log2 = h.version >= 2 ? b[50] : 0;
+  h.content_checksum = load_le64(b + 56);
+  if (!dtype_id_valid(h.dtype)) return Status::bad_dtype;                                    // 5
+  const bool reserved_bytes = h.version == 1 ? (b[49] | b[50] | b[51]) != 0 : b[51] != 0;
+  if ((h.flags & ~kFlagsKnown) != 0 || reserved_bytes) return Status::reserved_bits;         // 6
+  if (h.chunk_log2 < kMinChunkLog2 || h.chunk_log2 > kMaxChunkLog2) return Status::bad_chunk_size;  // 7
+  if (h.n_elems > kMaxElems || h.escape_count > h.n_elems) return Status::bad_header;       // 8
+  if (!h.has_checksum() && h.content_checksum != 0) return Status::bad_header;
+  if (h.version >= 2) {
+    if (h.mode != kModeNibble) return Status::bad_header;
+    if (h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
+  }
+  if (h.stored()) {
+    if (h.escape_count != 0 || h.codebook_count != 0) return Status::bad_header;
+    for (int i = 0; i < 16; ++i)
+      if (h.codebook[i] != 0) return Status::bad_header;
+  } else {
+    const Status s = check_codebook(h.dtype, h.codebook, h.codebook_count);                  // 9
+    if (s != Status::ok) return s;
+  }
+  if (h.frame_size != frame_size_of(h)) return Status::size_mismatch;                         // 10
+  if (src_size < h.frame_size) return Status::truncated;                                      // 11
+  *out = h;
+  return Status::ok;
+}
 
-// The frame layout implied by a (valid, coded) header.
-FrameLayout layout_of(const FrameHeader& h);
-
-// Largest escape count whose coded frame is smaller than the stored frame and
-// fits in capacity; -1 (all ones) when even E = 0 does not qualify.
-uint64_t max_escapes(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t capacity);
-
-inline constexpr uint64_t kNoEscapeBudget = ~uint64_t{0};
+// Header of a v2 frame the encoders write.
+SZ_HD FrameHeader make_header(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, bool checksum) {
+  FrameHeader h;
+  h.version = static_cast<uint8_t>(kFormatVersion);
+  h.dtype = static_cast<uint8_t>(dtype_id);
+  h.flags = checksum ? kFlagChecksum : 0;
+  h.chunk_log2 = static_cast<uint8_t>(chunk_log2);
+  h.block_log2 = checksum ? static_cast<uint8_t>(kChecksumBlockLog2) : 0;
+  h.n_elems = n;
+  return h;
+}
 
 }  // namespace splitzip

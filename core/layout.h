@@ -1,16 +1,19 @@
-// Stream offsets of a coded frame (FORMAT.md 4.2), host and device.
+// Frame geometry (FORMAT.md 4): stream offsets of coded and stored frames,
+// the zero gaps between streams, the in-stream padding rule and the escape
+// budget. Header-only and host/device: every backend calls these.
 #pragma once
 
 #include <cstdint>
 
-#include "dtype_traits.h"
+#include "core/dtype_traits.h"
 
 namespace splitzip {
 
 SZ_HD uint64_t align16(uint64_t x) { return (x + 15u) & ~uint64_t{15}; }
 SZ_HD uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-// Per-dtype residual geometry by dtype id (1..4); zeros for an invalid id.
+// Per-dtype residual geometry by dtype id; zeros for an invalid id. This is
+// the one dtype table: dtype_valid(), dtype_bytes() and the kernels use it.
 struct DtypeGeometry {
   uint32_t bytes;       // bytes per element
   uint32_t exp_bits;    // 8 or 5
@@ -26,6 +29,8 @@ SZ_HD DtypeGeometry geometry_of(uint32_t dtype_id) {
     default: return {0, 0, 0, 0};
   }
 }
+SZ_HD bool dtype_id_valid(uint32_t dtype_id) { return geometry_of(dtype_id).bytes != 0; }
+SZ_HD uint32_t exponent_limit(uint32_t dtype_id) { return geometry_of(dtype_id).exp_bits == 5 ? 32u : 256u; }
 
 // Offsets are from the frame start. An absent stream has size 0 and its
 // offset equals the next stream's.
@@ -38,16 +43,16 @@ struct FrameLayout {
   uint64_t count_off, count_size;    // stream 4: u16 per chunk
   uint64_t pos_off, pos_size;        // stream 5: u16 per escape
   uint64_t exp_off, exp_size;        // stream 6: u8 per escape
+  uint64_t check_off, check_size;    // stream 7 (v2, CHECKSUM): u32 per checksum block
   uint64_t frame_size;
 };
 
 // Next offset: absent streams add no padding.
-SZ_HD uint64_t next_offset(uint64_t off, uint64_t size) {
-  return size ? align16(off + size) : off;
-}
+SZ_HD uint64_t next_offset(uint64_t off, uint64_t size) { return size ? align16(off + size) : off; }
 
-SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2,
-                               uint64_t escapes) {
+// n_checks: checksum blocks recorded in stream 7 (0 for v1 or no checksum).
+SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes,
+                               uint64_t n_checks = 0) {
   const DtypeGeometry g = geometry_of(dtype_id);
   FrameLayout L{};
   L.n = n;
@@ -62,12 +67,90 @@ SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log
   L.count_off = off; L.count_size = 2u * L.n_chunks;        off = next_offset(off, L.count_size);
   L.pos_off = off;   L.pos_size = 2u * escapes;             off = next_offset(off, L.pos_size);
   L.exp_off = off;   L.exp_size = escapes;                  off = next_offset(off, L.exp_size);
+  L.check_off = off; L.check_size = 4u * n_checks;          off = next_offset(off, L.check_size);
   L.frame_size = align16(off);
   return L;
 }
 
-SZ_HD uint64_t stored_frame_size(uint32_t dtype_id, uint64_t n) {
-  return 64u + align16(n * geometry_of(dtype_id).bytes);
+// Stored frame: header, the original bytes, zero pad, then stream 7.
+SZ_HD uint64_t stored_data_end(uint32_t dtype_id, uint64_t n) { return 64u + n * geometry_of(dtype_id).bytes; }
+SZ_HD uint64_t stored_check_off(uint32_t dtype_id, uint64_t n) { return align16(stored_data_end(dtype_id, n)); }
+SZ_HD uint64_t stored_frame_size(uint32_t dtype_id, uint64_t n, uint64_t n_checks = 0) {
+  return stored_check_off(dtype_id, n) + align16(4u * n_checks);
+}
+
+// Byte ranges that must be zero (rule 14) outside the streams: the gap after
+// each present stream up to the next 16-byte boundary.
+struct Gap {
+  uint64_t off, size;
+};
+SZ_HD int coded_gaps(const FrameLayout& L, Gap out[7]) {
+  const uint64_t offs[7] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off, L.check_off};
+  const uint64_t sizes[7] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size,
+                             L.check_size};
+  int k = 0;
+  for (int s = 0; s < 7; ++s) {
+    if (sizes[s] == 0) continue;
+    const uint64_t end = offs[s] + sizes[s];
+    if (align16(end) > end) out[k++] = {end, align16(end) - end};
+  }
+  return k;
+}
+SZ_HD int stored_gaps(uint32_t dtype_id, uint64_t n, uint64_t n_checks, Gap out[2]) {
+  int k = 0;
+  const uint64_t end = stored_data_end(dtype_id, n);
+  if (align16(end) > end) out[k++] = {end, align16(end) - end};
+  const uint64_t cend = stored_check_off(dtype_id, n) + 4u * n_checks;
+  if (align16(cend) > cend) out[k++] = {cend, align16(cend) - cend};
+  return k;
+}
+SZ_HD bool bytes_zero(const uint8_t* p, uint64_t n) {
+  uint8_t acc = 0;
+  for (uint64_t i = 0; i < n; ++i) acc |= p[i];
+  return acc == 0;
+}
+
+// Rule 14 inside streams: the high nibble of the last code byte (odd n) and
+// the unused high bits of the last 3-bit byte are zero.
+SZ_HD bool stream_padding_ok(const uint8_t* frame, const FrameLayout& L) {
+  if ((L.n & 1u) && (frame[L.code_off + L.code_size - 1] >> 4) != 0) return false;
+  if (L.high_size > 0) {
+    const uint64_t used_bits = 3u * L.n - 8u * (L.high_size - 1);  // 1..8 bits of the last byte
+    if (used_bits < 8 && (frame[L.high_off + L.high_size - 1] >> used_bits) != 0) return false;
+  }
+  return true;
+}
+
+inline constexpr uint64_t kNoEscapeBudget = ~uint64_t{0};
+
+// FORMAT.md 4.4: the largest E <= n whose coded frame is smaller than the
+// stored frame and at most `capacity` bytes; kNoEscapeBudget when even E = 0
+// does not qualify (then the frame is stored).
+SZ_HD uint64_t escape_budget(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t capacity,
+                             uint64_t n_checks = 0) {
+  if (!dtype_id_valid(dtype_id) || n == 0) return kNoEscapeBudget;
+  const uint64_t stored = stored_frame_size(dtype_id, n, n_checks);
+  const uint64_t limit = capacity < stored - 1 ? capacity : stored - 1;
+  if (coded_layout(dtype_id, n, chunk_log2, 0, n_checks).frame_size > limit) return kNoEscapeBudget;
+  // coded_size is non-decreasing in E: binary search the largest E <= n that fits.
+  uint64_t lo = 0, hi = n;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    if (coded_layout(dtype_id, n, chunk_log2, mid, n_checks).frame_size <= limit) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// A linear upper bound of escape_budget() for any n' <= n, so a host can size
+// escape staging for a whole batch from its element total: a coded frame
+// spends at least n*(k + high/8 + 1/2) + 3E payload bytes and stays below the
+// stored size.
+SZ_HD uint64_t escape_budget_bound(uint32_t dtype_id, uint64_t n) {
+  const DtypeGeometry g = geometry_of(dtype_id);
+  if (g.bytes == 0) return 0;
+  const uint64_t eighths = 8u * (g.bytes - g.res_bytes) - 4u - g.res_high;
+  return (n * eighths / 8u + 15u) / 3u + 1u;
 }
 
 }  // namespace splitzip

@@ -1,9 +1,10 @@
-// The scalar reference codec (FORMAT.md in code) and its shared helpers.
+// The scalar reference codec: FORMAT.md in code, the oracle every backend is
+// tested against byte for byte. Whole frames, host memory, one thread.
 #pragma once
 
 #include <cstdint>
 
-#include "backends/backend.h"
+#include "core/codec_args.h"
 #include "core/dtype_traits.h"
 
 namespace splitzip {
@@ -24,11 +25,15 @@ bool with_traits(Dtype d, F&& f) {
 // Adds the exponent counts of n elements to counts[256] (scalar).
 void add_exponent_counts(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]);
 
-// Encodes streams 1..6 (FORMAT.md 4.2) of job.src into job.frame.
-Status reference_encode(EncodeJob& job);
+// One frame (FORMAT.md 4): dynamic top-16 when args.codebook is null, the
+// stored decision of 4.4, the v2 block checksum when args.checksum.
+FrameOutcome reference_compress(const CompressArgs& args);
 
-// Decodes streams 1..6, enforcing rules 14-18 and reporting the lowest
-// failing rule. Inter-stream gap bytes are checked by the frame layer.
-Status reference_decode(const DecodeJob& job);
+// One frame at args.src: rules 1-19 in order (the lowest failing rule is
+// reported), then the output. Reads v1 and v2 frames.
+FrameOutcome reference_decompress(const DecompressArgs& args);
+
+// Block hashes of `bytes` bytes (v2 content checksum), one per block.
+void host_block_hashes(const void* data, uint64_t bytes, uint64_t* hashes);
 
 }  // namespace splitzip

@@ -1,18 +1,18 @@
-// Scalar reference decoder: validates rules 14-18 in rule order (so a bad
-// frame reports its lowest failing rule), then rebuilds the values.
+// Scalar reference decoder: rules 1-19 in rule order, so a bad frame reports
+// its lowest failing rule, then the values.
 #include <cstring>
+#include <vector>
 
-#include "core/le_bytes.h"
+#include "core/frame_rules.h"
 #include "core/reference.h"
 
 namespace splitzip {
 namespace {
 
+// Rules 14 (in-stream padding) through 18, then streams 1..6 into dst.
 template <class T>
-Status decode_impl(const DecodeJob& job) {
-  const FrameHeader& h = *job.header;
+Status decode_streams(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
   const FrameLayout L = layout_of(h);
-  const uint8_t* f = job.frame;
   const uint64_t n = h.n_elems;
   const uint64_t chunk = uint64_t{1} << h.chunk_log2;
   const uint32_t exp_limit = T::kExpBits == 5 ? 32 : 256;
@@ -20,12 +20,7 @@ Status decode_impl(const DecodeJob& job) {
   bool in_codebook[256] = {};
   for (uint32_t c = 0; c < h.codebook_count; ++c) in_codebook[h.codebook[c]] = true;
 
-  // Rule 14: in-stream padding (gap bytes are the frame layer's).
-  if ((n & 1) && (f[L.code_off + L.code_size - 1] >> 4) != 0) return Status::bad_padding;
-  if (T::kResHighBits && L.high_size > 0) {
-    const uint64_t used_bits = 3 * n - 8 * (L.high_size - 1);  // 1..8 bits of the last byte
-    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) return Status::bad_padding;
-  }
+  if (!stream_padding_ok(f, L)) return Status::bad_padding;  // rule 14
 
   // Rule 15: per-chunk counts within chunk length, summing to E.
   uint64_t sum = 0;
@@ -66,7 +61,6 @@ Status decode_impl(const DecodeJob& job) {
     if (nibble_at(f + L.code_off, i) >= h.codebook_count) return Status::bad_code;
 
   // Decode: codebook exponent, residual byte part + 3-bit part.
-  auto* dst = static_cast<uint8_t*>(job.dst);
   for (uint64_t i = 0; i < n; ++i) {
     const uint32_t e = h.codebook[nibble_at(f + L.code_off, i)];
     uint32_t r = 0;
@@ -92,12 +86,43 @@ Status decode_impl(const DecodeJob& job) {
 
 }  // namespace
 
-Status reference_decode(const DecodeJob& job) {
-  if (job.header == nullptr || job.frame == nullptr) return Status::invalid_argument;
-  if (job.dst == nullptr && job.header->n_elems > 0) return Status::invalid_argument;
-  Status s = Status::invalid_argument;
-  with_traits(static_cast<Dtype>(job.header->dtype), [&](auto t) { s = decode_impl<decltype(t)>(job); });
-  return s;
+FrameOutcome reference_decompress(const DecompressArgs& a) {
+  FrameOutcome out;
+  if ((out.status = check_decompress_args(a)) != Status::ok) return out;
+  const auto* f = static_cast<const uint8_t*>(a.src);
+  auto* dst = static_cast<uint8_t*>(a.dst);
+  FrameHeader h;
+  if ((out.status = parse_header(f, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
+  const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
+  if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
+  if (!frame_gaps_zero(f, h)) {  // rule 14 outside the streams
+    out.status = Status::bad_padding;
+    return out;
+  }
+  const uint64_t bytes = h.decoded_bytes();
+  if (h.stored()) {
+    if (bytes > 0) std::memmove(dst, f + 64, bytes);
+  } else {
+    Status s = Status::invalid_argument;
+    with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
+    if (s != Status::ok) {
+      out.status = s;
+      return out;
+    }
+  }
+  if (a.verify_checksum && h.has_checksum()) {  // rule 19
+    if (h.version == 1) {
+      if (hash_xxh64(dst, bytes) != h.content_checksum) out.status = Status::checksum_mismatch;
+    } else {
+      std::vector<uint64_t> hashes(h.n_checks());
+      host_block_hashes(dst, bytes, hashes.data());
+      out.status = verify_block_hashes(h, f, hashes.data(), &out.corrupt_block);
+    }
+    if (out.status != Status::ok) return out;
+  }
+  out.frame_size = h.frame_size;
+  out.decoded_size = bytes;
+  return out;
 }
 
 }  // namespace splitzip

@@ -1,9 +1,9 @@
-// Scalar reference encoder: FORMAT.md 4.2 written as plainly as possible.
+// Scalar reference encoder: FORMAT.md 4 written as plainly as possible.
 // Two passes: count escapes per chunk (to place streams 5/6), then write.
 #include <cstring>
 #include <vector>
 
-#include "core/le_bytes.h"
+#include "core/frame_rules.h"
 #include "core/reference.h"
 
 namespace splitzip {
@@ -18,32 +18,27 @@ typename T::Bits load_elem(const uint8_t* src, uint64_t i) {
   return v;
 }
 
+// Streams 1..6. Returns escape_overflow when E exceeds the budget.
 template <class T>
-Status encode_impl(EncodeJob& job) {
-  const auto* src = static_cast<const uint8_t*>(job.src);
-  const uint64_t n = job.n;
-  const uint64_t chunk = uint64_t{1} << job.chunk_log2;
-  const uint32_t dtype_id = static_cast<uint32_t>(job.dtype);
-
+Status encode_streams(const uint8_t* src, uint64_t n, uint32_t chunk_log2, const Codebook& cb,
+                      uint64_t budget, uint64_t n_checks, uint8_t* f, uint64_t* escapes_out) {
+  const uint64_t chunk = uint64_t{1} << chunk_log2;
   uint8_t code_of[256];
   std::memset(code_of, kNotInCodebook, sizeof code_of);
-  for (uint32_t c = 0; c < job.codebook->count; ++c) code_of[job.codebook->entries[c]] = static_cast<uint8_t>(c);
+  for (uint32_t c = 0; c < cb.count; ++c) code_of[cb.entries[c]] = static_cast<uint8_t>(c);
 
   // Pass 1: escapes per chunk.
-  const uint64_t n_chunks = (n + chunk - 1) >> job.chunk_log2;
+  const uint64_t n_chunks = (n + chunk - 1) >> chunk_log2;
   std::vector<uint16_t> counts(n_chunks, 0);
   uint64_t escapes = 0;
   for (uint64_t i = 0; i < n; ++i) {
     if (code_of[T::exponent(load_elem<T>(src, i))] == kNotInCodebook) {
-      ++counts[i >> job.chunk_log2];
+      ++counts[i >> chunk_log2];
       ++escapes;
     }
   }
-  if (escapes > job.max_escapes) return Status::escape_overflow;
-  const FrameLayout L = coded_layout(dtype_id, n, job.chunk_log2, escapes);
-  if (L.frame_size > job.capacity) return Status::internal_error;  // frame layer sized it
-
-  uint8_t* f = job.frame;
+  if (escapes > budget) return Status::escape_overflow;
+  const FrameLayout L = coded_layout(static_cast<uint32_t>(T::kId), n, chunk_log2, escapes, n_checks);
   // In-stream padding bits must be zero: clear the bit-packed streams first.
   std::memset(f + L.high_off, 0, L.high_size);
   std::memset(f + L.code_off, 0, L.code_size);
@@ -75,18 +70,75 @@ Status encode_impl(EncodeJob& job) {
   }
   // Stream 4.
   for (uint64_t q = 0; q < n_chunks; ++q) store_le16(f + L.count_off + 2 * q, counts[q]);
-  job.escape_count = escapes;
+  *escapes_out = escapes;
   return Status::ok;
 }
 
 }  // namespace
 
-Status reference_encode(EncodeJob& job) {
-  if (job.codebook == nullptr || job.frame == nullptr || (job.src == nullptr && job.n > 0))
-    return Status::invalid_argument;
-  Status s = Status::invalid_argument;
-  with_traits(job.dtype, [&](auto t) { s = encode_impl<decltype(t)>(job); });
-  return s;
+void host_block_hashes(const void* data, uint64_t bytes, uint64_t* hashes) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  const uint64_t count = checksum_blocks(bytes);
+  for (uint64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, b);
+}
+
+FrameOutcome reference_compress(const CompressArgs& a) {
+  FrameOutcome out;
+  if ((out.status = check_compress_args(a)) != Status::ok) return out;
+  const auto id = static_cast<uint32_t>(a.dtype);
+  const auto* src = static_cast<const uint8_t*>(a.src);
+  auto* f = static_cast<uint8_t*>(a.dst);
+  const uint64_t bytes = a.n * dtype_bytes(a.dtype);
+  const uint64_t n_checks = a.checksum ? checksum_blocks(bytes) : 0;
+  const uint64_t budget = escape_budget(id, a.n, a.chunk_log2, a.capacity, n_checks);
+  // Neither form fits: fail before reading the input.
+  if (budget == kNoEscapeBudget && stored_frame_size(id, a.n, n_checks) > a.capacity) {
+    out.status = Status::dst_too_small;
+    return out;
+  }
+  FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
+  uint64_t escapes = 0;
+  Status s = Status::escape_overflow;
+  if (budget != kNoEscapeBudget) {
+    Codebook cb;
+    if (a.codebook != nullptr) {
+      cb = *a.codebook;
+    } else {
+      uint64_t counts[256] = {};
+      add_exponent_counts(a.dtype, src, a.n, counts);
+      cb.dtype = a.dtype;
+      cb.count = static_cast<uint8_t>(top16_codebook(counts, cb.entries));
+    }
+    with_traits(a.dtype, [&](auto t) {
+      s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
+    });
+    if (s == Status::ok) {
+      h.escape_count = escapes;
+      std::memcpy(h.codebook, cb.entries, 16);
+      h.codebook_count = cb.count;
+    }
+  }
+  if (s == Status::escape_overflow) {
+    h.flags |= kFlagStored;
+    if (bytes > 0) std::memmove(f + 64, src, bytes);
+  } else if (s != Status::ok) {
+    out.status = s;
+    return out;
+  }
+  h.frame_size = frame_size_of(h);
+  if (a.checksum) {
+    std::vector<uint64_t> hashes(n_checks);
+    host_block_hashes(src, bytes, hashes.data());
+    const uint64_t check_off = h.stored() ? stored_check_off(id, a.n) : layout_of(h).check_off;
+    write_block_checks(f + check_off, hashes.data(), n_checks);
+    h.content_checksum = combine_block_hashes(hashes.data(), n_checks);
+  }
+  Gap gaps[7];
+  const int k = h.stored() ? stored_gaps(id, a.n, n_checks, gaps) : coded_gaps(layout_of(h), gaps);
+  zero_ranges(f, gaps, k);
+  write_header(h, f);
+  out.frame_size = h.frame_size;
+  return out;
 }
 
 }  // namespace splitzip

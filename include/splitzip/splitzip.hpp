@@ -8,7 +8,8 @@
 
 namespace splitzip {
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;     // what encoders write
+inline constexpr uint32_t kMinFormatVersion = 1;  // oldest version decoders read
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint32_t kDefaultChunkLog2 = 10;
 inline constexpr uint32_t kMinChunkLog2 = 6;
@@ -121,6 +122,9 @@ struct Result {
   Status status = Status::ok;
   uint64_t size = 0;              // bytes written to dst
   const char* backend = nullptr;  // name of the backend that ran
+  // CHECKSUM_MISMATCH on a v2 frame: index of the first checksum block
+  // (2^16 original bytes each) whose check failed; all ones when unknown.
+  uint64_t corrupt_block = ~uint64_t{0};
   bool ok() const { return status == Status::ok; }
 };
 
@@ -151,14 +155,48 @@ struct FrameInfo {
   uint64_t frame_size = 0;
   uint64_t decoded_size = 0;  // n_elems * dtype_bytes
   uint64_t content_checksum = 0;
+  uint32_t checksum_block_log2 = 0;  // v2 with checksum: log2 of the checksum block bytes
+  uint64_t checksum_blocks = 0;      // v2 with checksum: entries of the block-check stream
   Codebook codebook;
 };
 
 // Reads and validates the header (rules 1-11) without decoding.
 Status frame_info(const void* src, uint64_t src_size, FrameInfo* out);
 
+// Rules 1-10 on the 64 header bytes at src alone: lets a reader that streams
+// learn frame_size before it has the rest of the frame.
+Status frame_header_info(const void* src, FrameInfo* out);
+
+// One frame of a stream, as the iterator yields it.
+struct FrameView {
+  const uint8_t* data = nullptr;  // frame start; null once the stream has ended
+  uint64_t size = 0;              // frame_size
+  uint64_t offset = 0;            // from the stream start
+  FrameInfo info;
+};
+
+// Walks a stream of back-to-back frames in host memory (FORMAT.md 7),
+// checking each header (rules 1-11) when it reaches it. An empty stream
+// (0 bytes) has no frames. Every entry point that reads streams uses it.
+class FrameIterator {
+ public:
+  FrameIterator(const void* src, uint64_t size) : src_(static_cast<const uint8_t*>(src)), size_(size) {}
+  // ok and view->data set: the next frame. ok and view->data null: the end.
+  // Any other status: the frame at offset() is bad; the walk stops there.
+  Status next(FrameView* view);
+  uint64_t offset() const { return pos_; }
+
+ private:
+  const uint8_t* src_;
+  uint64_t size_;
+  uint64_t pos_ = 0;
+  Status failed_ = Status::ok;
+};
+
 // XXH64, seed 0, as used by the format.
 uint64_t xxh64(const void* data, uint64_t size, uint64_t seed = 0);
+// XXH3-64, seed 0, as used by format v2 (header check, block checksums).
+uint64_t xxh3_64(const void* data, uint64_t size);
 
 // Names of the registered backends, in registry order, and whether each can run.
 size_t backend_count();

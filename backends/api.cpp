@@ -1,0 +1,140 @@
+// The public codec entry points: argument checks, backend selection per
+// buffer, then one whole-frame call into the chosen backend.
+#include <new>
+
+#include "backends/registry.h"
+#include "core/codec_args.h"
+#include "core/hash.h"
+#include "core/header.h"
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+
+Status parse_frame_info(const void* src, uint64_t src_size, FrameInfo* out);  // core/frame_iterator.cpp
+
+namespace {
+
+// Device beats managed beats host: the backend must reach both buffers.
+MemoryKind combine(MemoryKind a, MemoryKind b) {
+  if (a == MemoryKind::device || b == MemoryKind::device) return MemoryKind::device;
+  if (a == MemoryKind::managed || b == MemoryKind::managed) return MemoryKind::managed;
+  return MemoryKind::host;
+}
+
+Status select(const char* forced, const void* a, const void* b, uint64_t bytes, Direction dir,
+              const Backend** out) {
+  DispatchRequest req;
+  req.forced = forced;
+  req.memory = combine(memory_kind_of(a), memory_kind_of(b));
+  req.bytes = bytes;
+  req.direction = dir;
+  return select_backend(req, out);
+}
+
+template <class F>
+Result guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    Result r;
+    r.status = Status::out_of_memory;
+    return r;
+  } catch (...) {
+    Result r;
+    r.status = Status::internal_error;
+    return r;
+  }
+}
+
+Result decompress_impl(const void* src, uint64_t src_size, void* dst, uint64_t capacity,
+                       const DecompressOptions& opts, bool stream) {
+  Result r;
+  DecompressArgs a;
+  a.src = src;
+  a.src_size = src_size;
+  a.dst = dst;
+  a.capacity = capacity;
+  a.max_output = opts.max_output_bytes;
+  a.verify_checksum = opts.verify_checksum;
+  a.threads = opts.threads;
+  if ((r.status = check_decompress_args(a)) != Status::ok) return r;
+  const Backend* be = nullptr;
+  if ((r.status = select(opts.backend, src, dst, capacity, Direction::decode, &be)) != Status::ok) return r;
+  r.backend = be->name();
+  const FrameOutcome o = stream ? be->decompress_stream(a) : be->decompress_frame(a);
+  r.status = o.status;
+  r.corrupt_block = o.corrupt_block;
+  if (o.status == Status::ok) r.size = o.decoded_size;
+  return r;
+}
+
+}  // namespace
+
+uint64_t compress_bound(Dtype dtype, uint64_t n_elems) {
+  if (!dtype_valid(dtype) || n_elems > kMaxElems) return 0;
+  // The stored frame with block checks is the largest frame (FORMAT.md 5).
+  const auto id = static_cast<uint32_t>(dtype);
+  return stored_frame_size(id, n_elems, checksum_blocks(n_elems * dtype_bytes(dtype)));
+}
+
+Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst, uint64_t dst_capacity,
+                const CompressOptions& opts) {
+  return guarded([&] {
+    Result r;
+    CompressArgs a;
+    a.dtype = dtype;
+    a.src = src;
+    a.n = n_elems;
+    a.dst = dst;
+    a.capacity = dst_capacity;
+    a.codebook = opts.codebook;
+    a.chunk_log2 = opts.chunk_log2;
+    a.checksum = opts.checksum;
+    a.threads = opts.threads;
+    if ((r.status = check_compress_args(a)) != Status::ok) return r;
+    const Backend* be = nullptr;
+    r.status = select(opts.backend, src, dst, n_elems * dtype_bytes(dtype), Direction::encode, &be);
+    if (r.status != Status::ok) return r;
+    r.backend = be->name();
+    const FrameOutcome o = be->compress_frame(a);
+    r.status = o.status;
+    if (o.status == Status::ok) r.size = o.frame_size;
+    return r;
+  });
+}
+
+Result decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                  const DecompressOptions& opts) {
+  return guarded([&] { return decompress_impl(src, src_size, dst, dst_capacity, opts, false); });
+}
+
+Result decompress_frames(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                         const DecompressOptions& opts) {
+  return guarded([&] { return decompress_impl(src, src_size, dst, dst_capacity, opts, true); });
+}
+
+Status frame_info(const void* src, uint64_t src_size, FrameInfo* out) {
+  if (out == nullptr || (src == nullptr && src_size > 0)) return Status::invalid_argument;
+  const MemoryKind kind = memory_kind_of(src);
+  if (kind == MemoryKind::host || kind == MemoryKind::unknown || src_size < 64)
+    return parse_frame_info(src, src_size, out);
+  // A device-resident frame: the backend that reaches it copies the header.
+  const Backend* be = nullptr;
+  Status s = select(nullptr, src, src, 64, Direction::decode, &be);
+  uint8_t hb[64];
+  if (s == Status::ok) s = be->read_header_bytes(src, hb);
+  if (s != Status::ok) return s;
+  FrameInfo info;
+  s = frame_header_info(hb, &info);
+  if (s == Status::ok && src_size < info.frame_size) s = Status::truncated;  // rule 11
+  if (s == Status::ok) *out = info;
+  return s;
+}
+
+uint64_t xxh64(const void* data, uint64_t size, uint64_t seed) {
+  return XXH64(data, static_cast<size_t>(size), seed);
+}
+
+uint64_t xxh3_64(const void* data, uint64_t size) { return hash_xxh3(data, size); }
+
+}  // namespace splitzip
