@@ -28,9 +28,9 @@ main_build() {
 stage "build + ctest" main_build
 
 if [ $quick -eq 0 ]; then
-  [ -f scripts/sanitize.sh ] && stage "asan+ubsan / tsan" bash scripts/sanitize.sh
-  [ -f scripts/fuzz.sh ] && stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
-  [ -f scripts/python_test.sh ] && stage "python (fresh venv)" bash scripts/python_test.sh
+  stage "asan+ubsan / tsan" bash scripts/sanitize.sh
+  stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
+  stage "python (fresh venv)" bash scripts/python_test.sh
 fi
 
 echo
