@@ -56,6 +56,7 @@ def load(path=None):
         "sztx_predict": (C.c_int, [C.c_double] * 5 + [C.c_uint64, C.c_uint64, _dblp]),
         "sztx_synth": (C.c_int, [C.c_char_p, C.c_int, C.c_uint64, C.c_uint64, C.c_uint64,
                                  C.c_uint64, C.c_void_p]),
+        "sztx_stream_scan": (C.c_int, [C.c_void_p, C.c_uint64, _u64p]),
         "sztx_status_name": (C.c_char_p, [C.c_int]),
         "sztx_xxh64": (C.c_uint64, [C.c_void_p, C.c_uint64]),
         "sztx_slot_capacity": (C.c_uint64, [C.c_int, C.c_uint64]),
@@ -171,6 +172,17 @@ class Decoder:
         if self.h:
             lib().sztx_decoder_free(self.h)
             self.h = None
+
+
+def stream_scan(buf):
+    """(frames, decoded bytes) of a stream of back-to-back frames in a host
+    buffer, every header checked (the library's FrameIterator). An empty
+    stream is (0, 0)."""
+    view = np.frombuffer(buf, dtype=np.uint8)
+    out = (C.c_uint64 * 2)()
+    check(lib().sztx_stream_scan(view.ctypes.data if view.size else None, view.size, out),
+          "stream scan")
+    return int(out[0]), int(out[1])
 
 
 def slot_capacity(frame_elems, dtype=BF16):

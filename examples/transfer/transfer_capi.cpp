@@ -133,6 +133,21 @@ int sztx_synth(const char* generator, int dtype, uint64_t n, uint64_t seed, uint
   if (!generator || !synth::parse_generator(generator, &g)) return st(Status::invalid_argument);
   return st(synth::generate_range(g, static_cast<Dtype>(dtype), n, seed, {}, first, count, dst));
 }
+// Walks a received stream of back-to-back frames (FORMAT.md 7) with the
+// library's FrameIterator, checking every header (rules 1-11) without
+// decoding. out: frames, decoded bytes. An empty stream has 0 frames.
+int sztx_stream_scan(const void* p, uint64_t size, uint64_t out[2]) {
+  if (!out) return st(Status::invalid_argument);
+  out[0] = out[1] = 0;
+  FrameIterator it(p, size);
+  FrameView v;
+  Status s;
+  while ((s = it.next(&v)) == Status::ok && v.data != nullptr) {
+    out[0] += 1;
+    out[1] += v.info.decoded_size;
+  }
+  return st(s);
+}
 const char* sztx_status_name(int s) { return status_name(static_cast<Status>(s)); }
 uint64_t sztx_xxh64(const void* p, uint64_t n) { return xxh64(p, n, 0); }
 

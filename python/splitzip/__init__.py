@@ -22,6 +22,8 @@ from ._api import (
     decompress_into,
     frame_info,
     frames,
+    iter_frames,
+    xxh3_64,
     xxh64,
 )
 from ._core import Codebook
@@ -30,8 +32,9 @@ from ._errors import SplitzipError
 
 __version__ = "0.1.0"
 
-#: Frame format version this build reads and writes.
+#: Frame format version this build writes (it also reads MIN_FORMAT_VERSION on).
 FORMAT_VERSION = _core.FORMAT_VERSION
+MIN_FORMAT_VERSION = _core.MIN_FORMAT_VERSION
 HEADER_SIZE = _core.HEADER_SIZE
 DEFAULT_CHUNK_LOG2 = _core.DEFAULT_CHUNK_LOG2
 
@@ -41,6 +44,7 @@ __all__ = [
     "DEFAULT_CHUNK_LOG2",
     "FORMAT_VERSION",
     "HEADER_SIZE",
+    "MIN_FORMAT_VERSION",
     "Result",
     "SplitzipError",
     "backends",
@@ -52,5 +56,7 @@ __all__ = [
     "decompress_into",
     "frame_info",
     "frames",
+    "iter_frames",
+    "xxh3_64",
     "xxh64",
 ]

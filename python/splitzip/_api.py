@@ -229,35 +229,41 @@ def _frame_source(buf):
 def _scan(src, device):
     """Header of every frame in src (a stream of back-to-back frames)."""
     if device == _DL_CPU:
-        return _core.frames(src)
+        return list(_core.FrameIter(src))
     if device != _DL_CUDA:
         raise error("UNSUPPORTED_MEMORY", "splitzip reads host and CUDA memory only")
     _require_cuda("frame")
     if not _is_tensor(src):
         raise invalid("frames in CUDA memory are read from torch tensors only")
+    # The library's FrameIterator reads host memory only: for a stream on
+    # the device, only each frame's 64 header bytes come to the host (to
+    # size the output), and header_info() checks them (rules 1-11).
     flat = src.reshape(-1)
     total = flat.numel()
     infos, off = [], 0
-    while True:
-        # Only the 64 header bytes come to the host, to size the output.
+    while off < total:
         header = bytes(flat[off:off + _core.HEADER_SIZE].cpu().numpy())
         info = _core.header_info(header, total - off, off)
         infos.append(info)
         off += info["frame_size"]
-        if off >= total:
-            return infos
+    return infos
 
 
 def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
     src, device = _frame_source(buf)
     infos = _scan(src, device)
     kinds = {info["dtype"] for info in infos}
-    expect = kinds.pop() if len(kinds) == 1 else "mixed"
+    # A stream of no frames (0 bytes) is valid and decodes to 0 bytes.
+    expect = "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
     total = sum(info["decoded_size"] for info in infos)
     if max_output_bytes and total > max_output_bytes:
         raise error("LIMIT_EXCEEDED",
                     f"frames decode to {total} bytes, over max_output_bytes={max_output_bytes}")
-    if out is None:
+    if out is None and expect == "none":
+        result = np.empty(0, dtype=np.uint8)
+        if device == _DL_CUDA:
+            result = _torch().empty(0, dtype=_torch().uint8, device=src.device)
+    elif out is None:
         if expect == "mixed":
             raise invalid("the frames hold different dtypes; decode them into "
                           "out=numpy.empty(total_decoded_bytes, numpy.uint8) or one at a time "
@@ -269,8 +275,8 @@ def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
             result = np.empty(n, dtype=_dtypes.numpy_dtype(expect))
     else:
         result = out
-    dst = _target(result, expect)
-    size, ran = _core.decompress_into(src, dst, expect, len(infos) > 1, backend, threads,
+    dst = _target(result, None if expect == "none" else expect)
+    size, ran = _core.decompress_into(src, dst, expect, len(infos) != 1, backend, threads,
                                       int(max_output_bytes), verify_checksum)
     return Result(size, ran), result
 
@@ -281,6 +287,8 @@ def decompress(buf, out=None, *, backend=None, threads=0, verify_checksum=True,
 
     Returns a flat numpy array of the frames' dtype (bf16 and fp8_e5m2 via
     ml_dtypes), or, for a CUDA torch tensor, a torch tensor on that device.
+    An empty buf is a stream of no frames: it decodes to an empty uint8
+    array (or leaves ``out`` untouched).
     With ``out=`` the values are written into that buffer in place and
     ``out`` is returned; it must hold the frame's dtype (or raw integers of
     the same width, or uint8 bytes) and have room for the decoded bytes.
@@ -311,10 +319,26 @@ def frame_info(buf, offset=0):
     raise error("UNSUPPORTED_MEMORY", "unsupported frame buffer")
 
 
-def frames(buf):
-    """frame_info() of every frame in a stream of back-to-back frames."""
+def iter_frames(buf):
+    """Iterates over the frames of a stream of back-to-back frames.
+
+    Yields a frame_info() dict per frame (its ``offset`` and ``frame_size``
+    locate it in buf). Each header is validated (FORMAT.md rules 1-11) when
+    the walk reaches it: a bad frame raises SplitzipError there, after the
+    good frames before it were yielded. An empty buf yields nothing. Host
+    memory walks with the library's FrameIterator; frames in CUDA memory
+    are read header by header.
+    """
     src, device = _frame_source(buf)
-    return _scan(src, device)
+    if device == _DL_CPU:
+        return _core.FrameIter(src)
+    return iter(_scan(src, device))
+
+
+def frames(buf):
+    """frame_info() of every frame in a stream of back-to-back frames, as a
+    list ([] for an empty stream)."""
+    return list(iter_frames(buf))
 
 
 def calibrate(arrays, *, dtype=None):
@@ -344,6 +368,14 @@ def backends():
 
 
 def xxh64(data, seed=0):
-    """XXH64 of a host buffer's bytes, as the format's checksum uses it."""
+    """XXH64 of a host buffer's bytes, as format v1 uses it (header check and
+    content checksum)."""
     src, _, _ = _source(data, None) if isinstance(data, np.ndarray) else (data, None, None)
     return _core.xxh64(src, seed)
+
+
+def xxh3_64(data):
+    """XXH3-64 (seed 0) of a host buffer's bytes, as format v2 uses it (header
+    check, checksum blocks and their combination)."""
+    src, _, _ = _source(data, None) if isinstance(data, np.ndarray) else (data, None, None)
+    return _core.xxh3_64(src)

@@ -71,6 +71,12 @@ nb::dict info_dict(const splitzip::FrameInfo& fi, uint64_t offset) {
   d["frame_size"] = fi.frame_size;
   d["decoded_size"] = fi.decoded_size;
   d["content_checksum"] = fi.content_checksum;
+  // Format v2 with CHECKSUM: blocks of 2^log2 original bytes, one check each.
+  d["checksum_block_log2"] = fi.checksum_block_log2;
+  d["checksum_block_size"] = fi.checksum_block_log2 != 0 && fi.checksum_block_log2 < 64
+                                 ? nb::object(nb::int_(uint64_t{1} << fi.checksum_block_log2))
+                                 : nb::none();
+  d["checksum_blocks"] = fi.checksum_blocks;
   d["codebook"] = fi.stored ? nb::none() : nb::cast(fi.codebook);
   return d;
 }
@@ -139,14 +145,17 @@ nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, con
   return nb::make_tuple(r.size, backend_str(r.backend));
 }
 
-// expect: the frames' dtype ("bf16", ...), or "mixed" when they differ (the
-// destination must then be a raw byte buffer). multi: decode a frame stream.
+// expect: the frames' dtype ("bf16", ...), "mixed" when they differ (the
+// destination must then be a raw byte buffer), or "none" for a stream of no
+// frames (any destination). multi: decode a frame stream.
 nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& expect, bool multi,
                           const OptStr& backend, int threads, uint64_t max_output_bytes,
                           bool verify_checksum) {
   ArrayRef a = import_array(src, false, "frame");
   ArrayRef o = import_array(dst, true, "out");
-  if (expect == "mixed") {
+  if (expect == "none") {
+    if (!multi) raise_status(Status::invalid_argument, "a single frame always has a dtype");
+  } else if (expect == "mixed") {
     if (!(o.dt.lanes == 1 && o.dt.bits == 8 && (o.dt.code == 0 || o.dt.code == 1)))
       raise_status(Status::invalid_argument,
                    "frames of different dtypes decode only into a raw uint8 buffer, out= is " +
@@ -167,7 +176,7 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
     r = multi ? splitzip::decompress_frames(a.data, a.nbytes, o.data, o.nbytes, opts)
               : splitzip::decompress(a.data, a.nbytes, o.data, o.nbytes, opts);
   }
-  check(r.status, "decompress into a " + std::to_string(o.nbytes) + "-byte buffer");
+  check(r, "decompress into a " + std::to_string(o.nbytes) + "-byte buffer");
   return nb::make_tuple(r.size, backend_str(r.backend));
 }
 
@@ -176,18 +185,38 @@ nb::dict frame_info_py(nb::handle src, uint64_t offset) {
   return info_dict(read_info(a, offset), offset);
 }
 
-// Every frame of a stream (FORMAT.md 7); the buffer must end on a frame.
-nb::list frames_py(nb::handle src) {
-  ArrayRef a = host_source(src, "frame");
-  nb::list out;
-  uint64_t off = 0;
-  do {
-    const auto fi = read_info(a, off);
-    out.append(info_dict(fi, off));
-    off += fi.frame_size;
-  } while (off < a.nbytes);
-  return out;
-}
+// Iterator over the frames of a stream in host memory (FORMAT.md 7): the
+// library's FrameIterator, which checks each header (rules 1-11) when it
+// reaches it. Yields frame_info() dicts with their offset; an empty stream
+// yields nothing. Holds the buffer's export alive while it walks.
+class FrameIter {
+ public:
+  explicit FrameIter(nb::handle src)
+      : src_(host_source(src, "frame")),
+        it_(src_.data, src_.nbytes) {}
+
+  nb::dict next() {
+    if (done_) throw nb::stop_iteration();
+    splitzip::FrameView v;
+    const Status s = it_.next(&v);
+    if (s != Status::ok) {
+      done_ = true;
+      raise_status(s, "frame " + std::to_string(index_) + " at offset " + std::to_string(it_.offset()));
+    }
+    if (v.data == nullptr) {
+      done_ = true;
+      throw nb::stop_iteration();
+    }
+    ++index_;
+    return info_dict(v.info, v.offset);
+  }
+
+ private:
+  ArrayRef src_;
+  splitzip::FrameIterator it_;
+  uint64_t index_ = 0;
+  bool done_ = false;
+};
 
 // For frames in device memory: the caller copies the 64 header bytes to the
 // host and says how many bytes the buffer holds from the frame start. Rules
@@ -230,6 +259,7 @@ Codebook calibrate_py(nb::handle arrays, const OptStr& dtype) {
 
 void bind_codec(nb::module_& m) {
   m.attr("FORMAT_VERSION") = splitzip::kFormatVersion;
+  m.attr("MIN_FORMAT_VERSION") = splitzip::kMinFormatVersion;
   m.attr("HEADER_SIZE") = splitzip::kHeaderSize;
   m.attr("DEFAULT_CHUNK_LOG2") = splitzip::kDefaultChunkLog2;
   m.attr("MIN_CHUNK_LOG2") = splitzip::kMinChunkLog2;
@@ -251,7 +281,10 @@ void bind_codec(nb::module_& m) {
         nb::arg("multi"), nb::arg("backend").none(), nb::arg("threads"),
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
   m.def("frame_info", &frame_info_py, nb::arg("frame"), nb::arg("offset") = 0);
-  m.def("frames", &frames_py, nb::arg("frames"));
+  nb::class_<FrameIter>(m, "FrameIter")
+      .def(nb::init<nb::handle>(), nb::arg("frames"))
+      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__next__", &FrameIter::next);
   m.def("header_info", &header_info_py, nb::arg("header"), nb::arg("available"),
         nb::arg("offset") = 0);
   m.def("calibrate", &calibrate_py, nb::arg("arrays"), nb::arg("dtype").none());
@@ -268,6 +301,10 @@ void bind_codec(nb::module_& m) {
     ArrayRef a = host_source(data, "data");
     return splitzip::xxh64(a.data, a.nbytes, seed);
   }, nb::arg("data"), nb::arg("seed") = 0);
+  m.def("xxh3_64", [](nb::handle data) {
+    ArrayRef a = host_source(data, "data");
+    return splitzip::xxh3_64(a.data, a.nbytes);
+  }, nb::arg("data"));
   m.def("status_name", [](int code) { return splitzip::status_name(static_cast<Status>(code)); });
 }
 

@@ -4,10 +4,12 @@ namespace nb = nanobind;
 
 namespace splitzip_py {
 
-void raise_status(splitzip::Status s, const std::string& context) {
+void raise_status(splitzip::Status s, const std::string& context, uint64_t corrupt_block) {
   std::string msg = splitzip::status_message(s);
+  if (corrupt_block != kNoBlock)
+    msg += ": checksum block " + std::to_string(corrupt_block) + " is the first corrupt one";
   if (!context.empty()) msg += " (" + context + ")";
-  throw StatusError(s, msg);
+  throw StatusError(s, msg, corrupt_block);
 }
 
 void register_status_translator() {
@@ -19,8 +21,9 @@ void register_status_translator() {
       // the same type; it is looked up when needed, never at import time.
       try {
         nb::object cls = nb::module_::import_("splitzip._errors").attr("SplitzipError");
+        nb::object block = e.corrupt_block == kNoBlock ? nb::object(nb::none()) : nb::object(nb::int_(e.corrupt_block));
         nb::object inst = cls(splitzip::status_name(e.status), e.what(),
-                              static_cast<int>(e.status));
+                              static_cast<int>(e.status), block);
         PyErr_SetObject(cls.ptr(), inst.ptr());
       } catch (nb::python_error& pe) {
         pe.restore();

@@ -2,12 +2,18 @@
 bindings produce against the written spec rather than against the library.
 
 Only the decoding direction and only well-formed frames: validation of bad
-frames is the library's job and is tested through the bindings.
+frames is the library's job and is tested through the bindings. Reads format
+v1 and v2; the hash functions (XXH64, XXH3-64) come from the package, what
+they are applied to is read from the spec here.
 """
 
 import struct
 
 import numpy as np
+
+import splitzip
+
+BLOCK_LOG2 = 16  # v2 checksum block: 2^16 original bytes
 
 # id -> (bytes, exponent bits, exponent shift, mantissa bits M, residual byte part k, 3-bit part)
 GEOMETRY = {
@@ -27,24 +33,73 @@ def parse_header(frame):
     (magic, version, dtype, flags, chunk_log2, n, escapes, frame_size) = struct.unpack_from(
         "<4sBBBBQQQ", frame, 0)
     codebook = bytes(frame[32:48])
-    count = frame[48]
+    count, mode, block_log2, reserved = frame[48], frame[49], frame[50], frame[51]
+    check = struct.unpack_from("<I", frame, 52)[0]
     checksum = struct.unpack_from("<Q", frame, 56)[0]
     return dict(magic=magic, version=version, dtype=dtype, flags=flags, chunk_log2=chunk_log2,
                 n=n, escapes=escapes, frame_size=frame_size, codebook=codebook, count=count,
+                mode=mode, block_log2=block_log2, reserved=reserved, check=check,
                 checksum=checksum)
+
+
+def header_check(header, version):
+    """Low 32 bits of the header hash with the check field zeroed: XXH64 in
+    v1, XXH3-64 in v2 (seed 0 both)."""
+    h = bytearray(header[:64])
+    h[52:56] = b"\0\0\0\0"
+    full = splitzip.xxh64(bytes(h)) if version == 1 else splitzip.xxh3_64(bytes(h))
+    return full & 0xFFFFFFFF
+
+
+def block_hashes(data):
+    """v2: XXH3-64 of each 2^16-byte block of the original bytes."""
+    data = bytes(data)
+    size = 1 << BLOCK_LOG2
+    return [splitzip.xxh3_64(data[i:i + size]) for i in range(0, len(data), size)]
+
+
+def content_checksum(data, version=2):
+    """The header's content_checksum for original bytes `data`: v1 XXH64 of
+    all bytes; v2 XXH3-64 of the block hashes as u64 little-endian."""
+    if version == 1:
+        return splitzip.xxh64(bytes(data))
+    return splitzip.xxh3_64(struct.pack(f"<{len(block_hashes(data))}Q", *block_hashes(data)))
 
 
 def decode(frame):
     """Decoded values of one frame as raw unsigned integers (bit patterns)."""
     frame = np.frombuffer(bytes(frame), dtype=np.uint8)
     h = parse_header(frame)
-    assert h["magic"] == b"SZKV" and h["version"] == 1
+    assert h["magic"] == b"SZKV" and h["version"] in (1, 2)
+    assert h["check"] == header_check(frame, h["version"])
+    v2, has_checksum = h["version"] == 2, bool(h["flags"] & 2)
+    assert h["reserved"] == 0
+    if v2:
+        assert h["mode"] == 0 and h["block_log2"] == (BLOCK_LOG2 if has_checksum else 0)
+    else:
+        assert h["mode"] == 0 and h["block_log2"] == 0
     size, exp_bits, shift, m, k, high = GEOMETRY[h["dtype"]]
     n = h["n"]
     utype = UINT[size]
+    n_checks = -(-(n * size) // (1 << BLOCK_LOG2)) if v2 and has_checksum else 0
+
+    def finish(values, end):
+        """Checks stream 7 (v2) and the frame end, then the content checksum."""
+        data = values.tobytes()
+        if n_checks:
+            checks = frame[end:end + 4 * n_checks].view("<u4")
+            assert list(checks) == [x & 0xFFFFFFFF for x in block_hashes(data)]
+            end = align16(end + 4 * n_checks)
+        assert end == h["frame_size"], (end, h["frame_size"])
+        if has_checksum:
+            assert h["checksum"] == content_checksum(data, h["version"])
+        else:
+            assert h["checksum"] == 0
+        return values
+
     if h["flags"] & 1:  # stored
-        assert h["frame_size"] == 64 + align16(n * size)
-        return frame[64:64 + n * size].view(utype).copy()
+        values = frame[64:64 + n * size].view(utype).copy()
+        return finish(values, 64 + align16(n * size))
 
     chunk = 1 << h["chunk_log2"]
     n_chunks = -(-n // chunk)
@@ -54,7 +109,7 @@ def decode(frame):
     for s in sizes:
         offsets.append(off)
         off = align16(off + s)
-    assert off == h["frame_size"], (off, h["frame_size"])
+    streams_end = off  # stream 7 (v2, CHECKSUM) follows
 
     def stream(i):
         return frame[offsets[i]:offsets[i] + sizes[i]]
@@ -89,4 +144,4 @@ def decode(frame):
     sign = residual >> np.uint64(m)
     mantissa = residual & np.uint64((1 << m) - 1)
     value = (sign << np.uint64(shift + exp_bits)) | (exponent << np.uint64(shift)) | mantissa
-    return value.astype(utype)
+    return finish(value.astype(utype), streams_end)

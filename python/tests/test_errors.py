@@ -26,7 +26,7 @@ def status_of(call):
 def test_truncated(frame):
     assert status_of(lambda: splitzip.decompress(bytes(frame[:40]))) == "TRUNCATED"
     assert status_of(lambda: splitzip.decompress(bytes(frame[:-16]))) == "TRUNCATED"
-    assert status_of(lambda: splitzip.decompress(b"")) == "TRUNCATED"
+    # (0 bytes are a valid stream of no frames: test_frames.py)
 
 
 def test_trailing_bytes_are_an_error(frame):
@@ -40,8 +40,9 @@ def test_bad_magic(frame):
 
 
 def test_unsupported_version(frame):
-    frame[4] = 2
-    assert status_of(lambda: splitzip.decompress(frame)) == "UNSUPPORTED_VERSION"
+    for version in (0, 3, 255):
+        frame[4] = version
+        assert status_of(lambda: splitzip.decompress(frame)) == "UNSUPPORTED_VERSION"
 
 
 def test_header_corrupt(frame):
@@ -55,6 +56,48 @@ def test_payload_corruption_is_caught_by_the_checksum(frame):
     # Opting out of verification decodes the (wrong) values.
     y = splitzip.decompress(frame, verify_checksum=False)
     assert y.size == 4000
+
+
+def test_checksum_mismatch_names_the_corrupt_block():
+    # 200000 bf16 values = 400000 bytes = 7 checksum blocks of 65536 bytes.
+    x = kv_like("bf16", 200000, seed=2)
+    frame = splitzip.compress(x, checksum=True)
+    info = splitzip.frame_info(frame)
+    assert not info["stored"] and info["checksum_blocks"] == 7
+    for value, block in ((0, 0), (70000, 2), (199999, 6)):
+        bad = bytearray(frame)
+        bad[64 + value] ^= 0x01  # residual byte of that value: original bytes 2*value..2*value+1
+        with pytest.raises(splitzip.SplitzipError) as e:
+            splitzip.decompress(bad)
+        assert e.value.status == "CHECKSUM_MISMATCH"
+        assert e.value.corrupt_block == block
+        assert f"checksum block {block}" in str(e.value)
+        lo = block * info["checksum_block_size"]
+        assert lo <= 2 * value < lo + info["checksum_block_size"]
+    # Two corrupt blocks: the first one is named.
+    bad = bytearray(frame)
+    bad[64 + 150000] ^= 0x01
+    bad[64 + 40000] ^= 0x01
+    with pytest.raises(splitzip.SplitzipError) as e:
+        splitzip.decompress_into(bad, np.empty_like(x))
+    assert e.value.corrupt_block == 1
+    # In a stream, the block is counted within the failing frame.
+    with pytest.raises(splitzip.SplitzipError) as e:
+        splitzip.decompress(frame + bytes(bad))
+    assert e.value.corrupt_block == 1
+    # A corrupt block check (stream 7) itself
+    bad = bytearray(frame)
+    checks = len(frame) - 32  # stream 7 ends the frame: 7 checks, 28 bytes + 4 of padding
+    bad[checks + 4 * 2] ^= 0x80
+    with pytest.raises(splitzip.SplitzipError) as e:
+        splitzip.decompress(bad)
+    assert e.value.status == "CHECKSUM_MISMATCH" and e.value.corrupt_block == 2
+    # Other errors carry none.
+    bad = bytearray(frame)
+    bad[0] ^= 0xFF
+    with pytest.raises(splitzip.SplitzipError) as e:
+        splitzip.decompress(bad)
+    assert e.value.corrupt_block is None
 
 
 def test_limit_exceeded(frame):
@@ -111,7 +154,7 @@ def test_bad_codebook_in_a_frame(frame):
     # that rule 9 (not rule 4) is the first to fail.
     frame[33] = frame[32]
     frame[52:56] = b"\x00" * 4
-    check = splitzip.xxh64(bytes(frame[:64])) & 0xFFFFFFFF
+    check = splitzip.xxh3_64(bytes(frame[:64])) & 0xFFFFFFFF  # format v2
     frame[52:56] = struct.pack("<I", check)
     assert status_of(lambda: splitzip.decompress(frame)) == "BAD_CODEBOOK"
 
@@ -135,6 +178,13 @@ def test_error_pickles_with_its_status():
         splitzip.decompress(b"x" * 64)
     again = pickle.loads(pickle.dumps(e.value))
     assert (again.status, again.code, str(again)) == (e.value.status, e.value.code, str(e.value))
+    assert again.corrupt_block is None
+    bad = bytearray(splitzip.compress(kv_like("bf16", 100000), checksum=True))
+    bad[64 + 90000] ^= 1  # block 2
+    with pytest.raises(splitzip.SplitzipError) as e:
+        splitzip.decompress(bad)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert (again.status, again.corrupt_block) == ("CHECKSUM_MISMATCH", 2)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16", "fp32", "fp8_e5m2"])
@@ -161,5 +211,6 @@ def test_every_single_bit_flip_is_rejected(dtype):
 
 def test_every_truncation_is_rejected():
     frame = splitzip.compress(kv_like("bf16", 200), checksum=True)
-    for n in range(len(frame)):
+    # (n = 0 is the empty stream, which decodes to nothing)
+    for n in range(1, len(frame)):
         assert status_of(lambda: splitzip.decompress(frame[:n])) == "TRUNCATED"

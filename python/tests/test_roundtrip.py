@@ -34,9 +34,11 @@ def test_roundtrip_every_bit_pattern(dtype):
 @pytest.mark.parametrize("dtype", ALL)
 def test_frames_follow_the_written_format(dtype):
     """An independent numpy decoder of FORMAT.md reads what the library wrote."""
-    for x in (kv_like(dtype, 5000, seed=11), random_bits(dtype, 3000, seed=12)):
-        frame = splitzip.compress(x, chunk_log2=7)
-        np.testing.assert_array_equal(format_decoder.decode(frame), bits(x))
+    for x in (kv_like(dtype, 5000, seed=11), random_bits(dtype, 3000, seed=12),
+              kv_like(dtype, 70000, seed=13)):
+        for checksum in (False, True):
+            frame = splitzip.compress(x, chunk_log2=7, checksum=checksum)
+            np.testing.assert_array_equal(format_decoder.decode(frame), bits(x))
 
 
 @pytest.mark.parametrize("chunk_log2", [6, 10, 15])
@@ -76,8 +78,12 @@ def test_incompressible_data_is_stored():
     frame = splitzip.compress(x)
     info = splitzip.frame_info(frame)
     assert info["stored"]
-    assert len(frame) == splitzip.compress_bound("fp32", 4096) == 64 + 4096 * 4
+    assert len(frame) == 64 + 4096 * 4
     assert info["codebook"] is None
+    # With block checks (one 4-byte check, padded to 16) it is the bound.
+    frame = splitzip.compress(x, checksum=True)
+    assert splitzip.frame_info(frame)["stored"]
+    assert len(frame) == splitzip.compress_bound("fp32", 4096) == 64 + 4096 * 4 + 16
 
 
 def test_compress_is_deterministic_and_threads_do_not_matter():
@@ -89,8 +95,10 @@ def test_compress_is_deterministic_and_threads_do_not_matter():
 
 def test_compress_bound_formula():
     for dtype, size in (("bf16", 2), ("fp16", 2), ("fp32", 4), ("fp8_e5m2", 1)):
-        for n in (0, 1, 7, 8, 1000, 1 << 40):
-            expected = 64 + ((n * size + 15) // 16) * 16
+        for n in (0, 1, 7, 8, 1000, 32768, 32769, 1 << 40):
+            # stored size with the v2 block checks: 4 bytes per 64 KiB block
+            blocks = -(-(n * size) // 65536)
+            expected = 64 + ((n * size + 15) // 16) * 16 + ((4 * blocks + 15) // 16) * 16
             assert splitzip.compress_bound(dtype, n) == expected
     assert splitzip.compress_bound(np.float16, 3) == splitzip.compress_bound("fp16", 3)
     with pytest.raises(splitzip.SplitzipError):

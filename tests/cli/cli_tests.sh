@@ -124,6 +124,13 @@ case_inspect_json() {
   [ "$(wc -l < one.json)" -eq 1 ] || die "--json is not one line"
   json_field one.json "j['n_elems']==262144 and j['dtype']=='bf16' and j['frame_count']==1 and 0<=j['escape_rate']<0.01 and j['ratio']>1.3 and len(j['codebook'])==16 and j['chunk_size']==1024" \
     | grep -qx True || { cat one.json; die "single-frame JSON fields"; }
+  # format v2: 524288 bytes = 8 checksum blocks of 64 KiB
+  json_field one.json "j['version']==2 and j['checksum'] and j['checksum_kind']=='xxh3-blocks' and j['checksum_block_size']==65536 and j['checksum_blocks']==8" \
+    | grep -qx True || { cat one.json; die "v2 checksum fields"; }
+  expect_rc 0 "$SZ" compress --no-checksum -o nc.sz k.bf16
+  "$SZ" inspect --json nc.sz > nc.json || die "inspect --json nc.sz"
+  json_field nc.json "j['version']==2 and not j['checksum'] and j['checksum_kind']=='none' and j['checksum_block_size'] is None and j['checksum_blocks']==0" \
+    | grep -qx True || { cat nc.json; die "v2 fields without checksum"; }
   cat k.bf16.sz k.bf16.sz > two.sz
   "$SZ" inspect --json two.sz > two.json || die "inspect --json two frames"
   json_field two.json "j['frame_count']==2 and len(j['frames'])==2 and j['n_elems']==2*262144 and j['frames'][1]['offset']==j['frames'][0]['frame_size']" \
@@ -131,6 +138,8 @@ case_inspect_json() {
   "$SZ" inspect k.bf16.sz > text.txt || die "inspect text"
   grep -q "elements 262144, escapes" text.txt || die "inspect text lacks counts"
   grep -q "ratio 1.3" text.txt || die "inspect text lacks ratio"
+  grep -q "version 2," text.txt || die "inspect text lacks the version"
+  grep -q "checksum xxh3 [0-9a-f]\{16\} over 8 block(s) of 65536 bytes" text.txt || { cat text.txt; die "inspect text lacks checksum blocks"; }
 }
 
 case_verify() {
@@ -209,9 +218,6 @@ import sys; b = bytearray(open('k.sz','rb').read()); b[int(sys.argv[2], 0)] ^= i
   expect_rc 3 "$SZ" decompress trunc.sz
   expect_err "TRUNCATED"
   expect_no_leftovers trunc
-  : > empty.sz
-  expect_rc 3 "$SZ" decompress empty.sz
-  expect_no_leftovers empty
   # a good frame followed by a bad one: nothing is written at all
   cat k.sz payload.sz > mixed.sz
   expect_rc 3 "$SZ" decompress mixed.sz
@@ -240,48 +246,9 @@ case_max_size() {
   expect_rc 0 "$SZ" decompress --max-size 512K v.bf16.sz
   cmp -s v.bf16 "$DATA/layer00_v.bf16" || die "round trip at the exact limit"
   expect_rc 1 "$SZ" decompress --max-size lots v.bf16.sz
-  # a forged header claiming 2^50 elements is refused from the header alone
-  python3 - <<'PY'
-import struct
-def xxh64(data, seed=0):
-    P1, P2, P3, P4, P5 = 11400714785074694791, 14029467366897019727, 1609587929392839161, 9650029242287828579, 2870177450012600261
-    M = (1 << 64) - 1
-    rotl = lambda x, r: ((x << r) | (x >> (64 - r))) & M
-    def rnd(acc, v): return (rotl((acc + v * P2) & M, 31) * P1) & M
-    n, i = len(data), 0
-    if n >= 32:
-        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed, (seed - P1) & M]
-        while i + 32 <= n:
-            for k in range(4):
-                v[k] = rnd(v[k], struct.unpack_from('<Q', data, i)[0]); i += 8
-        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M
-        for k in range(4):
-            h = ((h ^ rnd(0, v[k])) * P1 + P4) & M
-    else:
-        h = (seed + P5) & M
-    h = (h + n) & M
-    while i + 8 <= n:
-        h = (rotl(h ^ rnd(0, struct.unpack_from('<Q', data, i)[0]), 27) * P1 + P4) & M; i += 8
-    if i + 4 <= n:
-        h = (rotl(h ^ (struct.unpack_from('<I', data, i)[0] * P1 & M), 23) * P2 + P3) & M; i += 4
-    while i < n:
-        h = (rotl(h ^ (data[i] * P5 & M), 11) * P1) & M; i += 1
-    h ^= h >> 33; h = (h * P2) & M; h ^= h >> 29; h = (h * P3) & M; h ^= h >> 32
-    return h
-b = bytearray(open('v.bf16.sz', 'rb').read()[:64])
-n = 1 << 50
-b[5] = 1; b[6] = 0  # bf16, coded, no checksum
-struct.pack_into('<Q', b, 8, n)
-struct.pack_into('<Q', b, 16, 0)
-struct.pack_into('<Q', b, 56, 0)
-# coded bf16 frame size: residual n, codes n/2, counts 2*(n/1024), all 16-aligned
-size = 64 + n + n // 2 + 2 * (n >> b[7])
-size = (size + 15) // 16 * 16
-struct.pack_into('<Q', b, 24, size)
-struct.pack_into('<I', b, 52, 0)
-struct.pack_into('<I', b, 52, xxh64(bytes(b)) & 0xffffffff)
-open('bomb.sz', 'wb').write(bytes(b))
-PY
+  # a forged (format v1) header claiming 2^50 elements is refused from the
+  # header alone
+  python3 "$HERE/frame_tools.py" bomb v.bf16.sz bomb.sz || die "frame_tools.py bomb"
   expect_rc 3 "$SZ" inspect bomb.sz
   expect_err "TRUNCATED"
   expect_rc 3 "$SZ" decompress bomb.sz
@@ -455,6 +422,116 @@ case_bench() {
   "$SZ" bench --seconds 0.05 --backend reference --checksum k.bf16 > b.txt || die "bench text"
   grep -q "^memcpy" b.txt && grep -q "^reference" b.txt || { cat b.txt; die "bench table"; }
   expect_rc 6 "$SZ" bench --seconds 0.05 --backend no-such k.bf16
+}
+
+case_empty_stream() {
+  # A stream of zero bytes is a valid stream of zero frames and decodes to
+  # zero bytes, at every entry point.
+  : > e.sz
+  : > e.bin
+  expect_rc 0 "$SZ" decompress e.sz
+  [ -f e ] && [ ! -s e ] || die "empty stream did not decode to an empty file"
+  "$SZ" decompress - < e.sz > e.out 2>err.txt || { cat err.txt; die "empty stream on stdin"; }
+  [ ! -s e.out ] || die "empty stream on stdin wrote bytes"
+  "$SZ" inspect e.sz > e.txt 2>err.txt || { cat err.txt; die "inspect of an empty stream"; }
+  grep -q "^e.sz: 0 frame(s), 0 bytes$" e.txt || { cat e.txt; die "inspect text of an empty stream"; }
+  "$SZ" inspect --json e.sz > e.json 2>err.txt || { cat err.txt; die "inspect --json of an empty stream"; }
+  json_field e.json "j['frame_count']==0 and j['frames']==[] and j['decoded_size']==0 and j['n_elems']==0" \
+    | grep -qx True || { cat e.json; die "inspect --json of an empty stream"; }
+  "$SZ" verify e.sz e.bin > v.txt 2>err.txt || { cat err.txt; die "verify of an empty stream"; }
+  grep -q "^OK: .*0 frame(s), 0 bytes" v.txt || { cat v.txt; die "verify of an empty stream prints no OK"; }
+  # ...but it is not the decoding of a non-empty original
+  printf 'ab' > ab.bf16
+  expect_rc 4 "$SZ" verify e.sz ab.bf16
+  expect_err "MISMATCH"
+  # an empty input compresses to one frame of 0 elements, not to 0 bytes
+  expect_rc 0 "$SZ" compress --dtype bf16 -o z.sz e.bin
+  [ -s z.sz ] || die "compress of empty input wrote no frame"
+  "$SZ" inspect --json z.sz | grep -q '"frame_count":1' || die "empty input is not one frame"
+  # an empty stream after a frame changes nothing; a partial header does
+  head -c 10 z.sz > part.sz
+  expect_rc 3 "$SZ" decompress part.sz
+  expect_err "TRUNCATED"
+  expect_no_leftovers part
+}
+
+case_verify_corrupt_block() {
+  # 4 checksum blocks of 64 KiB: 131072 bf16 values
+  head -c 262144 "$DATA/layer01_k.bf16" > k.bf16
+  expect_rc 0 "$SZ" compress k.bf16
+  "$SZ" inspect --json k.bf16.sz > k.json
+  json_field k.json "j['mode']=='coded' and j['checksum_blocks']==4" | grep -qx True || { cat k.json; die "k.bf16.sz layout"; }
+  # The residual-byte stream starts at frame byte 64 and holds one byte per
+  # bf16 value: flipping a mantissa bit of value 70000 changes original
+  # bytes 140000..140001, in block 2 = [131072, 196608).
+  python3 -c "
+b = bytearray(open('k.bf16.sz','rb').read()); b[64 + 70000] ^= 0x01; open('t.sz','wb').write(b)"
+  expect_rc 3 "$SZ" verify t.sz k.bf16
+  expect_err "frame 0 at offset 0: decode failed: CHECKSUM_MISMATCH"
+  expect_err "checksum block 2 of 4 is corrupt (original bytes \[131072, 196608) of this frame, \[131072, 196608) of the decoded stream)"
+  expect_rc 3 "$SZ" decompress -o t.out t.sz
+  expect_err "checksum block 2 of 4 is corrupt"
+  expect_no_leftovers t.out
+  # The last, short block and a frame later in a stream: 100000 bytes =
+  # blocks [0, 65536) and [65536, 100000); value 49000 is in block 1.
+  head -c 100000 "$DATA/layer02_v.bf16" > s.bf16
+  expect_rc 0 "$SZ" compress s.bf16
+  python3 -c "
+b = bytearray(open('s.bf16.sz','rb').read()); b[64 + 49000] ^= 0x01; open('s_bad.sz','wb').write(b)"
+  cat k.bf16.sz s_bad.sz > two.sz
+  cat k.bf16 s.bf16 > two.bf16
+  expect_rc 3 "$SZ" verify two.sz two.bf16
+  expect_err "frame 1 at offset $(stat -c %s k.bf16.sz): decode failed: CHECKSUM_MISMATCH"
+  expect_err "checksum block 1 of 2 is corrupt (original bytes \[65536, 100000) of this frame, \[327680, 362144) of the decoded stream)"
+  # the untouched stream still verifies
+  cat k.bf16.sz s.bf16.sz > good.sz
+  expect_rc 0 "$SZ" verify good.sz two.bf16
+}
+
+case_v1_frames() {
+  # Format v1 frames (XXH64 checks, no block checks) still inspect, decode
+  # and verify. They are made from v2 frames by frame_tools.py.
+  head -c 200000 "$DATA/layer03_v.bf16" > k.bf16
+  head -c 65536 /dev/urandom > r.bf16
+  expect_rc 0 "$SZ" compress -o k2.sz k.bf16
+  expect_rc 0 "$SZ" compress --no-checksum -o k2nc.sz k.bf16
+  expect_rc 0 "$SZ" compress -o r2.sz r.bf16
+  python3 "$HERE/frame_tools.py" to-v1 k2.sz k1.sz k.bf16 || die "to-v1 k2.sz"
+  python3 "$HERE/frame_tools.py" to-v1 k2nc.sz k1nc.sz || die "to-v1 k2nc.sz"
+  python3 "$HERE/frame_tools.py" to-v1 r2.sz r1.sz r.bf16 || die "to-v1 r2.sz"
+  "$SZ" inspect --json r1.sz | grep -q '"mode":"stored"' || die "random data not stored"
+  "$SZ" inspect --json k1.sz > k1.json || die "inspect of a v1 frame"
+  json_field k1.json "j['version']==1 and j['mode']=='coded' and j['checksum'] and j['checksum_kind']=='xxh64' and j['checksum_block_size'] is None and j['checksum_blocks']==0" \
+    | grep -qx True || { cat k1.json; die "v1 inspect fields"; }
+  "$SZ" inspect k1.sz | grep -q "version 1, .*" || die "v1 inspect text"
+  "$SZ" inspect k1.sz | grep -q "checksum xxh64 [0-9a-f]\{16\}$" || die "v1 inspect checksum"
+  [ "$(stat -c %s k1.sz)" -lt "$(stat -c %s k2.sz)" ] || die "v1 frame not smaller (no stream 7)"
+  for f in k1 k1nc r1; do
+    local want=k.bf16; [ $f = r1 ] && want=r.bf16
+    expect_rc 0 "$SZ" decompress -o $f.out $f.sz
+    cmp -s $f.out $want || die "$f.sz does not decode to $want"
+    "$SZ" verify $f.sz $want > v.txt 2>err.txt || { cat err.txt; die "verify $f.sz"; }
+    grep -q "^OK: .*1 format v1 frame(s) decoded identically but not re-encoded" v.txt || { cat v.txt; die "verify $f.sz note"; }
+  done
+  # v1 and v2 frames in one stream
+  cat k1.sz k2.sz r1.sz > mix.sz
+  cat k.bf16 k.bf16 r.bf16 > mix.bf16
+  expect_rc 0 "$SZ" decompress -o mix.out mix.sz
+  cmp -s mix.out mix.bf16 || die "mixed v1/v2 stream"
+  "$SZ" verify mix.sz mix.bf16 | grep -q "2 format v1 frame(s)" || die "verify of a mixed stream"
+  # a v1 content checksum covers all bytes: a mismatch names no block
+  python3 -c "
+b = bytearray(open('k1.sz','rb').read()); b[64 + 5000] ^= 0x01; open('k1bad.sz','wb').write(b)"
+  expect_rc 3 "$SZ" verify k1bad.sz k.bf16
+  expect_err "CHECKSUM_MISMATCH"
+  grep -q "checksum block" err.txt && die "a v1 frame has no checksum blocks"
+  # a v1 header with a v2 field set is refused
+  python3 -c "
+import sys; sys.path.insert(0, '$HERE'); import frame_tools as t
+b = bytearray(open('k1nc.sz','rb').read()); h = b[:64]; h[50] = 16; t.seal_v1(h); b[:64] = h
+open('k1rsv.sz','wb').write(b)"
+  expect_rc 3 "$SZ" inspect k1rsv.sz
+  expect_err "RESERVED_BITS"
 }
 
 export SZ

@@ -23,7 +23,7 @@ const char kUsage[] =
     "  --backend B|all  one backend, or every available one (default: all)\n"
     "  --threads N      worker threads (default: backend's choice)\n"
     "  --seconds S      time spent per measurement (default 1)\n"
-    "  --checksum       include the xxh64 content checksum (default: off, to\n"
+    "  --checksum       include the XXH3 block checksums (default: off, to\n"
     "                   time the codec alone; compare the two to see its cost)\n"
     "  --chunk-log2 N   chunk size 2^N (default 10)\n"
     "  --json           one JSON object instead of the table\n";

@@ -26,8 +26,8 @@ const char kUsage[] =
     "  --codebook F       use a codebook from `splitzip calibrate` (default: the\n"
     "                     top-16 exponents of the input itself)\n"
     "  --backend B        force a backend (default: $SPLITZIP_BACKEND, else dispatch)\n"
-    "  --checksum         store an xxh64 of the input (default)\n"
-    "  --no-checksum      do not store it\n"
+    "  --checksum         store XXH3 checksums of the input, one per 64 KiB block (default)\n"
+    "  --no-checksum      do not store them\n"
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
     "  --frame-size SIZE  split inputs larger than SIZE bytes into several frames\n"
     "                     (default 1G)\n"
@@ -187,7 +187,7 @@ int cmd_compress(int argc, char** argv) {
                  in_path.c_str(), out_path.c_str(), v.what.c_str(), static_cast<unsigned long long>(v.n_elems),
                  static_cast<unsigned long long>(frames), backends.empty() ? "?" : backends.c_str(),
                  static_cast<unsigned long long>(v.bytes), static_cast<unsigned long long>(out.written()), ratio,
-                 static_cast<unsigned long long>(escapes), 100.0 * e, opts.checksum ? "xxh64" : "off");
+                 static_cast<unsigned long long>(escapes), 100.0 * e, opts.checksum ? "xxh3 blocks" : "off");
   }
   return kExitOk;
 }

@@ -8,7 +8,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
-#include "tools/cli/frame_scan.h"
+#include "tools/cli/frames.h"
 #include "tools/cli/progress.h"
 
 namespace szcli {
@@ -65,8 +65,9 @@ int cmd_decompress(int argc, char** argv) {
   const InputBytes in = InputBytes::open(in_path);
   const std::string what = in_path == "-" ? "stdin" : in_path;
   // Every header is checked, and the total bounded, before any allocation
-  // or output: a bomb or a bad later frame leaves nothing behind.
-  const FrameStream s = scan_frames(in.data(), in.size(), what);
+  // or output: a bomb or a bad later frame leaves nothing behind. An empty
+  // stream has no frames and decodes to an empty output.
+  const StreamFrames s = read_stream(in.data(), in.size(), what);
   if (max_size && s.decoded_size > max_size)
     fail(kExitLimit, "decompress: " + what + " decodes to " + std::to_string(s.decoded_size) +
                          " bytes, over the --max-size limit of " + std::to_string(max_size) + ": " +
@@ -79,7 +80,7 @@ int cmd_decompress(int argc, char** argv) {
   opts.verify_checksum = true;
 
   uint64_t largest = 1;
-  for (const FrameRef& f : s.frames) largest = std::max(largest, f.info.decoded_size);
+  for (const splitzip::FrameView& f : s.frames) largest = std::max(largest, f.info.decoded_size);
   std::unique_ptr<uint8_t[]> buf;
   try {
     buf.reset(new uint8_t[largest]);
@@ -92,11 +93,9 @@ int cmd_decompress(int argc, char** argv) {
   std::string backends;
   uint64_t done = 0;
   for (size_t i = 0; i < s.frames.size(); ++i) {
-    const FrameRef& f = s.frames[i];
-    const splitzip::Result r =
-        splitzip::decompress(f.data, f.info.frame_size, buf.get(), f.info.decoded_size, opts);
-    check_status(r.status, "decompress: " + what + ": frame " + std::to_string(i) + " at offset " +
-                               std::to_string(f.offset));
+    const splitzip::FrameView& f = s.frames[i];
+    const splitzip::Result r = splitzip::decompress(f.data, f.size, buf.get(), f.info.decoded_size, opts);
+    check_decode(r, f, done, "decompress: " + what + ": " + frame_where(i, f.offset));
     if (r.size != f.info.decoded_size)
       fail(kExitInternal, "decompress: frame " + std::to_string(i) + " decoded to an unexpected size");
     if (r.backend && backends.find(r.backend) == std::string::npos)

@@ -5,7 +5,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
-#include "tools/cli/frame_scan.h"
+#include "tools/cli/frames.h"
 #include "tools/cli/json.h"
 
 namespace szcli {
@@ -16,12 +16,24 @@ const char kUsage[] =
     "usage: splitzip inspect [--json] IN.sz\n"
     "  Prints each frame's header: dtype, mode, chunk size, element and escape\n"
     "  counts, escape rate, sizes, ratio, the predicted ratio, the codebook and\n"
-    "  the checksum. Reads headers only (use `verify` to decode).\n"
-    "  --json   one JSON object; a stream of several frames adds a \"frames\" array\n";
+    "  the checksum (v2: its block size and block count). Reads headers only\n"
+    "  (use `verify` to decode). An empty file is a stream of 0 frames.\n"
+    "  --json   one JSON object; a stream of 0 or several frames has a \"frames\" array\n";
 
 double rate(uint64_t num, uint64_t den) { return den ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
 
-void frame_json(JsonWriter& j, const FrameRef& f) {
+// The content checksum's kind: v1 hashes all bytes with XXH64, v2 hashes
+// blocks of 2^checksum_block_log2 bytes with XXH3-64 (FORMAT.md v2).
+const char* checksum_kind(const splitzip::FrameInfo& i) {
+  if (!i.has_checksum) return "none";
+  return i.checksum_block_log2 != 0 ? "xxh3-blocks" : "xxh64";
+}
+
+uint64_t checksum_block_size(const splitzip::FrameInfo& i) {
+  return i.checksum_block_log2 != 0 && i.checksum_block_log2 < 64 ? uint64_t{1} << i.checksum_block_log2 : 0;
+}
+
+void frame_json(JsonWriter& j, const splitzip::FrameView& f) {
   const splitzip::FrameInfo& i = f.info;
   j.key("offset").value(f.offset);
   j.key("version").value(static_cast<uint64_t>(i.version));
@@ -37,6 +49,7 @@ void frame_json(JsonWriter& j, const FrameRef& f) {
   j.key("ratio").value(rate(i.decoded_size, i.frame_size));
   j.key("predicted_ratio").value(predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems)));
   j.key("checksum").value(i.has_checksum);
+  j.key("checksum_kind").value(checksum_kind(i));
   if (i.has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016" PRIx64, i.content_checksum);
@@ -44,12 +57,15 @@ void frame_json(JsonWriter& j, const FrameRef& f) {
   } else {
     j.key("content_checksum").null();
   }
+  if (checksum_block_size(i) != 0) j.key("checksum_block_size").value(checksum_block_size(i));
+  else j.key("checksum_block_size").null();
+  j.key("checksum_blocks").value(i.checksum_blocks);
   j.key("codebook").begin_array();
   for (unsigned c = 0; c < i.codebook.count && c < 16; ++c) j.value(static_cast<uint64_t>(i.codebook.entries[c]));
   j.end_array();
 }
 
-void frame_text(const FrameRef& f, size_t index) {
+void frame_text(const splitzip::FrameView& f, size_t index) {
   const splitzip::FrameInfo& i = f.info;
   const double e = rate(i.escape_count, i.n_elems);
   std::printf("frame %zu at offset %" PRIu64 "\n", index, f.offset);
@@ -61,8 +77,13 @@ void frame_text(const FrameRef& f, size_t index) {
               i.decoded_size, rate(i.decoded_size, i.frame_size), predicted_ratio(i.dtype, e));
   if (i.stored) std::printf("  codebook: none (stored)\n");
   else std::printf("  codebook %s\n", codebook_text(i.codebook).c_str());
-  if (i.has_checksum) std::printf("  checksum xxh64 %016" PRIx64 "\n", i.content_checksum);
-  else std::printf("  checksum none\n");
+  if (!i.has_checksum)
+    std::printf("  checksum none\n");
+  else if (checksum_block_size(i) != 0)
+    std::printf("  checksum xxh3 %016" PRIx64 " over %" PRIu64 " block(s) of %" PRIu64 " bytes\n", i.content_checksum,
+                i.checksum_blocks, checksum_block_size(i));
+  else
+    std::printf("  checksum xxh64 %016" PRIx64 "\n", i.content_checksum);
 }
 
 }  // namespace
@@ -74,7 +95,7 @@ int cmd_inspect(int argc, char** argv) {
   const std::string path = a.positional()[0];
   const InputBytes in = InputBytes::open(path);
   const std::string what = path == "-" ? "stdin" : path;
-  const FrameStream s = scan_frames(in.data(), in.size(), what);
+  const StreamFrames s = read_stream(in.data(), in.size(), what);
 
   if (a.has("json")) {
     JsonWriter j;
@@ -92,7 +113,7 @@ int cmd_inspect(int argc, char** argv) {
       j.key("decoded_size").value(s.decoded_size);
       j.key("ratio").value(rate(s.decoded_size, in.size()));
       j.key("frames").begin_array();
-      for (const FrameRef& f : s.frames) {
+      for (const splitzip::FrameView& f : s.frames) {
         j.begin_object();
         frame_json(j, f);
         j.end_object();
