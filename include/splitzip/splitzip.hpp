@@ -106,7 +106,7 @@ Status codebook_load(const char* path, Codebook* out);
 struct CompressOptions {
   const Codebook* codebook = nullptr;  // null: dynamic top-16 of this buffer
   uint32_t chunk_log2 = kDefaultChunkLog2;
-  bool checksum = false;          // store XXH64 of the input
+  bool checksum = false;          // v2 block checksum (XXH3-64 per 64 KiB, FORMAT.md 4.5)
   const char* backend = nullptr;  // null: $SPLITZIP_BACKEND, else dispatch
   int threads = 0;                // 0: backend default (all cores for big buffers)
 };
@@ -115,7 +115,7 @@ struct DecompressOptions {
   const char* backend = nullptr;
   int threads = 0;
   uint64_t max_output_bytes = 0;  // 0: bounded by dst_capacity only
-  bool verify_checksum = true;    // check XXH64 when the frame carries one
+  bool verify_checksum = true;    // verify the content checksum when the frame carries one
 };
 
 struct Result {
@@ -193,7 +193,7 @@ class FrameIterator {
   Status failed_ = Status::ok;
 };
 
-// XXH64, seed 0, as used by the format.
+// XXH64, seed 0, as used by format v1.
 uint64_t xxh64(const void* data, uint64_t size, uint64_t seed = 0);
 // XXH3-64, seed 0, as used by format v2 (header check, block checksums).
 uint64_t xxh3_64(const void* data, uint64_t size);
