@@ -2,6 +2,7 @@
 // frames to the reference, cross-decoding, corrupt frames, memory kinds.
 // Skips with a message when the machine has no CUDA device.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backends/registry.h"
@@ -19,6 +20,8 @@ const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}
 
 TEST(CudaBackend, RegisteredAndAvailable) {
   ASSERT_NE(find_backend("cuda"), nullptr);
+  // Without a device the reason says so; with one it is empty.
+  EXPECT_EQ(std::string(find_backend("cuda")->unavailable_reason()).empty(), cuda::device_available());
   SZ_REQUIRE_GPU();
   EXPECT_TRUE(backend_available("cuda"));
 }
