@@ -162,12 +162,12 @@ Status decompress_async(const void* src, uint64_t src_size, void* dst, uint64_t 
   a.src_size = src_size;
   a.dst = dst;
   a.dst_capacity = dst == nullptr ? 0 : dst_capacity;
-  a.max_output_bytes = cfg.max_output_bytes;
+  a.limit = cfg.max_output_bytes ? cfg.max_output_bytes : kNoBlock;
   a.verify = cfg.verify_checksum;
   a.ws = static_cast<uint8_t*>(workspace);
   a.lay = decode_workspace(a.dst_capacity, 1);
   if (workspace_bytes < a.lay.total) return Status::invalid_argument;
-  return enqueue_decode(a, d_out_size, d_status, stream);
+  return enqueue_decode(a, d_out_size, d_status, cfg.d_corrupt_blocks, stream);
 }
 
 Status decompress_batch_async(const DecompressItem* d_items, uint64_t count, uint64_t total_dst_bytes,
@@ -180,12 +180,12 @@ Status decompress_batch_async(const DecompressItem* d_items, uint64_t count, uin
   DecSetupArgs a;
   a.items = d_items;
   a.count = count;
-  a.max_output_bytes = cfg.max_output_bytes;
+  a.limit = cfg.max_output_bytes ? cfg.max_output_bytes : kNoBlock;
   a.verify = cfg.verify_checksum;
   a.ws = static_cast<uint8_t*>(workspace);
   a.lay = decode_workspace(total_dst_bytes, count);
   if (workspace_bytes < a.lay.total) return Status::invalid_argument;
-  return enqueue_decode(a, d_out_sizes, d_statuses, stream);
+  return enqueue_decode(a, d_out_sizes, d_statuses, cfg.d_corrupt_blocks, stream);
 }
 
 Status histogram_async(Dtype dtype, const void* src, uint64_t n_elems, uint64_t* d_counts, cudaStream_t stream) {

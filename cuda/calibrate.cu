@@ -1,9 +1,8 @@
-// Exponent histogram, top-16 codebook and a standalone XXH64 kernel, all
-// stream-ordered (dynamic calibration and checksums without a host trip).
+// Exponent histogram and top-16 codebook, stream-ordered (dynamic
+// calibration without a host trip).
 #include <cuda_runtime.h>
 
-#include "core/device_helpers.h"
-#include "cuda/checksum.cuh"
+#include "core/header.h"
 #include "cuda/encode_logic.h"
 #include "cuda/launch.h"
 
@@ -78,12 +77,10 @@ __global__ void codebook_kernel(uint32_t dtype, const uint64_t* counts, Codebook
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   uint64_t c[256];
   for (int e = 0; e < 256; ++e) c[e] = counts[e];
-  hd::top16_codebook(c, dtype, out);
-}
-
-__global__ void hash_kernel(const uint8_t* src, uint64_t bytes, uint64_t* out) {
-  const uint64_t h = warp_xxh64(src, bytes);
-  if (threadIdx.x == 0) *out = h;
+  Codebook cb;
+  cb.dtype = static_cast<Dtype>(dtype);
+  cb.count = static_cast<uint8_t>(top16_codebook(c, cb.entries));
+  *out = cb;
 }
 
 }  // namespace
@@ -125,12 +122,6 @@ Status enqueue_codebook(uint32_t dtype, const uint64_t* d_counts, Codebook* d_co
   if (geometry_of(dtype).bytes == 0 || d_counts == nullptr || d_codebook == nullptr)
     return Status::invalid_argument;
   codebook_kernel<<<1, 32, 0, stream>>>(dtype, d_counts, d_codebook);
-  return launch_status();
-}
-
-Status enqueue_hash(const void* src, uint64_t bytes, uint64_t* d_out, cudaStream_t stream) {
-  if (d_out == nullptr || (src == nullptr && bytes > 0)) return Status::invalid_argument;
-  hash_kernel<<<1, 32, 0, stream>>>(static_cast<const uint8_t*>(src), bytes, d_out);
   return launch_status();
 }
 

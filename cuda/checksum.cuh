@@ -1,51 +1,114 @@
-// XXH64 on the device. The hash is four independent serial chains (one per
-// 8-byte lane of each 32-byte stripe) joined at the end, so four threads of
-// a warp run one chain each; nothing parallelises further. Device only.
+// Checksums on the device.
+//
+// v2 (cuda/block_hash.h): cta_xxh3_64 hashes any buffer with a whole CTA:
+// the 1 KiB steps of XXH3's long path are split over the warps, two steps
+// per warp pass (lanes 0-15 and 16-31, one 64-byte stripe per lane, 16-byte
+// coalesced loads: a warp reads 2 KiB contiguous), the 8 stripe sums of a
+// step reduced with a 16-lane reduce-scatter (8 u64 shuffles), the deltas
+// kept in shared memory; then one thread runs the serial chain (8 adds and a
+// scramble per KiB). Used for every 64 KiB checksum block (fused into the
+// main kernels) and for the frame checksum over the block hashes.
+//
+// v1 frames (decode only): XXH64 is four serial chains; warp_xxh64 runs them
+// in four lanes. Slow, kept for reading old frames.
 #pragma once
 
 #include <cstdint>
 
-#include "core/device_helpers.h"
-#include "cuda/vec_io.h"
+#include "cuda/block_hash.h"
+#include "cuda/plan.h"
 
 namespace splitzip {
 namespace cuda_detail {
 
-// Lane l (0..3) of the stripe accumulators over all full stripes.
-__device__ __forceinline__ uint64_t xxh_lane_dev(const uint8_t* p, uint64_t size, uint32_t lane) {
-  uint64_t acc = hd::xxh_lane_init(lane, 0);
-  const uint64_t stripes = size >> 5;
-  if ((reinterpret_cast<uintptr_t>(p) & 7u) == 0) {
-    const uint8_t* q = p + 8 * lane;
-    uint64_t s = 0;
-    // Loads are independent of the chain: batch them ahead of the rounds.
-    for (; s + 8 <= stripes; s += 8) {
-      uint64_t v[8];
+constexpr uint32_t kHashWindow = 64;  // steps whose deltas fit in shared memory at once
+
+struct HashShared {
+  uint64_t delta[kHashWindow][8];
+  dev::Xxh3Acc acc;
+  uint64_t result;
+};
+
+// Sum of d[8] over the 16 lanes of this half-warp, scattered: afterwards
+// lane l holds the total of index 4*b3 + 2*b2 + b1 (bits of l & 15).
+__device__ __forceinline__ uint64_t half_warp_reduce_scatter8(const uint64_t d[8], uint32_t lane) {
+  const bool h3 = lane & 8u, h2 = lane & 4u, h1 = lane & 2u;
+  uint64_t w[4], x[2];
 SZ_UNROLL
-      for (int k = 0; k < 8; ++k) v[k] = load8(q + 32 * (s + k));
-SZ_UNROLL
-      for (int k = 0; k < 8; ++k) acc = hd::xxh_round(acc, v[k]);
-    }
-    for (; s < stripes; ++s) acc = hd::xxh_round(acc, load8(q + 32 * s));
-    return acc;
+  for (int k = 0; k < 4; ++k) {
+    const uint64_t keep = h3 ? d[4 + k] : d[k];
+    const uint64_t send = h3 ? d[k] : d[4 + k];
+    w[k] = keep + __shfl_xor_sync(0xFFFFFFFFu, send, 8);
   }
-  for (uint64_t s = 0; s < stripes; ++s) acc = hd::xxh_round(acc, hd::le64(p + 32 * s + 8 * lane));
-  return acc;
+SZ_UNROLL
+  for (int k = 0; k < 2; ++k) {
+    const uint64_t keep = h2 ? w[2 + k] : w[k];
+    const uint64_t send = h2 ? w[k] : w[2 + k];
+    x[k] = keep + __shfl_xor_sync(0xFFFFFFFFu, send, 4);
+  }
+  const uint64_t keep = h1 ? x[1] : x[0];
+  const uint64_t send = h1 ? x[0] : x[1];
+  const uint64_t y = keep + __shfl_xor_sync(0xFFFFFFFFu, send, 2);
+  return y + __shfl_xor_sync(0xFFFFFFFFu, y, 1);
 }
 
-// Whole warp calls; the hash is valid in lane 0.
+// XXH3-64 of len bytes at p, by the whole CTA (every thread calls it, the
+// result is returned to every thread). Ends with a barrier.
+__device__ __forceinline__ uint64_t cta_xxh3_64(const uint8_t* p, uint64_t len, HashShared& sh) {
+  const uint32_t t = threadIdx.x, lane = t & 31u, warp = t >> 5;
+  if (len <= kXxh3MidMax) {
+    if (t == 0) sh.result = dev::xxh3_64(p, len);
+    __syncthreads();
+    return sh.result;
+  }
+  if (t == 0) sh.acc.init();
+  const uint64_t steps = xxh3_steps(len);
+  for (uint64_t w0 = 0; w0 < steps; w0 += kHashWindow) {
+    const uint64_t left = steps - w0;
+    const auto wsteps = static_cast<uint32_t>(left < kHashWindow ? left : kHashWindow);
+    const uint32_t pairs = (wsteps + 1) / 2;
+    for (uint32_t q = warp; q < pairs; q += kWarps) {  // uniform per warp: all lanes shuffle
+      const uint32_t k = 2 * q + (lane >> 4);
+      uint64_t d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      if (k < wsteps) xxh3_stripe_delta(p, len, w0 + k, lane & 15u, d);
+      const uint64_t sum = half_warp_reduce_scatter8(d, lane);
+      if (k < wsteps && (lane & 1u) == 0) sh.delta[k][(lane & 15u) >> 1] = sum;
+    }
+    __syncthreads();
+    if (t == 0)
+      for (uint32_t k = 0; k < wsteps; ++k) xxh3_chain_step(sh.acc, sh.delta[k], w0 + k + 1 == steps);
+    __syncthreads();
+  }
+  if (t == 0) sh.result = sh.acc.merge(len);
+  __syncthreads();
+  return sh.result;
+}
+
+// Block hashes of the checksum blocks whose first byte lies in
+// [byte0, byte1) of a buffer of `bytes` bytes at data, into hashes[].
+// Whole CTA; ends with a barrier.
+__device__ __forceinline__ void cta_block_hashes(const uint8_t* data, uint64_t bytes, uint64_t byte0,
+                                                 uint64_t byte1, uint64_t* hashes, HashShared& sh) {
+  uint64_t b0, b1;
+  tile_check_blocks(byte0, byte1, &b0, &b1);
+  for (uint64_t b = b0; b < b1; ++b) {
+    const uint64_t h = cta_xxh3_64(data + (b << kChecksumBlockLog2), check_block_len(bytes, b), sh);
+    if (threadIdx.x == 0) hashes[b] = h;
+  }
+}
+
+// v1 content checksum: XXH64 with its four lane chains in lanes 0..3 of the
+// calling warp; the hash is valid in lane 0.
 __device__ __forceinline__ uint64_t warp_xxh64(const uint8_t* p, uint64_t size) {
   const uint32_t lane = threadIdx.x & 31u;
   uint64_t acc = 0;
-  if (lane < 4 && size >= 32) acc = xxh_lane_dev(p, size, lane);
+  if (lane < 4 && size >= 32) acc = dev::xxh64_lane(p, size, lane);
   uint64_t v[4];
 SZ_UNROLL
   for (int l = 0; l < 4; ++l) v[l] = __shfl_sync(0xFFFFFFFFu, acc, l);
   uint64_t h = 0;
-  if (lane == 0) {
-    h = size >= 32 ? hd::xxh_combine(v) : hd::Xxh::P5;
-    h = hd::xxh_finish(h, p + (size & ~uint64_t{31}), size);
-  }
+  if (lane == 0) h = dev::xxh64_finish(size >= 32 ? dev::xxh64_combine(v) : dev::XxhPrimes::P64_5,
+                                       p + (size & ~uint64_t{31}), size);
   return h;
 }
 

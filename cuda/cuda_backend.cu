@@ -1,15 +1,18 @@
-// The synchronous Backend adapter ("cuda") for the frame layer, and
-// cuda_pointer_kind(). Backend calls return results, so each one ends with a
-// stream synchronisation (cudaStreamPerThread); the asynchronous path is
-// include/splitzip/splitzip_cuda.hpp. Host buffers are accepted and staged
-// through temporary device memory (stream-ordered cudaMallocAsync); device
-// and managed buffers are used in place. Works on the current device.
+// The synchronous Backend ("cuda"): whole frames through the device
+// pipelines of encode.cu / decode.cu, and cuda_pointer_kind(). Each call
+// enqueues everything on cudaStreamPerThread (the calling thread's stream:
+// it does not serialise with other threads or the legacy stream) and
+// synchronises once at the end, because Backend returns results. Host
+// buffers are staged through stream-ordered temporary device memory
+// (cudaMallocAsync); device and managed buffers are used in place. Works on
+// the current device. Host synchronisations per call: see cuda/README.md.
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstring>
 
 #include "backends/registry.h"
+#include "core/header.h"
 #include "cuda/launch.h"
 #include "splitzip/splitzip_cuda.hpp"
 
@@ -64,193 +67,257 @@ class DeviceTemp {
   cudaStream_t stream_;
 };
 
-// Small results the kernels write: frame size / status pairs.
+// Small results the kernels write.
 struct Outputs {
   uint64_t size;
   Status status;
+  uint32_t pad;
+  uint64_t corrupt_block;
 };
+
+const char* reason_of(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "";
+    case cudaErrorNoDevice: return "no CUDA device";
+    case cudaErrorInsufficientDriver: return "no CUDA driver (or one older than the CUDA runtime)";
+    default: return "CUDA runtime cannot start";
+  }
+}
 
 class CudaBackend final : public Backend {
  public:
   const char* name() const override { return "cuda"; }
   bool available() const override { return cuda::device_available(); }
+  const char* unavailable_reason() const override {
+    static const char* const reason = [] {
+      int n = 0;
+      const cudaError_t e = cudaGetDeviceCount(&n);
+      (void)cudaGetLastError();
+      if (e == cudaSuccess && n == 0) return "no CUDA device";
+      return reason_of(e);
+    }();
+    return reason;
+  }
   bool accepts(MemoryKind) const override { return true; }
 
-  Status encode(EncodeJob& job) const override {
-    if (!available()) return Status::backend_unavailable;
-    if (job.codebook == nullptr || job.frame == nullptr || (job.src == nullptr && job.n > 0))
-      return Status::invalid_argument;
-    if (job.max_escapes == kNoEscapeBudget) return Status::escape_overflow;
-    const cudaStream_t st = cudaStreamPerThread;
-    const uint32_t id = static_cast<uint32_t>(job.dtype);
-    const uint64_t bytes = job.n * dtype_bytes(job.dtype);
-    const uint64_t need = coded_layout(id, job.n, job.chunk_log2, job.max_escapes).frame_size;
-    if (need > job.capacity) return Status::invalid_argument;
+  uint64_t workspace_size(Dtype dtype, uint64_t n, Direction dir) const override {
+    if (!dtype_valid(dtype)) return 0;
+    if (dir == Direction::encode) return encode_workspace(static_cast<uint32_t>(dtype), n, 1).total;
+    return decode_workspace(n * dtype_bytes(dtype), 1).total;
+  }
 
-    DeviceTemp src_tmp(st), frame_tmp(st), ws(st), out(st);
+  FrameOutcome compress_frame(const CompressArgs& args) const override {
+    FrameOutcome out;
+    if ((out.status = check_compress_args(args)) != Status::ok) return out;
+    if (!available()) {
+      out.status = Status::backend_unavailable;
+      return out;
+    }
+    const cudaStream_t st = cudaStreamPerThread;
+    const auto id = static_cast<uint32_t>(args.dtype);
+    const uint64_t bytes = args.n * dtype_bytes(args.dtype);
+    const uint64_t n_checks = args.checksum ? checksum_blocks(bytes) : 0;
+    // No frame is larger than the stored one with its checks (FORMAT.md 5).
+    const uint64_t largest = stored_frame_size(id, args.n, n_checks);
+    const uint64_t cap = args.capacity < largest ? args.capacity : largest;
+    DeviceTemp src_tmp(st), frame_tmp(st), ws_tmp(st), small(st);
     Status s;
-    const void* src = job.src;
-    if (!device_side(src) && bytes > 0) {
-      if ((s = src_tmp.alloc(bytes)) != Status::ok) return s;
-      if ((s = cuda_status(cudaMemcpyAsync(src_tmp.get(), src, bytes, cudaMemcpyDefault, st))) != Status::ok)
-        return s;
+    const void* src = args.src;
+    if (bytes > 0 && !device_side(src)) {
+      if ((s = src_tmp.alloc(bytes)) != Status::ok ||
+          (s = cuda_status(cudaMemcpyAsync(src_tmp.get(), src, bytes, cudaMemcpyHostToDevice, st))) != Status::ok)
+        return fail(out, s);
       src = src_tmp.get();
     }
-    const bool frame_on_device = device_side(job.frame);
-    uint8_t* frame = job.frame;
-    if (!frame_on_device) {
-      if ((s = frame_tmp.alloc(need)) != Status::ok) return s;
-      frame = frame_tmp.get();
+    const bool dst_on_device = device_side(args.dst);
+    void* dst = args.dst;
+    if (!dst_on_device) {
+      if ((s = frame_tmp.alloc(cap)) != Status::ok) return fail(out, s);
+      dst = frame_tmp.get();
     }
+    // Outputs, then (dynamic codebook) 256 counts and the codebook.
+    const uint64_t counts_off = 64, cb_off = counts_off + 256 * 8;
+    if ((s = small.alloc(cb_off + sizeof(Codebook))) != Status::ok) return fail(out, s);
+    auto* o = reinterpret_cast<Outputs*>(small.get());
     EncSetupArgs a;
     a.count = 1;
     a.src = src;
-    a.dst = frame;
-    a.n = job.n;
-    a.capacity = frame_on_device ? job.capacity : need;
-    a.budget = job.max_escapes;
-    a.cb = *job.codebook;
-    a.dtype = id;
-    a.chunk_log2 = job.chunk_log2;
-    a.flags = kPlanStreamsOnly;
-    a.lay = encode_workspace(id, job.n, 1);
-    if ((s = ws.alloc(a.lay.total)) != Status::ok) return s;
-    a.ws = ws.get();
-    if ((s = out.alloc(sizeof(Outputs))) != Status::ok) return s;
-    auto* o = reinterpret_cast<Outputs*>(out.get());
-    if ((s = enqueue_encode(a, job.n, &o->size, &o->status, st)) != Status::ok) return s;
-    Outputs host{};
-    uint64_t escapes = 0;
-    const uint8_t* plan = a.ws + a.lay.plans_off;
-    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok ||
-        (s = cuda_status(cudaMemcpyAsync(&escapes, plan + offsetof(EncPlan, escapes), 8,
-                                         cudaMemcpyDeviceToHost, st))) != Status::ok ||
-        (s = cuda_status(cudaStreamSynchronize(st))) != Status::ok)
-      return s;
-    if (host.status != Status::ok) return host.status;
-    if (!frame_on_device) {
-      const uint64_t fsize = coded_layout(id, job.n, job.chunk_log2, escapes).frame_size;
-      if ((s = cuda_status(cudaMemcpyAsync(job.frame + 64, frame + 64, fsize - 64, cudaMemcpyDefault, st))) !=
-              Status::ok ||
-          (s = cuda_status(cudaStreamSynchronize(st))) != Status::ok)
-        return s;
-    }
-    job.escape_count = escapes;
-    return Status::ok;
-  }
-
-  Status decode(const DecodeJob& job) const override {
-    if (!available()) return Status::backend_unavailable;
-    if (job.header == nullptr || job.frame == nullptr) return Status::invalid_argument;
-    const FrameHeader& h = *job.header;
-    const uint64_t out_bytes = h.n_elems * geometry_of(h.dtype).bytes;
-    if (job.dst == nullptr && out_bytes > 0) return Status::invalid_argument;
-    const cudaStream_t st = cudaStreamPerThread;
-    DeviceTemp frame_tmp(st), dst_tmp(st), ws(st), out(st);
-    Status s;
-    const uint8_t* frame = job.frame;
-    if (!device_side(frame)) {
-      if ((s = frame_tmp.alloc(h.frame_size)) != Status::ok) return s;
-      if ((s = cuda_status(cudaMemcpyAsync(frame_tmp.get(), frame, h.frame_size, cudaMemcpyDefault, st))) !=
-          Status::ok)
-        return s;
-      frame = frame_tmp.get();
-    }
-    const bool dst_on_device = device_side(job.dst);
-    void* dst = job.dst;
-    if (!dst_on_device) {
-      if ((s = dst_tmp.alloc(out_bytes)) != Status::ok) return s;
-      dst = dst_tmp.get();
-    }
-    DecSetupArgs a;
-    a.count = 1;
-    a.src = frame;
-    a.src_size = h.frame_size;
     a.dst = dst;
-    a.dst_capacity = out_bytes;
-    a.verify = false;  // rule 19 is the frame layer's
-    a.lay = decode_workspace(out_bytes, 1);
-    if ((s = ws.alloc(a.lay.total)) != Status::ok) return s;
-    a.ws = ws.get();
-    if ((s = out.alloc(sizeof(Outputs))) != Status::ok) return s;
-    auto* o = reinterpret_cast<Outputs*>(out.get());
-    if ((s = enqueue_decode(a, &o->size, &o->status, st)) != Status::ok) return s;
-    Outputs host{};
-    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok ||
-        (s = cuda_status(cudaStreamSynchronize(st))) != Status::ok)
-      return s;
-    if (host.status != Status::ok) return host.status;
-    if (!dst_on_device && out_bytes > 0) {
-      if ((s = cuda_status(cudaMemcpyAsync(job.dst, dst, out_bytes, cudaMemcpyDefault, st))) != Status::ok ||
-          (s = cuda_status(cudaStreamSynchronize(st))) != Status::ok)
-        return s;
+    a.n = args.n;
+    a.capacity = cap;
+    a.dtype = id;
+    a.chunk_log2 = args.chunk_log2;
+    a.flags = args.checksum ? kPlanChecksum : 0;
+    a.lay = encode_workspace(id, args.n, 1);
+    if (args.codebook != nullptr) {
+      a.cb = *args.codebook;
+    } else {  // dynamic top-16 (FORMAT.md 3) on the device
+      auto* d_counts = reinterpret_cast<uint64_t*>(small.get() + counts_off);
+      auto* d_cb = reinterpret_cast<Codebook*>(small.get() + cb_off);
+      if ((s = cuda_status(cudaMemsetAsync(d_counts, 0, 256 * 8, st))) != Status::ok ||
+          (s = enqueue_histogram(id, src, args.n, d_counts, st)) != Status::ok ||
+          (s = enqueue_codebook(id, d_counts, d_cb, st)) != Status::ok)
+        return fail(out, s);
+      a.codebooks = d_cb;
     }
-    return Status::ok;
+    if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok)
+      return fail(out, s);
+    if ((s = enqueue_encode(a, args.n, &o->size, &o->status, st)) != Status::ok) return fail(out, s);
+    Outputs host{};
+    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok)
+      return fail(out, s);
+    // Host destination: the frame size is known only after the sync, so the
+    // whole staged range comes back (at most the stored frame size).
+    if (!dst_on_device &&
+        (s = cuda_status(cudaMemcpyAsync(args.dst, dst, cap, cudaMemcpyDeviceToHost, st))) != Status::ok)
+      return fail(out, s);
+    if ((s = cuda_status(cudaStreamSynchronize(st))) != Status::ok) return fail(out, s);  // the one sync
+    out.status = host.status;
+    if (host.status == Status::ok) out.frame_size = host.size;
+    return out;
   }
 
-  Status histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int) const override {
-    if (counts == nullptr || !dtype_valid(dtype) || (src == nullptr && n > 0)) return Status::invalid_argument;
-    if (!available()) return Status::backend_unavailable;
+  FrameOutcome decompress_frame(const DecompressArgs& args) const override {
+    return decode_one(args, args.max_output ? args.max_output : kNoBlock);
+  }
+
+  // Device-resident streams: one decompress per frame, each returning the
+  // bytes it consumed from the device (the header is parsed there), so the
+  // walk costs one host synchronisation per frame. Host streams use the
+  // default walk (host frame iterator).
+  FrameOutcome decompress_stream(const DecompressArgs& args) const override {
+    FrameOutcome total;
+    if ((total.status = check_decompress_args(args)) != Status::ok) return total;
+    if (!device_side(args.src)) return Backend::decompress_stream(args);
+    auto* dst = static_cast<uint8_t*>(args.dst);
+    const auto* src = static_cast<const uint8_t*>(args.src);
+    while (total.frame_size < args.src_size) {
+      DecompressArgs one = args;
+      one.src = src + total.frame_size;
+      one.src_size = args.src_size - total.frame_size;
+      one.dst = dst == nullptr ? nullptr : dst + total.decoded_size;
+      one.capacity = args.capacity - total.decoded_size;
+      const uint64_t limit = args.max_output ? args.max_output - total.decoded_size : kNoBlock;
+      const FrameOutcome o = decode_one(one, limit);
+      if (o.status != Status::ok) {
+        total.status = o.status;
+        total.corrupt_block = o.corrupt_block;
+        return total;
+      }
+      total.decoded_size += o.decoded_size;
+      total.frame_size += o.frame_size;
+    }
+    return total;
+  }
+
+  Status read_header_bytes(const void* src, uint8_t out[64]) const override {
+    if (src == nullptr || out == nullptr) return Status::invalid_argument;
+    if (!device_side(src)) {
+      std::memcpy(out, src, 64);
+      return Status::ok;
+    }
+    return cuda_status(cudaMemcpy(out, src, 64, cudaMemcpyDeviceToHost));
+  }
+
+ private:
+  static FrameOutcome fail(FrameOutcome& out, Status s) {
+    out.status = s;
+    out.frame_size = 0;
+    out.decoded_size = 0;
+    return out;
+  }
+
+  // The caller's workspace when it is device memory of the size needed,
+  // else stream-ordered temporary memory.
+  static Status workspace(void* given, uint64_t given_size, uint64_t need, DeviceTemp& tmp, uint8_t** ws) {
+    if (given != nullptr && given_size >= need && device_side(given) &&
+        (reinterpret_cast<uintptr_t>(given) & 15u) == 0) {
+      *ws = static_cast<uint8_t*>(given);
+      return Status::ok;
+    }
+    const Status s = tmp.alloc(need);
+    *ws = tmp.get();
+    return s;
+  }
+
+  // One frame; limit = output bytes allowed (rule 12), kNoBlock for none.
+  FrameOutcome decode_one(const DecompressArgs& args, uint64_t limit) const {
+    FrameOutcome out;
+    if ((out.status = check_decompress_args(args)) != Status::ok) return out;
+    if (!available()) {
+      out.status = Status::backend_unavailable;
+      return out;
+    }
     const cudaStream_t st = cudaStreamPerThread;
-    DeviceTemp src_tmp(st), dc(st);
-    const uint64_t bytes = n * dtype_bytes(dtype);
+    DeviceTemp src_tmp(st), dst_tmp(st), ws_tmp(st), small(st);
     Status s;
-    if (!device_side(src) && bytes > 0) {
-      if ((s = src_tmp.alloc(bytes)) != Status::ok) return s;
-      if ((s = cuda_status(cudaMemcpyAsync(src_tmp.get(), src, bytes, cudaMemcpyDefault, st))) != Status::ok)
-        return s;
+    const bool src_on_device = device_side(args.src);
+    const bool dst_on_device = args.dst == nullptr || device_side(args.dst);
+    const void* src = args.src;
+    uint64_t src_size = args.src_size;
+    // Output bytes, when the host must size a staging buffer for them (0
+    // when the header is bad: the device then reports its status).
+    uint64_t out_bytes = 0;
+    if (!src_on_device || !dst_on_device) {
+      uint8_t hb[64];
+      FrameHeader h;
+      const bool have = src_size >= 64 && read_header_bytes(args.src, hb) == Status::ok;  // device src: 1 sync
+      // Header rules fail here exactly as on the device (parse_header is shared).
+      if (have && parse_header(hb, src_size, &h) == Status::ok) {
+        out_bytes = h.decoded_bytes() < args.capacity ? h.decoded_bytes() : args.capacity;
+        if (!src_on_device) src_size = h.frame_size;  // stage only the frame
+      } else if (!src_on_device) {
+        src_size = src_size < 64 ? src_size : 64;  // the device reports the header's status
+      }
+    }
+    if (!src_on_device && src_size > 0) {
+      if ((s = src_tmp.alloc(src_size)) != Status::ok ||
+          (s = cuda_status(cudaMemcpyAsync(src_tmp.get(), src, src_size, cudaMemcpyHostToDevice, st))) !=
+              Status::ok)
+        return fail(out, s);
       src = src_tmp.get();
     }
-    if ((s = dc.alloc(256 * sizeof(uint64_t))) != Status::ok) return s;
-    auto* d_counts = reinterpret_cast<uint64_t*>(dc.get());
-    if ((s = cuda_status(cudaMemsetAsync(d_counts, 0, 256 * sizeof(uint64_t), st))) != Status::ok) return s;
-    if ((s = enqueue_histogram(static_cast<uint32_t>(dtype), src, n, d_counts, st)) != Status::ok) return s;
-    if ((s = cuda_status(cudaMemcpyAsync(counts, d_counts, 256 * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                                         st))) != Status::ok)
-      return s;
-    return cuda_status(cudaStreamSynchronize(st));
-  }
-
-  Status copy_bytes(void* dst, const void* src, uint64_t bytes) const override {
-    if (bytes == 0) return Status::ok;
-    if (dst == nullptr || src == nullptr) return Status::invalid_argument;
-    if (!device_side(dst) && !device_side(src)) {
-      std::memmove(dst, src, bytes);
-      return Status::ok;
+    void* dst = args.dst;
+    uint64_t capacity = args.capacity;
+    if (!dst_on_device) {
+      if ((s = dst_tmp.alloc(out_bytes)) != Status::ok) return fail(out, s);
+      dst = dst_tmp.get();
+      capacity = out_bytes < args.capacity ? out_bytes : args.capacity;
     }
-    const cudaStream_t st = cudaStreamPerThread;
-    const Status s = cuda_status(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, st));
-    if (s != Status::ok) return s;
-    return cuda_status(cudaStreamSynchronize(st));
-  }
-
-  Status zero_bytes(void* dst, uint64_t bytes) const override {
-    if (bytes == 0) return Status::ok;
-    if (dst == nullptr) return Status::invalid_argument;
-    if (!device_side(dst)) {
-      std::memset(dst, 0, bytes);
-      return Status::ok;
+    if ((s = small.alloc(sizeof(Outputs) + 8)) != Status::ok) return fail(out, s);
+    auto* o = reinterpret_cast<Outputs*>(small.get());
+    DecSetupArgs a;
+    a.count = 1;
+    a.src = src;
+    a.src_size = src_size;
+    a.dst = dst;
+    a.dst_capacity = args.dst == nullptr ? 0 : capacity;
+    a.limit = limit;
+    a.verify = args.verify_checksum;
+    a.lay = decode_workspace(a.dst_capacity, 1);
+    if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok)
+      return fail(out, s);
+    if ((s = enqueue_decode(a, &o->size, &o->status, &o->corrupt_block, st)) != Status::ok) return fail(out, s);
+    Outputs host{};
+    uint64_t consumed = 0;
+    const uint8_t* plan = a.ws + a.lay.plans_off;
+    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok ||
+        (s = cuda_status(cudaMemcpyAsync(&consumed, plan + offsetof(DecPlan, h) + offsetof(FrameHeader, frame_size),
+                                         8, cudaMemcpyDeviceToHost, st))) != Status::ok)
+      return fail(out, s);
+    // Host destination: copied back whatever the outcome (after an error the
+    // destination's bytes are undefined, FORMAT.md 1).
+    if (!dst_on_device && capacity > 0 &&
+        (s = cuda_status(cudaMemcpyAsync(args.dst, dst, capacity, cudaMemcpyDeviceToHost, st))) != Status::ok)
+      return fail(out, s);
+    if ((s = cuda_status(cudaStreamSynchronize(st))) != Status::ok) return fail(out, s);  // the one sync
+    out.status = host.status;
+    out.corrupt_block = host.corrupt_block;
+    if (host.status == Status::ok) {
+      out.decoded_size = host.size;
+      out.frame_size = consumed;
     }
-    const cudaStream_t st = cudaStreamPerThread;
-    const Status s = cuda_status(cudaMemsetAsync(dst, 0, bytes, st));
-    if (s != Status::ok) return s;
-    return cuda_status(cudaStreamSynchronize(st));
-  }
-
-  Status content_hash(const void* src, uint64_t bytes, uint64_t* out) const override {
-    if (out == nullptr || (src == nullptr && bytes > 0)) return Status::invalid_argument;
-    if (!device_side(src)) {
-      *out = xxh64(src, bytes, 0);
-      return Status::ok;
-    }
-    const cudaStream_t st = cudaStreamPerThread;
-    DeviceTemp d(st);
-    Status s;
-    if ((s = d.alloc(8)) != Status::ok) return s;
-    auto* d_hash = reinterpret_cast<uint64_t*>(d.get());
-    if ((s = enqueue_hash(src, bytes, d_hash, st)) != Status::ok) return s;
-    if ((s = cuda_status(cudaMemcpyAsync(out, d_hash, 8, cudaMemcpyDeviceToHost, st))) != Status::ok) return s;
-    return cuda_status(cudaStreamSynchronize(st));
+    return out;
   }
 };
 

@@ -1,7 +1,9 @@
-// Decode kernels: setup (header rules 1-13 on the device, tile prefix) ->
-// main (persistent CTAs: counts + look-back, dense decode, escape patch in
-// the same tile after a barrier) -> finalize (rule 14 padding, rule 15 sum,
-// status per frame) -> optional checksum verify (rule 19).
+// Decode kernels: setup (header rules 1-13 on the device, tile and hash
+// prefixes) -> main (persistent CTAs: counts + look-back, dense decode,
+// escape patch in the same tile after a barrier, then the v2 block hashes of
+// the tile's output) -> [fp8 only: block hashes] -> finalize (rule 14
+// padding, rule 15 sum, rule 19: first corrupt block and frame checksum,
+// status per frame).
 #include <cuda_runtime.h>
 
 #include "cuda/checksum.cuh"
@@ -18,10 +20,12 @@ struct WsPtrs {
   DecPlan* plans;
   uint64_t* ord;
   uint64_t* states;
+  uint64_t* hashes;
 };
 __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& lay) {
   return {reinterpret_cast<Control*>(ws), reinterpret_cast<DecPlan*>(ws + lay.plans_off),
-          reinterpret_cast<uint64_t*>(ws + lay.ord_off), reinterpret_cast<uint64_t*>(ws + lay.states_off)};
+          reinterpret_cast<uint64_t*>(ws + lay.ord_off), reinterpret_cast<uint64_t*>(ws + lay.states_off),
+          reinterpret_cast<uint64_t*>(ws + lay.hashes_off)};
 }
 
 // One CTA: rules 1-13 for every frame, then tiles numbered dtype-major (see
@@ -44,9 +48,28 @@ __global__ void __launch_bounds__(kThreads) dec_setup_kernel(DecSetupArgs a) {
       it.dst_capacity = di.dst_capacity;
     }
     DecPlan p;
-    plan_decode(it, a.max_output_bytes, a.verify, &p);
+    plan_decode(it, a.limit, a.verify, &p);
     w.plans[b] = p;  // read back below by the same thread
   }
+  // Hash-area prefix of the frames that verify block checks.
+  __syncthreads();
+  uint64_t hash_carry = 0;
+  for (uint64_t base = 0; base < a.count; base += kThreads) {
+    const uint64_t b = base + threadIdx.x;
+    const uint64_t checks = b < a.count ? w.plans[b].n_checks : 0;
+    uint64_t tot = 0;
+    const uint64_t ex = block_excl_scan64(checks, scratch, &tot);
+    if (b < a.count) {
+      DecPlan& p = w.plans[b];
+      p.hash_off = hash_carry + ex;
+      if (p.hash_off + checks > a.lay.hashes_bound) {
+        p.status = static_cast<int32_t>(Status::invalid_argument);
+        p.tiles = 0;
+      }
+    }
+    hash_carry += tot;
+  }
+  __syncthreads();
   uint64_t tile_base = 0, ord_base = 0;
   for (uint32_t d = 1; d <= 4; ++d) {
     if (threadIdx.x == 0) {
@@ -89,6 +112,7 @@ __global__ void __launch_bounds__(kThreads) dec_setup_kernel(DecSetupArgs a) {
 
 struct DecMainShared {
   DecShared tile;
+  HashShared hash;
   DecPlan plan;
   uint32_t scratch[kWarps + 1];
   uint64_t ticket;
@@ -148,6 +172,9 @@ SZ_UNROLL
 // order from its ticket.
 template <class T, uint32_t kDtype>
 __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
+  // A tile of fp8 is half a checksum block, written by two CTAs: those
+  // blocks are hashed by dec_hash_kernel after the main kernel instead.
+  constexpr bool kHashInMain = (kTileElems * T::kBytes) % kChecksumBlockBytes == 0;
   __shared__ __align__(16) DecMainShared s;
   const WsPtrs w = ws_ptrs(ws, lay);
   const uint64_t first = w.ctrl->dtype_tiles[kDtype - 1];
@@ -186,37 +213,91 @@ __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, Work
     if (local < s.plan.tiles) {
       if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
       else dec_tile<T>(s, w, tile, local);
+      if (kHashInMain && s.plan.n_checks > 0) {
+        // The tile's output is complete and visible to this CTA: hash its
+        // checksum blocks (tiles of 2- and 4-byte dtypes hold whole blocks).
+        __syncthreads();
+        const uint64_t bytes = s.plan.out_bytes;
+        const uint64_t b0 = (local << kTileLog2) * T::kBytes;
+        const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
+        cta_block_hashes(s.plan.dst, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+      }
     }
     __syncthreads();
   }
 }
 
-__global__ void __launch_bounds__(kThreads) dec_finalize_kernel(uint8_t* ws, WorkspaceLayout lay,
-                                                                uint64_t* sizes, Status* statuses) {
+// Block hashes of frames whose tiles are smaller than a checksum block
+// (fp8): CTAs take blocks grid-stride.
+__global__ void __launch_bounds__(kThreads) dec_hash_kernel(uint8_t* ws, WorkspaceLayout lay) {
+  __shared__ HashShared hs;
   const WsPtrs w = ws_ptrs(ws, lay);
   const uint64_t count = w.ctrl->count;
-  for (uint64_t b = threadIdx.x; b < count; b += kThreads) dec_finalize(w.plans[b], sizes + b, statuses + b);
+  for (uint64_t b = 0; b < count; ++b) {
+    const DecPlan& p = w.plans[b];
+    if (p.status != static_cast<int32_t>(Status::ok) || p.n_checks == 0 ||
+        (kTileElems * geometry_of(p.h.dtype).bytes) % kChecksumBlockBytes == 0)
+      continue;
+    for (uint64_t k = blockIdx.x; k < p.n_checks; k += gridDim.x) {
+      const uint64_t h = cta_xxh3_64(p.dst + (k << kChecksumBlockLog2), check_block_len(p.out_bytes, k), hs);
+      if (threadIdx.x == 0) w.hashes[p.hash_off + k] = h;
+    }
+  }
 }
 
-// One warp per frame: rule 19 on frames that passed everything else.
-__global__ void dec_checksum_kernel(uint8_t* ws, WorkspaceLayout lay, uint64_t* sizes, Status* statuses) {
+// Rules 14-15 per frame (one thread each), then rule 19 on the frames that
+// passed everything else: v2, the first block whose stream-7 check differs
+// from the output's block hash, else the frame checksum over the block
+// hashes (whole CTA); v1, XXH64 of the output (warp 0).
+__global__ void __launch_bounds__(kThreads) dec_finalize_kernel(uint8_t* ws, WorkspaceLayout lay,
+                                                                uint64_t* sizes, Status* statuses,
+                                                                uint64_t* corrupt_blocks) {
+  __shared__ HashShared hs;
+  __shared__ unsigned long long first_bad;
   const WsPtrs w = ws_ptrs(ws, lay);
-  DecPlan& p = w.plans[blockIdx.x];
-  if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanVerify)) return;
-  const uint64_t h = warp_xxh64(p.dst, p.out_bytes);
-  if (threadIdx.x == 0) {
-    p.checksum = h;
-    if (h != p.h.content_checksum) {
-      p.status = static_cast<int32_t>(Status::checksum_mismatch);
-      statuses[blockIdx.x] = Status::checksum_mismatch;
-      sizes[blockIdx.x] = 0;
+  const uint64_t count = w.ctrl->count;
+  for (uint64_t b = threadIdx.x; b < count; b += kThreads) {
+    dec_finalize(w.plans[b], sizes + b, statuses + b);
+    if (corrupt_blocks != nullptr) corrupt_blocks[b] = kNoBlock;
+  }
+  __syncthreads();
+  for (uint64_t b = 0; b < count; ++b) {
+    DecPlan& p = w.plans[b];
+    if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanVerify)) continue;
+    bool bad = false;
+    if (p.h.version == 1) {
+      uint64_t h = 0;
+      if (threadIdx.x < 32) h = warp_xxh64(p.dst, p.out_bytes);
+      if (threadIdx.x == 0) hs.result = h;
+      __syncthreads();
+      bad = hs.result != p.h.content_checksum;
+    } else {
+      const uint64_t* hashes = w.hashes + p.hash_off;
+      if (threadIdx.x == 0) first_bad = kNoBlock;
+      __syncthreads();
+      const uint8_t* checks = p.src + (p.h.stored() ? stored_check_off(p.h.dtype, p.h.n_elems) : p.L.check_off);
+      for (uint64_t k = threadIdx.x; k < p.n_checks; k += kThreads)
+        if (load_le32(checks + 4 * k) != static_cast<uint32_t>(hashes[k])) atomicMin(&first_bad, k);
+      const uint64_t c = cta_xxh3_64(reinterpret_cast<const uint8_t*>(hashes), 8 * p.n_checks, hs);  // barrier
+      bad = first_bad != kNoBlock || c != p.h.content_checksum;
+      if (threadIdx.x == 0) {
+        p.corrupt_block = first_bad;
+        if (corrupt_blocks != nullptr) corrupt_blocks[b] = first_bad;
+      }
     }
+    if (bad && threadIdx.x == 0) {
+      p.status = static_cast<int32_t>(Status::checksum_mismatch);
+      statuses[b] = Status::checksum_mismatch;
+      sizes[b] = 0;
+    }
+    __syncthreads();
   }
 }
 
 }  // namespace
 
-Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_statuses, cudaStream_t stream) {
+Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_statuses, uint64_t* d_corrupt,
+                      cudaStream_t stream) {
   DeviceInfo info;
   Status s = device_info(&info);
   if (s != Status::ok) return s;
@@ -233,13 +314,15 @@ Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_status
   dec_main_kernel<Fp32Traits, 3><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
   dec_main_kernel<Fp8E5M2Traits, 4><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
   if ((s = launch_status()) != Status::ok) return s;
-  dec_finalize_kernel<<<1, kThreads, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
-  if ((s = launch_status()) != Status::ok) return s;
   if (a.verify) {
-    dec_checksum_kernel<<<static_cast<unsigned>(a.count), 32, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
+    // Grid from host arguments only (capturable): at most one CTA per
+    // checksum block the workspace can hold, capped at the resident count.
+    const uint64_t hash_grid = a.lay.hashes_bound < resident ? a.lay.hashes_bound : resident;
+    dec_hash_kernel<<<static_cast<unsigned>(hash_grid > 0 ? hash_grid : 1), kThreads, 0, stream>>>(a.ws, a.lay);
     if ((s = launch_status()) != Status::ok) return s;
   }
-  return Status::ok;
+  dec_finalize_kernel<<<1, kThreads, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses, d_corrupt);
+  return launch_status();
 }
 
 // Resident CTAs per SM of the main kernel (the smallest over dtypes).

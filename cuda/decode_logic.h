@@ -18,7 +18,6 @@
 
 #include <cstdint>
 
-#include "core/device_helpers.h"
 #include "cuda/encode_logic.h"
 #include "cuda/plan.h"
 #include "cuda/vec_io.h"
@@ -73,7 +72,7 @@ SZ_UNROLL
     const uint32_t c = t * kChunksPerThread + k;
     uint32_t v = 0;
     if (c < chunks) {
-      v = hd::le16(p.src + p.L.count_off + 2 * (q0 + c));
+      v = load_le16(p.src + p.L.count_off + 2 * (q0 + c));
       if (v > chunk_len(p, q0 + c)) note_error(err, Status::bad_escape_counts);
     }
     sh.coff[c] = v;
@@ -231,12 +230,12 @@ SZ_HD void dec_patch(const DecPlan& p, uint64_t tile_first, uint32_t j, uint64_t
   const uint64_t q = (tile_first >> p.h.chunk_log2) + c;
   const uint64_t e = tile_excl + j;
   const uint8_t* f = p.src;
-  const uint32_t pos = hd::le16(f + p.L.pos_off + 2 * e);
+  const uint32_t pos = load_le16(f + p.L.pos_off + 2 * e);
   if (pos >= chunk_len(p, q)) {
     note_error(err, Status::bad_escape_position);
     return;
   }
-  if (j > sh.coff[c] && pos <= hd::le16(f + p.L.pos_off + 2 * (e - 1))) {
+  if (j > sh.coff[c] && pos <= load_le16(f + p.L.pos_off + 2 * (e - 1))) {
     note_error(err, Status::bad_escape_position);
     return;
   }
@@ -244,7 +243,7 @@ SZ_HD void dec_patch(const DecPlan& p, uint64_t tile_first, uint32_t j, uint64_t
   const uint32_t nib = (sh.codes[local >> 1] >> (4u * (local & 1u))) & 0xFu;
   const uint32_t x = f[p.L.exp_off + e];
   const uint32_t limit = T::kExpBits == 5 ? 32u : 256u;
-  if (nib != 0 || x >= limit || hd::code_of(p.h.codebook, p.h.codebook_count, x) != hd::kEscapeCode) {
+  if (nib != 0 || x >= limit || code_of(p.h.codebook, p.h.codebook_count, x) != kEscapeCode) {
     note_error(err, Status::bad_escape_value);
     return;
   }
@@ -284,22 +283,9 @@ SZ_HD void dec_finalize(DecPlan& p, uint64_t* out_size, Status* out_status) {
   }
   int32_t err = p.err;
   const uint8_t* f = p.src;
-  if (p.flags & kPlanStored) {
-    for (uint64_t j = 64 + p.out_bytes; j < p.h.frame_size; ++j)
-      if (f[j] != 0) note_error(err, Status::bad_padding);
-  } else {
-    const FrameLayout& L = p.L;
-    const uint64_t n = p.h.n_elems;
-    if ((n & 1) && (f[L.code_off + L.code_size - 1] >> 4) != 0) note_error(err, Status::bad_padding);
-    if (L.high_size > 0) {
-      const uint64_t used = 3 * n - 8 * (L.high_size - 1);  // bits of the last byte in use
-      if (used < 8 && (f[L.high_off + L.high_size - 1] >> used) != 0) note_error(err, Status::bad_padding);
-    }
-    uint64_t goff[6], gsize[6];
-    const uint32_t k = layout_gaps(L, goff, gsize);
-    for (uint32_t i = 0; i < k; ++i)
-      for (uint64_t j = 0; j < gsize[i]; ++j)
-        if (f[goff[i] + j] != 0) note_error(err, Status::bad_padding);
+  if (!frame_gaps_zero(f, p.h)) note_error(err, Status::bad_padding);
+  if (!(p.flags & kPlanStored)) {
+    if (!stream_padding_ok(f, p.L)) note_error(err, Status::bad_padding);
     const uint64_t seen = p.tiles ? p.escapes_seen : 0;
     if (seen != p.h.escape_count) note_error(err, Status::bad_escape_counts);
   }

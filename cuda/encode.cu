@@ -1,7 +1,8 @@
-// Encode kernels: setup (plans, tile/staging prefixes) -> main (single read
-// of the input, persistent CTAs, decoupled look-back) -> optional checksum ->
-// finalize (stored/coded decision, header, gaps) -> copy (escape exponents,
-// or the input for a stored frame). Every step is stream-ordered; nothing
+// Encode kernels: setup (plans, tile/staging/hash prefixes) -> main (single
+// read of the input, persistent CTAs, decoupled look-back, v2 block hashes
+// of the tile's checksum blocks) -> finalize (frame checksum, stored/coded
+// decision, header, gaps, stream 7) -> copy (escape exponents, or the input
+// for a stored frame). Every step is stream-ordered; nothing
 // returns to the host.
 #include <cuda_runtime.h>
 
@@ -18,11 +19,13 @@ struct WsPtrs {
   Control* ctrl;
   EncPlan* plans;
   uint64_t* states;
+  uint64_t* hashes;
   uint8_t* stage;
 };
 __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& lay) {
   return {reinterpret_cast<Control*>(ws), reinterpret_cast<EncPlan*>(ws + lay.plans_off),
-          reinterpret_cast<uint64_t*>(ws + lay.states_off), ws + lay.stage_off};
+          reinterpret_cast<uint64_t*>(ws + lay.states_off),
+          reinterpret_cast<uint64_t*>(ws + lay.hashes_off), ws + lay.stage_off};
 }
 
 // One CTA: plans every buffer, prefixes of tiles and staging, clears the
@@ -30,11 +33,11 @@ __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& la
 __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
   __shared__ uint64_t scratch[kWarps + 1];
   const WsPtrs w = ws_ptrs(a.ws, a.lay);
-  uint64_t tile_carry = 0, stage_carry = 0;
+  uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0;
   for (uint64_t base = 0; base < a.count; base += kThreads) {
     const uint64_t b = base + threadIdx.x;
     EncPlan p{};
-    uint64_t tiles = 0, stage = 0;
+    uint64_t tiles = 0, stage = 0, checks = 0;
     if (b < a.count) {
       EncItem it{};
       Codebook cb = a.cb;
@@ -44,7 +47,7 @@ __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
         it.dst = static_cast<uint8_t*>(a.dst);
         it.n = a.n;
         it.capacity = a.capacity;
-        it.budget = a.budget;
+        if (a.codebooks != nullptr) cb = a.codebooks[0];  // device-side codebook (dynamic top-16)
       } else {
         const cuda::CompressItem ci = a.items[b];
         it.src = static_cast<const uint8_t*>(ci.src);
@@ -66,16 +69,20 @@ __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
       }
       tiles = p.tiles;
       stage = stage_need(p);
+      checks = p.n_checks;
     }
-    uint64_t tot_tiles = 0, tot_stage = 0;
+    uint64_t tot_tiles = 0, tot_stage = 0, tot_checks = 0;
     const uint64_t et = block_excl_scan64(tiles, scratch, &tot_tiles);
     const uint64_t es = block_excl_scan64(stage, scratch, &tot_stage);
+    const uint64_t eh = block_excl_scan64(checks, scratch, &tot_checks);
     if (b < a.count) {
       p.tile_begin = tile_carry + et;
       p.stage_off = stage_carry + es;
+      p.hash_off = hash_carry + eh;
       // Buffers past the workspace's sizing fail alone; their tile range
       // stays reserved (a hole the main kernel skips).
-      if (p.tile_begin + p.tiles > a.lay.tiles_bound || p.stage_off + stage > a.lay.stage_bytes) {
+      if (p.tile_begin + p.tiles > a.lay.tiles_bound || p.stage_off + stage > a.lay.stage_bytes ||
+          p.hash_off + checks > a.lay.hashes_bound) {
         p.status = static_cast<int32_t>(Status::invalid_argument);
         p.tiles = 0;
       }
@@ -83,6 +90,7 @@ __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
     }
     tile_carry += tot_tiles;
     stage_carry += tot_stage;
+    hash_carry += tot_checks;
   }
   const uint64_t total = tile_carry < a.lay.tiles_bound ? tile_carry : a.lay.tiles_bound;
   if (threadIdx.x == 0) {
@@ -96,6 +104,7 @@ __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
 
 struct EncMainShared {
   EncShared tile;
+  HashShared hash;
   EncPlan plan;
   uint32_t scratch[kWarps + 1];
   uint64_t ticket;
@@ -166,32 +175,43 @@ __global__ void __launch_bounds__(kThreads, 4) enc_main_kernel(uint8_t* ws, Work
     }
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
-    if (local < s.plan.tiles) enc_tile<T>(s, w, tile, local);
+    if (local < s.plan.tiles) {
+      if (s.plan.flags & kPlanDense) enc_tile<T>(s, w, tile, local);
+      if (s.plan.flags & kPlanChecksum) {
+        // The tile's checksum blocks (every block whose first byte is in
+        // the tile), while its input is still in L2.
+        const uint64_t bytes = s.plan.n * T::kBytes;
+        const uint64_t b0 = (local << kTileLog2) * T::kBytes;
+        const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
+        __syncthreads();
+        cta_block_hashes(s.plan.src, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+      }
+    }
     __syncthreads();
   }
-}
-
-// One warp per buffer: XXH64 of the input for the header.
-__global__ void enc_checksum_kernel(uint8_t* ws, WorkspaceLayout lay) {
-  const WsPtrs w = ws_ptrs(ws, lay);
-  EncPlan& p = w.plans[blockIdx.x];
-  if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanChecksum)) return;
-  const uint64_t h = warp_xxh64(p.src, p.n * geometry_of(p.dtype).bytes);
-  if (threadIdx.x == 0) p.checksum = h;
 }
 
 // One CTA: per-buffer decision, header, statuses, copy-unit prefix.
 __global__ void __launch_bounds__(kThreads) enc_finalize_kernel(uint8_t* ws, WorkspaceLayout lay,
                                                                 uint64_t* sizes, Status* statuses) {
   __shared__ uint64_t scratch[kWarps + 1];
+  __shared__ HashShared hs;
   const WsPtrs w = ws_ptrs(ws, lay);
   const uint64_t count = w.ctrl->count;
+  // Frame checksums: XXH3 of each buffer's block hashes (whole CTA).
+  for (uint64_t b = 0; b < count; ++b) {
+    EncPlan& p = w.plans[b];
+    if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanChecksum)) continue;
+    const uint64_t c = cta_xxh3_64(reinterpret_cast<const uint8_t*>(w.hashes + p.hash_off), 8 * p.n_checks, hs);
+    if (threadIdx.x == 0) p.checksum = c;
+  }
+  __syncthreads();
   uint64_t carry = 0;
   for (uint64_t base = 0; base < count; base += kThreads) {
     const uint64_t b = base + threadIdx.x;
     uint64_t units = 0;
     if (b < count) {
-      enc_finalize(w.plans[b], w.stage, sizes + b, statuses + b);
+      enc_finalize(w.plans[b], sizes + b, statuses + b);
       units = w.plans[b].units;
     }
     uint64_t tot = 0;
@@ -200,6 +220,14 @@ __global__ void __launch_bounds__(kThreads) enc_finalize_kernel(uint8_t* ws, Wor
     carry += tot;
   }
   if (threadIdx.x == 0) w.ctrl->total_units = carry;
+  __syncthreads();
+  // Stream 7: the low 32 bits of each block hash.
+  for (uint64_t b = 0; b < count; ++b) {
+    const EncPlan& p = w.plans[b];
+    if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanChecksum)) continue;
+    for (uint64_t k = threadIdx.x; k < p.n_checks; k += kThreads)
+      write_block_checks(p.dst + p.check_off + 4 * k, w.hashes + p.hash_off + k, 1);
+  }
 }
 
 __global__ void __launch_bounds__(kThreads) enc_copy_kernel(uint8_t* ws, WorkspaceLayout lay) {
@@ -246,10 +274,6 @@ Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_s
     default: enc_main_kernel<Fp8E5M2Traits><<<grid, kThreads, 0, stream>>>(a.ws, a.lay); break;
   }
   if ((s = launch_status()) != Status::ok) return s;
-  if (a.flags & kPlanChecksum) {
-    enc_checksum_kernel<<<static_cast<unsigned>(a.count), 32, 0, stream>>>(a.ws, a.lay);
-    if ((s = launch_status()) != Status::ok) return s;
-  }
   enc_finalize_kernel<<<1, kThreads, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
   if ((s = launch_status()) != Status::ok) return s;
   enc_copy_kernel<<<static_cast<unsigned>(copy_grid > 0 ? copy_grid : 1), kThreads, 0, stream>>>(a.ws, a.lay);

@@ -17,12 +17,22 @@
 
 #include <cstdint>
 
-#include "core/device_helpers.h"
 #include "cuda/plan.h"
 #include "cuda/vec_io.h"
 
 namespace splitzip {
 namespace cuda_detail {
+
+// Lookup value of an exponent outside the codebook (bit 7 set, low nibble 0:
+// the escape's fixed code 0 of FORMAT.md 3).
+constexpr uint8_t kEscapeCode = 0x80;
+
+// Code of exponent e under (cb, count), or kEscapeCode.
+SZ_HD uint8_t code_of(const uint8_t cb[16], uint32_t count, uint32_t e) {
+  for (uint32_t c = 0; c < count; ++c)
+    if (cb[c] == e) return static_cast<uint8_t>(c);
+  return kEscapeCode;
+}
 
 SZ_HD uint32_t popc32(uint32_t x) {
 #if defined(__CUDA_ARCH__)
@@ -43,7 +53,7 @@ struct EncShared {
   uint8_t exps[kTileElems];               // raw exponent of every tile element
   uint16_t mask[kGroupsPerTile];          // escape bits of each group
   uint16_t pre[kGroupsPerTile + 8];       // exclusive escape prefix per group; [2048] = tile total
-  uint8_t lut[256];                       // exponent -> code, or hd::kEscapeCode
+  uint8_t lut[256];                       // exponent -> code, or kEscapeCode
 };
 
 // Element i of a 16-element group held as little-endian 32-bit words.
@@ -55,7 +65,7 @@ SZ_HD uint32_t group_elem(const uint32_t* w, uint32_t i) {
 }
 
 SZ_HD void enc_build_lut(const EncPlan& p, uint32_t t, EncShared& sh) {
-  for (uint32_t e = t; e < 256; e += kThreads) sh.lut[e] = hd::code_of(p.cb, p.cb_count, e);
+  for (uint32_t e = t; e < 256; e += kThreads) sh.lut[e] = code_of(p.cb, p.cb_count, e);
 }
 
 // Step 1, split in a load and a transform half so a thread can have several
@@ -234,7 +244,7 @@ SZ_HD void enc_scatter(const EncPlan& p, uint64_t tile_first, uint32_t g, uint64
       const uint32_t local = g * kGroupElems + b;
       const uint32_t ppos = static_cast<uint32_t>((tile_first + local) & chunk_mask);
       if (aligned) store2(pos + 2 * k, ppos);
-      else hd::put16(pos + 2 * k, ppos);
+      else store_le16(pos + 2 * k, ppos);
       exps[k] = sh.exps[local];
     }
     ++k;
@@ -253,33 +263,18 @@ SZ_HD void enc_chunk_counts(const EncPlan& p, uint64_t tile_first, uint32_t t, c
     if (q >= p.L.n_chunks) break;
     const uint32_t v = uint32_t{sh.pre[(c + 1) * gpc]} - sh.pre[c * gpc];
     if (aligned) store2(cnt + 2 * q, v);
-    else hd::put16(cnt + 2 * q, v);
+    else store_le16(cnt + 2 * q, v);
   }
 }
 
 // ---- after the main pass: per-buffer decision and byte moves ----
 
-// Gap ranges of a coded layout: from each present stream's end to the next
-// 16-byte boundary (the frame's zero bytes besides the header).
-SZ_HD uint32_t layout_gaps(const FrameLayout& L, uint64_t off[6], uint64_t size[6]) {
-  const uint64_t o[6] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off};
-  const uint64_t s[6] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size};
-  uint32_t k = 0;
-  for (int i = 0; i < 6; ++i) {
-    if (s[i] == 0) continue;
-    const uint64_t end = o[i] + s[i];
-    if (align16(end) > end) {
-      off[k] = end;
-      size[k] = align16(end) - end;
-      ++k;
-    }
-  }
-  return k;
-}
-
-// Decides coded vs stored (FORMAT.md 4.4), writes the header and zero bytes,
-// and sets the copy the copy kernel does. stage = staging base.
-SZ_HD void enc_finalize(EncPlan& p, const uint8_t* stage, uint64_t* out_size, Status* out_status) {
+// Decides coded vs stored (FORMAT.md 4.4: coded iff E fits the budget, i.e.
+// the coded frame is smaller than the stored one and fits capacity), writes
+// the header (p.checksum must hold the content checksum) and the zero gaps,
+// sets the stream-7 offset and the copy the copy kernel does. Stream 7
+// itself is written from the block hashes (write_block_checks).
+SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
   p.copy_kind = kCopyNone;
   p.copy_bytes = 0;
   p.units = 0;
@@ -289,57 +284,33 @@ SZ_HD void enc_finalize(EncPlan& p, const uint8_t* stage, uint64_t* out_size, St
     *out_size = 0;
     return;
   }
-  const uint64_t E = p.tiles ? p.escapes : 0;
-  const bool streams_only = p.flags & kPlanStreamsOnly;
-  const bool coded = p.tiles > 0 && E <= p.budget;
-  if (streams_only && !coded) {
-    p.status = static_cast<int32_t>(Status::escape_overflow);
-    *out_status = Status::escape_overflow;
-    *out_size = 0;
-    return;
-  }
+  const bool coded = (p.flags & kPlanDense) && p.escapes <= p.budget;
+  FrameHeader h = make_header(p.dtype, p.n, p.chunk_log2, p.flags & kPlanChecksum);
+  Gap gaps[7];
+  int k = 0;
   if (coded) {
-    const FrameLayout L = coded_layout(p.dtype, p.n, p.chunk_log2, E);
-    uint64_t goff[6], gsize[6];
-    const uint32_t k = layout_gaps(L, goff, gsize);
-    for (uint32_t i = 0; i < k; ++i)
-      for (uint64_t j = 0; j < gsize[i]; ++j) p.dst[goff[i] + j] = 0;
-    if (!streams_only) {
-      FrameHeader h;
-      h.dtype = static_cast<uint8_t>(p.dtype);
-      h.flags = (p.flags & kPlanChecksum) ? kFlagChecksum : 0;
-      h.chunk_log2 = static_cast<uint8_t>(p.chunk_log2);
-      h.n_elems = p.n;
-      h.escape_count = E;
-      h.frame_size = L.frame_size;
-      for (int i = 0; i < 16; ++i) h.codebook[i] = p.cb[i];
-      h.codebook_count = static_cast<uint8_t>(p.cb_count);
-      h.content_checksum = (p.flags & kPlanChecksum) ? p.checksum : 0;
-      hd::write_header(h, p.dst);
-    }
-    p.frame_size = L.frame_size;
+    h.escape_count = p.escapes;
+    for (int i = 0; i < 16; ++i) h.codebook[i] = p.cb[i];
+    h.codebook_count = static_cast<uint8_t>(p.cb_count);
+    const FrameLayout L = layout_of(h);
+    k = coded_gaps(L, gaps);
+    p.check_off = L.check_off;
     p.copy_kind = kCopyEscapes;
-    p.copy_bytes = E;
-    p.escapes = E;
+    p.copy_bytes = p.escapes;
   } else {
-    const uint64_t bytes = p.n * geometry_of(p.dtype).bytes;
-    const uint64_t fsize = stored_frame_size(p.dtype, p.n);
-    for (uint64_t j = 64 + bytes; j < fsize; ++j) p.dst[j] = 0;
-    FrameHeader h;
-    h.dtype = static_cast<uint8_t>(p.dtype);
-    h.flags = static_cast<uint8_t>(kFlagStored | ((p.flags & kPlanChecksum) ? kFlagChecksum : 0));
-    h.chunk_log2 = static_cast<uint8_t>(p.chunk_log2);
-    h.n_elems = p.n;
-    h.frame_size = fsize;
-    h.content_checksum = (p.flags & kPlanChecksum) ? p.checksum : 0;
-    hd::write_header(h, p.dst);
-    p.frame_size = fsize;
+    h.flags |= kFlagStored;
+    k = stored_gaps(p.dtype, p.n, p.n_checks, gaps);
+    p.check_off = stored_check_off(p.dtype, p.n);
     p.copy_kind = kCopyStored;
-    p.copy_bytes = bytes;
+    p.copy_bytes = p.n * geometry_of(p.dtype).bytes;
     p.escapes = 0;
   }
+  h.frame_size = frame_size_of(h);
+  if (p.flags & kPlanChecksum) h.content_checksum = p.checksum;
+  zero_ranges(p.dst, gaps, k);
+  write_header(h, p.dst);
+  p.frame_size = h.frame_size;
   p.units = (p.copy_bytes + kCopyUnitBytes - 1) / kCopyUnitBytes;
-  (void)stage;
   *out_status = Status::ok;
   *out_size = p.frame_size;
 }
@@ -348,7 +319,7 @@ SZ_HD void enc_finalize(EncPlan& p, const uint8_t* stage, uint64_t* out_size, St
 SZ_HD void enc_copy_ends(const EncPlan& p, const uint8_t* stage, const uint8_t** from, uint8_t** to) {
   if (p.copy_kind == kCopyEscapes) {
     *from = stage + p.stage_off;
-    *to = p.dst + coded_layout(p.dtype, p.n, p.chunk_log2, p.escapes).exp_off;
+    *to = p.dst + coded_layout(p.dtype, p.n, p.chunk_log2, p.escapes, p.n_checks).exp_off;
   } else {
     *from = p.src;
     *to = p.dst + 64;

@@ -35,16 +35,16 @@ struct EncSetupArgs {
   void* dst = nullptr;
   uint64_t n = 0;
   uint64_t capacity = 0;
-  uint64_t budget = 0;  // streams-only mode: the Backend job's max_escapes
-  Codebook cb{};
+  Codebook cb{};       // single item: the codebook by value, unless codebooks != nullptr
+                       // (then codebooks[0], device memory: dynamic top-16)
   uint32_t dtype = 0;
   uint32_t chunk_log2 = 0;
-  uint32_t flags = 0;  // kPlanChecksum, kPlanStreamsOnly
+  uint32_t flags = 0;  // kPlanChecksum
   uint8_t* ws = nullptr;
   WorkspaceLayout lay{};
 };
 
-// setup -> main -> [checksum] -> finalize -> copy. elems_bound: the most
+// setup -> main (with block hashes) -> finalize -> copy. elems_bound: the most
 // elements in all (sizes the grids). No synchronisation.
 Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_sizes,
                       Status* d_statuses, cudaStream_t stream);
@@ -56,22 +56,22 @@ struct DecSetupArgs {
   uint64_t src_size = 0;
   void* dst = nullptr;
   uint64_t dst_capacity = 0;
-  uint64_t max_output_bytes = 0;
+  uint64_t limit = kNoBlock;  // rule 12: output bytes allowed per frame (kNoBlock: none)
   bool verify = false;
   uint8_t* ws = nullptr;
   WorkspaceLayout lay{};
 };
 
-// setup -> main -> finalize -> [checksum]. No synchronisation.
-Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_statuses,
+// setup -> main (with block hashes) -> [fp8 block hashes] -> finalize.
+// d_corrupt (optional): first corrupt checksum block per frame, or kNoBlock.
+// No synchronisation.
+Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_statuses, uint64_t* d_corrupt,
                       cudaStream_t stream);
 
 Status enqueue_histogram(uint32_t dtype, const void* src, uint64_t n, uint64_t* d_counts,
                          cudaStream_t stream);
 Status enqueue_codebook(uint32_t dtype, const uint64_t* d_counts, Codebook* d_codebook,
                         cudaStream_t stream);
-// XXH64 of bytes at src (device-accessible) into *d_out.
-Status enqueue_hash(const void* src, uint64_t bytes, uint64_t* d_out, cudaStream_t stream);
 
 // A launch error (bad configuration, no device) as a Status; clears it.
 Status launch_status();

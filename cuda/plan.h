@@ -10,7 +10,11 @@
 
 #include <cstdint>
 
-#include "core/device_helpers.h"
+#include "core/codec_args.h"
+
+#include "core/frame_rules.h"
+#include "core/header.h"
+#include "core/layout.h"
 
 namespace splitzip {
 namespace cuda_detail {
@@ -32,8 +36,8 @@ static_assert(kGroupsPerTile % kThreads == 0, "tile must split evenly over threa
 static_assert(kMaxChunksPerTile % kThreads == 0, "chunks must split evenly over threads");
 
 // Plan flags.
-constexpr uint32_t kPlanChecksum = 1u << 0;     // encode: hash the input into the header
-constexpr uint32_t kPlanStreamsOnly = 1u << 1;  // encode: Backend adapter, streams 1..6 only
+constexpr uint32_t kPlanChecksum = 1u << 0;     // encode: v2 block checksum (stream 7 + header)
+constexpr uint32_t kPlanDense = 1u << 1;        // encode: the dense pass writes coded streams
 constexpr uint32_t kPlanSrcAligned = 1u << 2;   // src 16-byte aligned: vector loads
 constexpr uint32_t kPlanDstAligned = 1u << 3;   // dst 16-byte aligned: vector stores
 constexpr uint32_t kPlanVerify = 1u << 4;       // decode: verify the content checksum
@@ -50,7 +54,9 @@ struct EncPlan {
   uint64_t budget;      // escapes that fit a coded frame; kNoEscapeBudget: store
   uint64_t stage_off;   // this buffer's exponent staging, bytes into the stage area
   uint64_t tile_begin;  // first global tile index
-  uint64_t tiles;       // 0 when the buffer is stored without a dense pass
+  uint64_t tiles;       // tiles the main kernel visits (dense pass and/or block hashes)
+  uint64_t n_checks;    // checksum blocks (0 without kPlanChecksum)
+  uint64_t hash_off;    // this buffer's block hashes, u64 index into the hash area
   FrameLayout L;        // coded_layout(E = 0): streams 1..5 offsets do not depend on E
   uint32_t dtype;
   uint32_t chunk_log2;
@@ -61,7 +67,8 @@ struct EncPlan {
   uint32_t copy_kind;
   // Filled by later kernels.
   uint64_t escapes;     // E, by the buffer's last tile
-  uint64_t checksum;    // XXH64 of the input when kPlanChecksum
+  uint64_t checksum;    // content_checksum (XXH3 of the block hashes) when kPlanChecksum
+  uint64_t check_off;   // stream 7 offset once the form is decided
   uint64_t frame_size;
   uint64_t copy_bytes;
   uint64_t units_begin;
@@ -81,7 +88,9 @@ struct DecPlan {
   int32_t err;          // rules 14-19 found by the kernels: minimum Status value, or kNoError
   uint32_t pad_;
   uint64_t escapes_seen;  // sum of all per-chunk counts, by the frame's last tile
-  uint64_t checksum;      // XXH64 of the output when verifying
+  uint64_t n_checks;      // v2 block checks verified (0: none, or v1)
+  uint64_t hash_off;      // block hashes of the output, u64 index into the hash area
+  uint64_t corrupt_block; // first block whose check differs, or kNoBlock
 };
 
 // Shared control block at the start of every workspace.
@@ -101,16 +110,24 @@ struct Control {
 
 SZ_HD uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// Workspace = Control | plans | tile states (u64 each) | exponent staging.
+// Workspace = Control | plans | [ord] | tile states (u64 each) | block
+// hashes (u64 each) | exponent staging (encode).
 struct WorkspaceLayout {
   uint64_t plans_off;
   uint64_t ord_off;     // decode: frame indices in dtype-major order
   uint64_t states_off;
+  uint64_t hashes_off;
   uint64_t stage_off;
   uint64_t tiles_bound;
+  uint64_t hashes_bound;
   uint64_t stage_bytes;
   uint64_t total;
 };
+
+// Checksum blocks of all buffers with `total_bytes` bytes in `count` buffers.
+SZ_HD uint64_t hashes_bound(uint64_t total_bytes, uint64_t count) {
+  return (total_bytes >> kChecksumBlockLog2) + count;
+}
 
 // Tiles of all buffers with `total_elems` elements in `count` buffers.
 SZ_HD uint64_t tiles_bound(uint64_t total_elems, uint64_t count) {
@@ -122,9 +139,11 @@ SZ_HD WorkspaceLayout encode_workspace(uint32_t dtype_id, uint64_t total_elems, 
   w.plans_off = align_up(sizeof(Control), 256);
   w.states_off = align_up(w.plans_off + count * sizeof(EncPlan), 256);
   w.tiles_bound = tiles_bound(total_elems, count);
-  w.stage_off = align_up(w.states_off + w.tiles_bound * 8, 256);
+  w.hashes_off = align_up(w.states_off + w.tiles_bound * 8, 256);
+  w.hashes_bound = hashes_bound(total_elems * geometry_of(dtype_id).bytes, count);
+  w.stage_off = align_up(w.hashes_off + w.hashes_bound * 8, 256);
   // Every buffer's budget is below its bound; each start is 16-aligned.
-  w.stage_bytes = hd::escape_budget_bound(dtype_id, total_elems) + count * 32;
+  w.stage_bytes = escape_budget_bound(dtype_id, total_elems) + count * 32;
   w.total = align_up(w.stage_off + w.stage_bytes, 256);
   return w;
 }
@@ -136,7 +155,9 @@ SZ_HD WorkspaceLayout decode_workspace(uint64_t total_dst_bytes, uint64_t count)
   w.states_off = align_up(w.ord_off + count * 8, 256);
   // n <= dst bytes (one byte per element at least).
   w.tiles_bound = tiles_bound(total_dst_bytes, count);
-  w.stage_off = align_up(w.states_off + w.tiles_bound * 8, 256);
+  w.hashes_off = align_up(w.states_off + w.tiles_bound * 8, 256);
+  w.hashes_bound = hashes_bound(total_dst_bytes, count);
+  w.stage_off = align_up(w.hashes_off + w.hashes_bound * 8, 256);
   w.stage_bytes = 0;
   w.total = w.stage_off;
   return w;
@@ -152,11 +173,13 @@ struct EncItem {
   const uint8_t* cb;    // 16 entries
   uint32_t cb_count;
   uint32_t cb_dtype;    // the codebook's own dtype id
-  uint64_t budget;      // streams-only mode: the caller's escape limit
 };
 
-// Fills p from the item; p->status says whether it goes on. Tiles and the
-// staging budget are set; tile_begin / stage_off are the caller's prefix.
+// Fills p from the item; p->status says whether it goes on. Tiles, checks
+// and the staging budget are set; tile_begin / stage_off / hash_off are the
+// caller's prefixes. The codebook is checked only when the buffer can be
+// coded (a stored frame does not use it, as in reference_compress, whose
+// dynamic codebook of an empty input is empty).
 SZ_HD void plan_encode(const EncItem& it, uint32_t dtype_id, uint32_t chunk_log2, uint32_t flags,
                        EncPlan* p) {
   *p = EncPlan{};
@@ -169,41 +192,39 @@ SZ_HD void plan_encode(const EncItem& it, uint32_t dtype_id, uint32_t chunk_log2
   p->status = static_cast<int32_t>(Status::ok);
   p->budget = kNoEscapeBudget;
   const DtypeGeometry g = geometry_of(dtype_id);
-  const bool streams_only = flags & kPlanStreamsOnly;
   if (g.bytes == 0 || it.n > kMaxElems || chunk_log2 < kMinChunkLog2 || chunk_log2 > kMaxChunkLog2 ||
       it.dst == nullptr || (it.src == nullptr && it.n > 0) || it.cb == nullptr) {
     p->status = static_cast<int32_t>(Status::invalid_argument);
     return;
   }
-  if (it.cb_dtype != dtype_id || hd::check_codebook(dtype_id, it.cb, it.cb_count) != Status::ok) {
+  const bool checksum = flags & kPlanChecksum;
+  const uint64_t n_checks = checksum ? checksum_blocks(it.n * g.bytes) : 0;
+  const uint64_t budget = escape_budget(dtype_id, it.n, chunk_log2, it.capacity, n_checks);
+  if (budget == kNoEscapeBudget && stored_frame_size(dtype_id, it.n, n_checks) > it.capacity) {
+    p->status = static_cast<int32_t>(Status::dst_too_small);  // neither form fits
+    return;
+  }
+  if (budget != kNoEscapeBudget &&
+      (it.cb_dtype != dtype_id || check_codebook(dtype_id, it.cb, it.cb_count) != Status::ok)) {
     p->status = static_cast<int32_t>(Status::bad_codebook);
     return;
   }
   for (int i = 0; i < 16; ++i) p->cb[i] = it.cb[i];
   p->cb_count = it.cb_count;
-  if (!streams_only && it.capacity < stored_frame_size(dtype_id, it.n)) {
-    p->status = static_cast<int32_t>(Status::dst_too_small);
-    return;
-  }
-  uint32_t f = flags & (kPlanChecksum | kPlanStreamsOnly);
+  uint32_t f = flags & kPlanChecksum;
+  if (budget != kNoEscapeBudget) f |= kPlanDense;
   if ((reinterpret_cast<uintptr_t>(it.src) & 15u) == 0) f |= kPlanSrcAligned;
   if ((reinterpret_cast<uintptr_t>(it.dst) & 15u) == 0) f |= kPlanDstAligned;
   p->flags = f;
-  p->L = coded_layout(dtype_id, it.n, chunk_log2, 0);
-  p->budget = streams_only ? it.budget : hd::escape_budget(dtype_id, it.n, chunk_log2, it.capacity);
-  if (streams_only && p->budget != kNoEscapeBudget) {
-    // The caller's limit must leave streams 1..6 inside capacity.
-    if (p->budget > it.n || coded_layout(dtype_id, it.n, chunk_log2, p->budget).frame_size > it.capacity) {
-      p->status = static_cast<int32_t>(Status::invalid_argument);
-      return;
-    }
-  }
-  p->tiles = p->budget == kNoEscapeBudget ? 0 : (it.n + kTileElems - 1) >> kTileLog2;
+  p->n_checks = n_checks;
+  p->L = coded_layout(dtype_id, it.n, chunk_log2, 0, n_checks);
+  p->budget = budget;
+  p->tiles = (f & kPlanDense) || n_checks > 0 ? (it.n + kTileElems - 1) >> kTileLog2 : 0;
 }
 
 // Bytes of staging a plan needs (16-aligned so copies can use vectors).
 SZ_HD uint64_t stage_need(const EncPlan& p) {
-  return p.tiles == 0 ? 0 : align_up(p.budget, 16);
+  return (p.flags & kPlanDense) ? align_up(p.budget, 16) : 0;
 }
 
 struct DecItem {
@@ -213,32 +234,30 @@ struct DecItem {
   uint64_t dst_capacity;
 };
 
-// Rules 1-13 for one frame; sets tiles (0 on error).
-SZ_HD void plan_decode(const DecItem& it, uint64_t max_output_bytes, bool verify, DecPlan* p) {
+// Rules 1-13 for one frame; sets tiles (0 on error). limit: output bytes
+// allowed (rule 12), kNoBlock for none.
+SZ_HD void plan_decode(const DecItem& it, uint64_t limit, bool verify, DecPlan* p) {
   *p = DecPlan{};
   p->src = it.src;
   p->dst = it.dst;
   p->err = kNoError;
+  p->corrupt_block = kNoBlock;
   p->status = static_cast<int32_t>(Status::ok);
   if (it.src == nullptr && it.src_size > 0) {
     p->status = static_cast<int32_t>(Status::invalid_argument);
     return;
   }
   FrameHeader h;
-  Status s = hd::parse_header(it.src, it.src_size, &h);
+  Status s = parse_header(it.src, it.src_size, &h);
   if (s != Status::ok) {
     p->status = static_cast<int32_t>(s);
     return;
   }
   p->h = h;
-  const uint64_t out_bytes = h.n_elems * geometry_of(h.dtype).bytes;
-  p->out_bytes = out_bytes;
-  if (max_output_bytes != 0 && out_bytes > max_output_bytes) {
-    p->status = static_cast<int32_t>(Status::limit_exceeded);  // rule 12
-    return;
-  }
-  if (out_bytes > it.dst_capacity || (it.dst == nullptr && out_bytes > 0)) {
-    p->status = static_cast<int32_t>(Status::dst_too_small);  // rule 13
+  p->out_bytes = h.decoded_bytes();
+  s = check_output_room(h, it.dst_capacity, limit, it.dst != nullptr);  // rules 12-13
+  if (s != Status::ok) {
+    p->status = static_cast<int32_t>(s);
     return;
   }
   uint32_t f = 0;
@@ -247,7 +266,8 @@ SZ_HD void plan_decode(const DecItem& it, uint64_t max_output_bytes, bool verify
   if ((reinterpret_cast<uintptr_t>(it.src) & 15u) == 0) f |= kPlanSrcAligned;
   if ((reinterpret_cast<uintptr_t>(it.dst) & 15u) == 0) f |= kPlanDstAligned;
   p->flags = f;
-  if (!(f & kPlanStored)) p->L = coded_layout(h.dtype, h.n_elems, h.chunk_log2, h.escape_count);
+  if (f & kPlanVerify) p->n_checks = h.n_checks();
+  if (!(f & kPlanStored)) p->L = layout_of(h);
   p->tiles = (h.n_elems + kTileElems - 1) >> kTileLog2;
 }
 

@@ -23,11 +23,15 @@
 //   buffer in the device status array.
 // - Frames are byte-identical to the CPU backends' (core/FORMAT.md).
 //
-// Content checksums (XXH64) are inherently serial. With checksum = true (or
-// verify_checksum on a frame that carries one) a four-thread kernel per
-// buffer runs XXH64's four lane chains: correct, stream-ordered and
-// capturable, but far slower than the codec itself. Leave it off on the
-// serving path and verify frames elsewhere if needed.
+// Content checksum (format v2, FORMAT.md 4.5): XXH3-64 of every 64 KiB block
+// of the original bytes, computed inside the main encode/decode kernels
+// while the tile's bytes are in cache (warp-cooperative, coalesced loads),
+// the frame checksum over the block hashes by the finalize kernel. It adds
+// ALU work and an L2 re-read of each block, no extra pass over HBM (fp8
+// decode: one extra read of the output); see cuda/README.md for the cost
+// estimate. A decoder that verifies reports the first corrupt block
+// (DecodeConfig::d_corrupt_blocks). Version-1 frames carry XXH64 of the
+// whole output, which is serial: verifying one runs four chains in one warp.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -53,7 +57,7 @@ Status warm_up();
 struct EncodeConfig {
   Dtype dtype = Dtype::bf16;
   uint32_t chunk_log2 = kDefaultChunkLog2;  // 6..15
-  bool checksum = false;                    // XXH64 of the input into the header (serial, slow)
+  bool checksum = false;                    // v2 block checksum: stream 7 + header (fused, fast)
 };
 
 // One buffer of a batch. Pointers are device-accessible (device or managed
@@ -71,13 +75,14 @@ struct CompressItem {
 
 // Workspace bytes for `count` buffers of `total_elems` elements in all.
 // Host only, no CUDA call. Grows linearly: about total_elems / 6 bytes for
-// bf16 and fp32 (escape staging) plus a few bytes per 32768 elements.
+// bf16 and fp32 (escape staging), 8 bytes per 64 KiB of input (block
+// hashes) plus a few bytes per 32768 elements.
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count = 1);
 
 // One buffer with a host-side codebook (passed by value to the kernels).
-// The input is read once; a second read happens only for a stored-mode
-// fallback (the frame then holds a copy of the input) and for the optional
-// checksum. Writes the frame to dst, its size to *d_frame_size and its
+// The input is read once from memory; a second read happens only for a
+// stored-mode fallback (the frame then holds a copy of the input); the
+// optional checksum re-reads each tile right after it is coded (L2). Writes the frame to dst, its size to *d_frame_size and its
 // status to *d_status.
 Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst_capacity,
                       const Codebook& codebook, const EncodeConfig& cfg, uint64_t* d_frame_size,
@@ -98,7 +103,10 @@ Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_
 
 struct DecodeConfig {
   uint64_t max_output_bytes = 0;  // per frame; 0: bounded by dst_capacity only (rule 12)
-  bool verify_checksum = true;    // check XXH64 when the frame carries one (serial, slow)
+  bool verify_checksum = true;    // rule 19 when the frame carries a checksum
+  // Optional, device memory, one per frame: the first checksum block whose
+  // check differs (CHECKSUM_MISMATCH of a v2 frame), else ~0 (kNoBlock).
+  uint64_t* d_corrupt_blocks = nullptr;
 };
 
 struct DecompressItem {

@@ -50,9 +50,13 @@ class DeviceBuffer {
   bool upload(const void* src, uint64_t bytes, uint64_t offset = 0) {
     return bytes == 0 || cudaMemcpy(get() + offset, src, bytes, cudaMemcpyHostToDevice) == cudaSuccess;
   }
+  // A failed copy is a test failure (ADD_FAILURE), never silent zeros.
   std::vector<uint8_t> download(uint64_t bytes, uint64_t offset = 0) const {
     std::vector<uint8_t> out(bytes);
-    if (bytes) cudaMemcpy(out.data(), get() + offset, bytes, cudaMemcpyDeviceToHost);
+    if (bytes) {
+      const cudaError_t e = cudaMemcpy(out.data(), get() + offset, bytes, cudaMemcpyDeviceToHost);
+      if (e != cudaSuccess) ADD_FAILURE() << "download of " << bytes << " bytes: " << cudaGetErrorString(e);
+    }
     return out;
   }
   bool fill(uint8_t v) { return cudaMemset(p_, v, size_ ? size_ : 16) == cudaSuccess; }
@@ -62,10 +66,12 @@ class DeviceBuffer {
   uint64_t size_ = 0;
 };
 
+// One value from device memory; a failed copy is a test failure.
 template <class T>
 T download_value(const void* d) {
   T v{};
-  cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost);
+  const cudaError_t e = cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost);
+  if (e != cudaSuccess) ADD_FAILURE() << "download_value: " << cudaGetErrorString(e);
   return v;
 }
 

@@ -4,6 +4,8 @@
 #include <memory>
 #include <numeric>
 
+#include "core/frame_rules.h"
+#include "cuda/block_hash.h"
 #include "cuda/decode_logic.h"
 #include "cuda/encode_logic.h"
 #include "cuda/plan.h"
@@ -47,11 +49,23 @@ std::vector<uint64_t> tile_order(uint64_t total, bool reverse) {
   return order;
 }
 
+// cta_block_hashes for tile `local` of a buffer: the checksum blocks whose
+// first byte lies in the tile, each hashed step by step (the CTA's split).
+void emu_tile_hashes(const uint8_t* data, uint64_t bytes, uint64_t local, uint32_t elem_bytes, uint64_t* hashes) {
+  const uint64_t b0 = (local << kTileLog2) * elem_bytes;
+  const uint64_t b1 = std::min(b0 + kTileElems * elem_bytes, bytes);
+  uint64_t first, end;
+  tile_check_blocks(b0, b1, &first, &end);
+  for (uint64_t b = first; b < end; ++b)
+    hashes[b] = xxh3_by_steps(data + (b << kChecksumBlockLog2), check_block_len(bytes, b));
+}
+
 // ---------------------------------------------------------------- encode
 
 struct EncRun {
   std::vector<EncPlan> plans;
   std::vector<uint8_t> stage;
+  std::vector<uint64_t> hashes;
   uint64_t total_tiles = 0;
 };
 
@@ -60,7 +74,7 @@ EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& ind
                  uint32_t chunk_log2, uint32_t flags, const WorkspaceLayout& lay) {
   EncRun run;
   run.plans.resize(items.size());
-  uint64_t tile_carry = 0, stage_carry = 0;
+  uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0;
   for (size_t b = 0; b < items.size(); ++b) {
     EncPlan& p = run.plans[b];
     plan_encode(items[b], dtype_id, chunk_log2, flags, &p);
@@ -71,15 +85,19 @@ EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& ind
     const uint64_t stage = stage_need(p);
     p.tile_begin = tile_carry;
     p.stage_off = stage_carry;
+    p.hash_off = hash_carry;
     tile_carry += p.tiles;
     stage_carry += stage;
-    if (p.tile_begin + p.tiles > lay.tiles_bound || p.stage_off + stage > lay.stage_bytes) {
+    hash_carry += p.n_checks;
+    if (p.tile_begin + p.tiles > lay.tiles_bound || p.stage_off + stage > lay.stage_bytes ||
+        p.hash_off + p.n_checks > lay.hashes_bound) {
       p.status = static_cast<int32_t>(Status::invalid_argument);
       p.tiles = 0;
     }
   }
   run.total_tiles = std::min(tile_carry, lay.tiles_bound);
   run.stage.assign(lay.stage_bytes, 0xA5);  // poison: every byte used must be written
+  run.hashes.assign(lay.hashes_bound, 0xA5A5A5A5A5A5A5A5ull);
   return run;
 }
 
@@ -117,6 +135,9 @@ void enc_main(EncRun& run, bool reverse) {
     EncPlan& plan = run.plans[b];
     const uint64_t local = tile - plan.tile_begin;
     if (local >= plan.tiles) continue;
+    if (plan.flags & kPlanChecksum) emu_tile_hashes(plan.src, plan.n * geometry_of(plan.dtype).bytes, local,
+                                                    geometry_of(plan.dtype).bytes, run.hashes.data() + plan.hash_off);
+    if (!(plan.flags & kPlanDense)) continue;
     shared[tile] = std::make_unique<EncShared>();
     with_dtype(plan.dtype, [&](auto tr) { enc_tile_dense<decltype(tr)>(plan, local, *shared[tile]); });
     agg[tile] = enc_tile_total(*shared[tile]);
@@ -125,11 +146,12 @@ void enc_main(EncRun& run, bool reverse) {
   std::vector<uint64_t> excl(total, 0);
   for (EncPlan& plan : run.plans) {
     uint64_t run_sum = 0;
+    if (!(plan.flags & kPlanDense)) continue;
     for (uint64_t k = 0; k < plan.tiles; ++k) {
       excl[plan.tile_begin + k] = run_sum;
       run_sum += agg[plan.tile_begin + k];
     }
-    if (plan.tiles > 0) plan.escapes = run_sum;
+    plan.escapes = run_sum;
   }
   for (uint64_t tile : tile_order(total, reverse)) {
     if (!shared[tile]) continue;
@@ -144,18 +166,23 @@ void enc_main(EncRun& run, bool reverse) {
   }
 }
 
-// enc_checksum_kernel, enc_finalize_kernel, enc_copy_kernel.
+// enc_finalize_kernel (frame checksum, decision and header, stream 7),
+// enc_copy_kernel.
 std::vector<EmuResult> enc_finish(EncRun& run) {
   std::vector<EmuResult> out(run.plans.size());
   for (EncPlan& p : run.plans)
     if (p.status == static_cast<int32_t>(Status::ok) && (p.flags & kPlanChecksum))
-      p.checksum = hd::xxh64(p.src, p.n * geometry_of(p.dtype).bytes);
+      p.checksum = xxh3_by_steps(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks);
   uint64_t units = 0;
   for (size_t b = 0; b < run.plans.size(); ++b) {
-    enc_finalize(run.plans[b], run.stage.data(), &out[b].size, &out[b].status);
+    enc_finalize(run.plans[b], &out[b].size, &out[b].status);
     run.plans[b].units_begin = units;
     units += run.plans[b].units;
   }
+  for (const EncPlan& p : run.plans)
+    if (p.status == static_cast<int32_t>(Status::ok) && (p.flags & kPlanChecksum))
+      for (uint64_t k = 0; k < p.n_checks; ++k)
+        write_block_checks(p.dst + p.check_off + 4 * k, run.hashes.data() + p.hash_off + k, 1);
   for (uint64_t u = 0; u < units; ++u) {
     size_t lo = 0, hi = run.plans.size();
     while (lo < hi) {
@@ -188,6 +215,7 @@ EncItem to_item(const EmuEncodeItem& it) {
 
 struct DecRun {
   std::vector<DecPlan> plans;
+  std::vector<uint64_t> hashes;
   std::vector<uint64_t> ord;
   uint64_t dtype_tiles[5] = {};
   uint64_t dtype_ord[5] = {};
@@ -196,7 +224,17 @@ struct DecRun {
 DecRun dec_setup(const std::vector<DecItem>& items, uint64_t max_output, bool verify, const WorkspaceLayout& lay) {
   DecRun run;
   run.plans.resize(items.size());
-  for (size_t b = 0; b < items.size(); ++b) plan_decode(items[b], max_output, verify, &run.plans[b]);
+  uint64_t hash_carry = 0;
+  for (size_t b = 0; b < items.size(); ++b) {
+    DecPlan& p = run.plans[b];
+    plan_decode(items[b], max_output ? max_output : kNoBlock, verify, &p);
+    p.hash_off = hash_carry;
+    hash_carry += p.n_checks;
+    if (p.hash_off + p.n_checks > lay.hashes_bound) {
+      p.status = static_cast<int32_t>(Status::invalid_argument);
+      p.tiles = 0;
+    }
+  }
   uint64_t tile_base = 0;
   for (uint32_t d = 1; d <= 4; ++d) {
     run.dtype_tiles[d - 1] = tile_base;
@@ -334,25 +372,6 @@ EmuResult emulate_compress(Dtype dtype, const void* src, uint64_t n, void* dst, 
   return emulate_compress_batch(dtype, {it}, n, chunk_log2, checksum).front();
 }
 
-Status emulate_encode_streams(Dtype dtype, const void* src, uint64_t n, uint8_t* frame, uint64_t capacity,
-                              const Codebook& cb, uint32_t chunk_log2, uint64_t budget, uint64_t* escapes) {
-  const auto id = static_cast<uint32_t>(dtype);
-  const WorkspaceLayout lay = encode_workspace(id, n, 1);
-  EmuEncodeItem it;
-  it.src = src;
-  it.dst = frame;
-  it.n = n;
-  it.capacity = capacity;
-  it.codebook = cb;
-  EncItem e = to_item(it);
-  e.budget = budget;
-  EncRun run = enc_setup({e}, {true}, id, chunk_log2, kPlanStreamsOnly, lay);
-  enc_main(run, false);
-  const EmuResult r = enc_finish(run).front();
-  *escapes = run.plans[0].escapes;
-  return r.status;
-}
-
 std::vector<EmuResult> emulate_decompress_batch(const std::vector<EmuDecodeItem>& items,
                                                 uint64_t total_dst_bytes, uint64_t max_output_bytes,
                                                 bool verify, bool reverse_tiles) {
@@ -362,11 +381,35 @@ std::vector<EmuResult> emulate_decompress_batch(const std::vector<EmuDecodeItem>
   DecRun run = dec_setup(dec, max_output_bytes, verify, lay);
   dec_main(run, lay, reverse_tiles);
   std::vector<EmuResult> out(items.size());
+  // Block hashes of the output (main kernel per tile, or dec_hash_kernel).
+  run.hashes.assign(lay.hashes_bound, 0xA5A5A5A5A5A5A5A5ull);
+  for (DecPlan& p : run.plans) {
+    if (p.status != static_cast<int32_t>(Status::ok) || p.n_checks == 0) continue;
+    const uint32_t eb = geometry_of(p.h.dtype).bytes;
+    for (uint64_t local = 0; local < p.tiles; ++local)
+      emu_tile_hashes(p.dst, p.out_bytes, local, eb, run.hashes.data() + p.hash_off);
+  }
   for (size_t b = 0; b < items.size(); ++b) dec_finalize(run.plans[b], &out[b].size, &out[b].status);
   for (size_t b = 0; b < items.size(); ++b) {
     DecPlan& p = run.plans[b];
+    out[b].corrupt_block = kNoBlock;
     if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanVerify)) continue;
-    if (hd::xxh64(p.dst, p.out_bytes) != p.h.content_checksum) {
+    bool bad;
+    if (p.h.version == 1) {
+      bad = dev::xxh64(p.dst, p.out_bytes) != p.h.content_checksum;
+    } else {
+      // dec_finalize_kernel: first block whose check differs, then the frame
+      // checksum over the block hashes (computed step by step).
+      const uint64_t* hashes = run.hashes.data() + p.hash_off;
+      const uint8_t* checks = p.src + (p.h.stored() ? stored_check_off(p.h.dtype, p.h.n_elems) : p.L.check_off);
+      uint64_t first_bad = kNoBlock;
+      for (uint64_t k = 0; k < p.n_checks && first_bad == kNoBlock; ++k)
+        if (load_le32(checks + 4 * k) != static_cast<uint32_t>(hashes[k])) first_bad = k;
+      const uint64_t c = xxh3_by_steps(reinterpret_cast<const uint8_t*>(hashes), 8 * p.n_checks);
+      bad = first_bad != kNoBlock || c != p.h.content_checksum;
+      out[b].corrupt_block = first_bad;
+    }
+    if (bad) {
       out[b].status = Status::checksum_mismatch;
       out[b].size = 0;
     }

@@ -3,7 +3,10 @@
 // in the kernels' order, looping over tiles and thread indices between the
 // points where the kernels place barriers. What it cannot run is the device
 // glue: ticket scheduling, warp shuffles in the block scan and the look-back
-// (emulated here as plain prefix sums). No GPU or CUDA runtime needed.
+// (emulated here as plain prefix sums); the v2 block hashes are computed
+// with the CTA's split into stripe deltas and the serial chain
+// (cuda/block_hash.h), the warp reduction being an exact sum. No GPU or CUDA
+// runtime needed.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,7 @@ struct EmuEncodeItem {
 struct EmuResult {
   Status status = Status::ok;
   uint64_t size = 0;
+  uint64_t corrupt_block = ~uint64_t{0};  // decode: first corrupt checksum block (v2)
 };
 
 // The batch pipeline of compress_batch_async. total_elems sizes the
@@ -36,11 +40,6 @@ std::vector<EmuResult> emulate_compress_batch(Dtype dtype, const std::vector<Emu
 
 EmuResult emulate_compress(Dtype dtype, const void* src, uint64_t n, void* dst, uint64_t capacity,
                            const Codebook& cb, uint32_t chunk_log2, bool checksum = false);
-
-// The Backend adapter's streams-only mode: returns escape_overflow when E >
-// budget, else writes streams 1..6 and sets *escapes.
-Status emulate_encode_streams(Dtype dtype, const void* src, uint64_t n, uint8_t* frame, uint64_t capacity,
-                              const Codebook& cb, uint32_t chunk_log2, uint64_t budget, uint64_t* escapes);
 
 struct EmuDecodeItem {
   const void* src = nullptr;

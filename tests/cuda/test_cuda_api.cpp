@@ -205,8 +205,8 @@ TEST(CudaApi, BatchedCompressAndDecompress) {
   SZ_CUDA_OK(cudaDeviceSynchronize());
   std::vector<uint64_t> hs(count);
   std::vector<Status> hst(count);
-  cudaMemcpy(hs.data(), sizes.get(), count * 8, cudaMemcpyDeviceToHost);
-  cudaMemcpy(hst.data(), statuses.get(), count * 4, cudaMemcpyDeviceToHost);
+  SZ_CUDA_OK(cudaMemcpy(hs.data(), sizes.get(), count * 8, cudaMemcpyDeviceToHost));
+  SZ_CUDA_OK(cudaMemcpy(hst.data(), statuses.get(), count * 4, cudaMemcpyDeviceToHost));
   EXPECT_EQ(hst[count - 1], Status::bad_codebook);
   std::vector<cuda::DecompressItem> ditems_h;
   std::vector<DeviceBuffer> outs;
@@ -237,7 +237,7 @@ TEST(CudaApi, BatchedCompressAndDecompress) {
             Status::ok);
   SZ_CUDA_OK(cudaDeviceSynchronize());
   std::vector<Status> dst_h(dcount);
-  cudaMemcpy(dst_h.data(), dst_.get(), dcount * 4, cudaMemcpyDeviceToHost);
+  SZ_CUDA_OK(cudaMemcpy(dst_h.data(), dst_.get(), dcount * 4, cudaMemcpyDeviceToHost));
   for (size_t k = 0; k < dcount; ++k) {
     ASSERT_EQ(dst_h[k], Status::ok) << k;
     const std::vector<uint8_t>& want = k < inputs.size() ? inputs[k] : f32.bytes;
@@ -260,7 +260,7 @@ TEST(CudaApi, DeviceCalibrationMatchesHost) {
     ASSERT_EQ(cuda::codebook_from_histogram_async(d, c, reinterpret_cast<Codebook*>(cb.get()), 0), Status::ok);
     SZ_CUDA_OK(cudaDeviceSynchronize());
     std::vector<uint64_t> hc(256);
-    cudaMemcpy(hc.data(), c, 256 * 8, cudaMemcpyDeviceToHost);
+    SZ_CUDA_OK(cudaMemcpy(hc.data(), c, 256 * 8, cudaMemcpyDeviceToHost));
     Histogram h(d);
     h.add(in.bytes.data(), in.n);
     for (int e = 0; e < 256; ++e) EXPECT_EQ(hc[e], h.count(e)) << e;

@@ -2,9 +2,11 @@
 // frames to the reference, cross-decoding, corrupt frames, memory kinds.
 // Skips with a message when the machine has no CUDA device.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backends/registry.h"
+#include "core/reference.h"
 #include "core/synthetic.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/backend_check.h"
@@ -18,6 +20,8 @@ const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}
 
 TEST(CudaBackend, RegisteredAndAvailable) {
   ASSERT_NE(find_backend("cuda"), nullptr);
+  // Without a device the reason says so; with one it is empty.
+  EXPECT_EQ(std::string(find_backend("cuda")->unavailable_reason()).empty(), cuda::device_available());
   SZ_REQUIRE_GPU();
   EXPECT_TRUE(backend_available("cuda"));
 }
@@ -159,6 +163,45 @@ TEST(CudaBackend, CorruptFramesGiveReferenceStatuses) {
     }
   }
   EXPECT_GT(checked, 1000u);
+}
+
+// More than 2^31 elements (fp8: 2 GiB + 4097 bytes, 32769 checksum blocks,
+// a short last block) with the v2 checksum, device buffers through the
+// "cuda" Backend: the host oracle (libxxhash) accepts the device-written
+// frame (stream 7 and content checksum), and the device decoder verifies
+// and reproduces the input.
+TEST(CudaBackend, ChecksumFrameOver2Pow31Elements) {
+  SZ_REQUIRE_GPU();
+  const Dtype d = Dtype::fp8_e5m2;
+  const uint64_t n = (uint64_t{1} << 31) + 4097;
+  std::vector<uint8_t> input(n);
+  const auto pattern = synth::generate(synth::Generator::gaussian_kv, d, uint64_t{1} << 24, 5);
+  for (uint64_t off = 0; off < n; off += pattern.size())
+    std::memcpy(input.data() + off, pattern.data(), std::min<uint64_t>(pattern.size(), n - off));
+  for (uint64_t i = 0; i < n; i += 65537) input[i] ^= static_cast<uint8_t>(i >> 16);  // blocks differ
+  const uint64_t cap = compress_bound(d, n);
+  DeviceBuffer src(n), frame(cap), out(n);
+  ASSERT_TRUE(src.upload(input.data(), n));
+  CompressOptions co;
+  co.backend = "cuda";
+  co.checksum = true;
+  const Result c = compress(d, src.get(), n, frame.get(), cap, co);
+  ASSERT_EQ(c.status, Status::ok);
+  const std::vector<uint8_t> host_frame = frame.download(c.size);
+  std::vector<uint8_t> back(n);
+  DecompressArgs ra;
+  ra.src = host_frame.data();
+  ra.src_size = host_frame.size();
+  ra.dst = back.data();
+  ra.capacity = n;
+  const FrameOutcome ro = reference_decompress(ra);
+  ASSERT_EQ(ro.status, Status::ok) << status_name(ro.status) << " block " << ro.corrupt_block;
+  EXPECT_TRUE(back == input);
+  DecompressOptions dopt;
+  dopt.backend = "cuda";
+  const Result dr = decompress(frame.get(), c.size, out.get(), n, dopt);
+  ASSERT_EQ(dr.status, Status::ok);
+  EXPECT_TRUE(out.download(n) == input);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/header.h"
 #include "core/reference.h"
 #include "core/synthetic.h"
 #include "tests/cuda/kernel_emulator.h"
@@ -224,32 +225,6 @@ TEST(KernelEmulation, BatchEncodeWithBadItems) {
   EXPECT_EQ(res[7].status, Status::invalid_argument);
 }
 
-// The Backend adapter's streams-only mode against reference_encode.
-TEST(KernelEmulation, StreamsOnlyModeMatchesReferenceEncode) {
-  for (Dtype d : kDtypes) {
-    synth::Params p;
-    p.escape_rate = 0.01;
-    const uint64_t n = 77777;
-    const auto data = synth::generate(synth::Generator::heavy_tail, d, n, 8, p);
-    const Codebook cb = synth::body_codebook(d);
-    const uint32_t id = static_cast<uint32_t>(d);
-    const uint64_t cap = compress_bound(d, n);
-    const uint64_t budget = max_escapes(id, n, 10, cap);
-    for (uint64_t b : {budget, uint64_t{5}}) {
-      std::vector<uint8_t> ref(cap, 0), emu(cap, 0);
-      EncodeJob job{d, data.data(), n, 10, &cb, ref.data(), cap, b, 1};
-      const Status sr = reference_encode(job);
-      uint64_t e = 0;
-      const Status se = emulate_encode_streams(d, data.data(), n, emu.data(), cap, cb, 10, b, &e);
-      ASSERT_EQ(sr, se) << dtype_name(d) << " budget " << b;
-      if (sr != Status::ok) continue;
-      EXPECT_EQ(e, job.escape_count);
-      const uint64_t fs = coded_layout(id, n, 10, e).frame_size;
-      EXPECT_TRUE(bytes_equal(emu.data() + 64, fs - 64, ref.data() + 64, fs - 64)) << dtype_name(d);
-    }
-  }
-}
-
 // ---------------------------------------------------------------- decode
 
 Status reference_decode_status(const std::vector<uint8_t>& frame, uint64_t size, uint64_t cap,
@@ -367,6 +342,43 @@ TEST(KernelEmulation, BatchDecodeMixedDtypes) {
       }
     }
     EXPECT_EQ(res[3].status, Status::truncated);
+  }
+}
+
+// The v2 block checksum through the kernels' split (per-tile block hashes,
+// frame checksum over them, stream 7): frames equal the reference's for one
+// element, exactly one block, many blocks and a short last block, every
+// dtype; a changed output byte is reported at the reference's block.
+TEST(KernelEmulation, BlockChecksumFramesAndFirstCorruptBlock) {
+  for (Dtype d : kDtypes) {
+    const uint64_t eb = dtype_bytes(d);
+    const uint64_t blk = uint64_t{1} << 16;
+    for (uint64_t bytes : {eb, blk, 3 * blk, 3 * blk + 40 * eb, 5 * blk + 8 * eb}) {
+      const uint64_t n = bytes / eb;
+      synth::Params p;
+      p.escape_rate = 0.001;
+      const auto data = synth::generate(synth::Generator::heavy_tail, d, n, 33, p);
+      const Codebook cb = synth::body_codebook(d);
+      ASSERT_TRUE(encode_matches(d, data.data(), n, cb, 10, true)) << dtype_name(d) << " n " << n;
+      const auto frame = reference_frame(d, data.data(), n, cb, 10, true);
+      FrameHeader h;
+      ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
+      if (h.stored() || layout_of(h).res_size == 0 || n < 2) continue;
+      // Change the residual byte of an element in the last block.
+      const FrameLayout L = layout_of(h);
+      const uint64_t elem = n - 2;
+      std::vector<uint8_t> bad = frame;
+      bad[L.res_off + elem * L.res_size / n] ^= 0x01;
+      std::vector<uint8_t> want(bytes), got(bytes);
+      DecompressOptions o;
+      o.backend = "reference";
+      const Result rr = decompress(bad.data(), bad.size(), want.data(), bytes, o);
+      ASSERT_EQ(rr.status, Status::checksum_mismatch);
+      EXPECT_EQ(rr.corrupt_block, elem * eb / blk);
+      const EmuResult e = emulate_decompress(bad.data(), bad.size(), got.data(), bytes);
+      EXPECT_EQ(e.status, Status::checksum_mismatch) << dtype_name(d) << " n " << n;
+      EXPECT_EQ(e.corrupt_block, rr.corrupt_block) << dtype_name(d) << " n " << n;
+    }
   }
 }
 
