@@ -198,14 +198,19 @@ struct Xxh3Acc {
     a[0] = XxhPrimes::P32_3; a[1] = XxhPrimes::P64_1; a[2] = XxhPrimes::P64_2; a[3] = XxhPrimes::P64_3;
     a[4] = XxhPrimes::P64_4; a[5] = XxhPrimes::P32_2; a[6] = XxhPrimes::P64_5; a[7] = XxhPrimes::P32_1;
   }
-  // One stripe with the secret at byte offset s.
-  SZ_HD void stripe(const uint8_t* p, uint32_t s) {
+  // One stripe's 8 words with the secret at byte offset s, added to d (a
+  // plain sum: the GPU accumulates stripes in separate lanes, then reduces).
+  SZ_HD static void stripe_words(const uint64_t w[8], uint32_t s, uint64_t d[8]) {
     for (uint32_t i = 0; i < 8; ++i) {
-      const uint64_t v = load_le64(p + 8 * i);
-      const uint64_t k = v ^ secret64(s + 8 * i);
-      a[i ^ 1u] += v;
-      a[i] += (k & 0xFFFFFFFFull) * (k >> 32);
+      const uint64_t k = w[i] ^ secret64(s + 8 * i);
+      d[i ^ 1u] += w[i];
+      d[i] += (k & 0xFFFFFFFFull) * (k >> 32);
     }
+  }
+  SZ_HD void stripe(const uint8_t* p, uint32_t s) {
+    uint64_t w[8];
+    for (uint32_t i = 0; i < 8; ++i) w[i] = load_le64(p + 8 * i);
+    stripe_words(w, s, a);
   }
   SZ_HD void scramble() {
     for (uint32_t i = 0; i < 8; ++i) {

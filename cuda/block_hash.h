@@ -54,17 +54,6 @@ SZ_HD bool xxh3_stripe_at(uint64_t len, uint64_t j, uint32_t s, uint64_t* off, u
   return false;
 }
 
-// Adds one stripe's contribution (the 8 words w) to d, as Xxh3Acc::stripe
-// does for words read from memory.
-SZ_HD void xxh3_stripe_words(const uint64_t w[8], uint32_t secret, uint64_t d[8]) {
-SZ_UNROLL
-  for (uint32_t i = 0; i < 8; ++i) {
-    const uint64_t k = w[i] ^ dev::secret64(secret + 8 * i);
-    d[i ^ 1u] += w[i];
-    d[i] += (k & 0xFFFFFFFFull) * (k >> 32);
-  }
-}
-
 // The 8 words of a stripe: 16-byte vector loads when aligned (the device's
 // coalesced path), byte loads otherwise.
 SZ_HD void xxh3_load_stripe(const uint8_t* q, uint64_t w[8]) {
@@ -88,7 +77,7 @@ SZ_HD void xxh3_stripe_delta(const uint8_t* p, uint64_t len, uint64_t j, uint32_
   if (!xxh3_stripe_at(len, j, s, &off, &secret)) return;
   uint64_t w[8];
   xxh3_load_stripe(p + off, w);
-  xxh3_stripe_words(w, secret, d);
+  dev::Xxh3Acc::stripe_words(w, secret, d);
 }
 
 // One chain step: acc += delta, then the scramble unless it is the final step.
