@@ -1,4 +1,5 @@
-// Kokkos encoder: streams 1..6 of a coded frame (FORMAT.md 4.2).
+// Kokkos encoder: streams 1..6 of a coded frame (FORMAT.md 4.2); the rest
+// of the frame is kokkos_frame.h's.
 //
 //   1. one team per chunk counts its escapes          (team parallel_reduce)
 //   2. exclusive scan of the counts -> escape offsets (parallel_scan)
@@ -11,8 +12,8 @@
 // argument and carries the stream, as in kokkos-kernels.
 #pragma once
 
-#include "backends/backend.h"
 #include "backends/kokkos/kokkos_views.h"
+#include "core/codec_args.h"
 
 namespace splitzip {
 namespace kokkos_impl {
@@ -123,18 +124,21 @@ struct WriteEscapes {
   }
 };
 
+// Streams 1..6 of a coded frame at `frame` (space memory) with codebook
+// `cb`; escape_overflow when more than `budget` escapes (nothing written
+// then). n_checks places stream 7 for the layout; the frame layer
+// (kokkos_frame.h) writes it.
 template <class T, class ExecSpace>
-Status encode_typed(const ExecSpace& space, EncodeJob& job) {
-  const uint32_t dtype_id = static_cast<uint32_t>(job.dtype);
-  const uint64_t n = job.n;
-  const uint64_t n_chunks = (n + (uint64_t{1} << job.chunk_log2) - 1) >> job.chunk_log2;
+Status encode_streams(const ExecSpace& space, const uint8_t* src_p, uint64_t n, uint32_t chunk_log2,
+                      const Codebook& cb, uint64_t budget, uint64_t n_checks, uint8_t* frame_p,
+                      uint64_t* escapes_out) {
+  const uint64_t n_chunks = (n + (uint64_t{1} << chunk_log2) - 1) >> chunk_log2;
 
   CodeMap map;
   for (uint32_t e = 0; e < 256; ++e) map.code[e] = kEscape;
-  for (uint32_t c = 0; c < job.codebook->count; ++c)
-    map.code[job.codebook->entries[c]] = static_cast<uint8_t>(c);
+  for (uint32_t c = 0; c < cb.count; ++c) map.code[cb.entries[c]] = static_cast<uint8_t>(c);
 
-  const ConstBytes<ExecSpace> src(static_cast<const uint8_t*>(job.src), n * T::kBytes);
+  const ConstBytes<ExecSpace> src(src_p, n * T::kBytes);
   U64s<ExecSpace> counts(Kokkos::view_alloc(Kokkos::WithoutInitializing, "splitzip::escape_counts"),
                          n_chunks);
   U64s<ExecSpace> offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, "splitzip::escape_offsets"),
@@ -144,18 +148,16 @@ Status encode_typed(const ExecSpace& space, EncodeJob& job) {
     const uint64_t league = n_chunks - c0 < kLeagueBatch ? n_chunks - c0 : kLeagueBatch;
     Kokkos::parallel_for("splitzip::kokkos::count_escapes",
                          Teams<ExecSpace>(space, static_cast<int>(league), Kokkos::AUTO),
-                         CountEscapes<T, ExecSpace>{src, counts, n, c0, job.chunk_log2, map});
+                         CountEscapes<T, ExecSpace>{src, counts, n, c0, chunk_log2, map});
   }
   uint64_t escapes = 0;
   Kokkos::parallel_scan("splitzip::kokkos::escape_offsets",
                         Range<ExecSpace>(space, 0, static_cast<Index>(n_chunks)),
                         ExclusiveScan<ExecSpace>{counts, offsets}, escapes);
+  if (escapes > budget) return Status::escape_overflow;
+  const FrameLayout L = coded_layout(static_cast<uint32_t>(T::kId), n, chunk_log2, escapes, n_checks);
 
-  if (escapes > job.max_escapes) return Status::escape_overflow;
-  const FrameLayout L = coded_layout(dtype_id, n, job.chunk_log2, escapes);
-  if (L.frame_size > job.capacity) return Status::internal_error;  // the frame layer sized it
-
-  const Bytes<ExecSpace> frame(job.frame, L.frame_size);
+  const Bytes<ExecSpace> frame(frame_p, L.frame_size);
   Kokkos::parallel_for("splitzip::kokkos::write_octets",
                        Range<ExecSpace>(space, 0, static_cast<Index>((n + 7u) / 8u)),
                        WriteOctets<T, ExecSpace>{src, frame, n, L.res_off, L.high_off, L.code_off, map});
@@ -163,37 +165,12 @@ Status encode_typed(const ExecSpace& space, EncodeJob& job) {
     const uint64_t league = n_chunks - c0 < kLeagueBatch ? n_chunks - c0 : kLeagueBatch;
     Kokkos::parallel_for("splitzip::kokkos::write_escapes",
                          Teams<ExecSpace>(space, static_cast<int>(league), Kokkos::AUTO),
-                         WriteEscapes<T, ExecSpace>{src, frame, counts, offsets, n, c0, L.count_off,
-                                                    L.pos_off, L.exp_off, job.chunk_log2, map});
+                         WriteEscapes<T, ExecSpace>{src, frame, counts, offsets, n, c0, L.count_off, L.pos_off,
+                                                    L.exp_off, chunk_log2, map});
   }
   space.fence();
-  job.escape_count = escapes;
+  *escapes_out = escapes;
   return Status::ok;
-}
-
-// Calls f(Traits{}) for a valid dtype id; false for an invalid one. Kept
-// here (not core/reference.h) so device builds need no reference headers.
-template <class F>
-bool dispatch_dtype(Dtype d, F&& f) {
-  switch (d) {
-    case Dtype::bf16: f(Bf16Traits{}); return true;
-    case Dtype::fp16: f(Fp16Traits{}); return true;
-    case Dtype::fp32: f(Fp32Traits{}); return true;
-    case Dtype::fp8_e5m2: f(Fp8E5M2Traits{}); return true;
-  }
-  return false;
-}
-
-// Encodes job on `space`. job.src and job.frame must be reachable from it.
-template <class ExecSpace>
-Status encode(const ExecSpace& space, EncodeJob& job) {
-  if (job.codebook == nullptr || job.frame == nullptr || (job.src == nullptr && job.n > 0) ||
-      job.codebook->count < 1 || job.codebook->count > 16 || job.chunk_log2 < kMinChunkLog2 ||
-      job.chunk_log2 > kMaxChunkLog2 || job.n > kMaxElems)
-    return Status::invalid_argument;
-  Status s = Status::invalid_argument;
-  dispatch_dtype(job.dtype, [&](auto t) { s = encode_typed<decltype(t)>(space, job); });
-  return s;
 }
 
 }  // namespace kokkos_impl

@@ -72,7 +72,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm failed on kokkos_backend.o")
 endif()
 foreach(k CountEscapes WriteOctets WriteEscapes CheckPadding ReadCounts DecodeOctets CheckEscapes PatchEscapes
-          CountExponents)
+          CountExponents BlockHashes ZeroGaps CheckGaps VerifyChecksum)
   if(NOT syms MATCHES "splitzip::kokkos_impl::${k}<[^\n]*Kokkos::${SPACE}")
     message(FATAL_ERROR "kernel ${k} not instantiated for Kokkos::${SPACE}")
   endif()
