@@ -1,15 +1,12 @@
-// The Kokkos backend: the kernels of kokkos_encode.h / kokkos_decode.h /
-// kokkos_histogram.h run on Kokkos::DefaultExecutionSpace.
+// The Kokkos backend: whole frames (kokkos_frame.h) on
+// Kokkos::DefaultExecutionSpace.
 //
 // Memory: a host-reachable default space (Serial, OpenMP, Threads) takes host
 // and managed buffers; a device space (CUDA) takes device and managed
-// buffers, and the byte-movement hooks then go through Kokkos::deep_copy.
+// buffers (header bytes and block hashes then cross via Kokkos::deep_copy).
 #include <new>
-#include <vector>
 
-#include "backends/kokkos/kokkos_decode.h"
-#include "backends/kokkos/kokkos_encode.h"
-#include "backends/kokkos/kokkos_histogram.h"
+#include "backends/kokkos/kokkos_frame.h"
 #include "backends/kokkos/kokkos_runtime.h"
 #include "backends/registry.h"
 
@@ -21,16 +18,21 @@ constexpr bool kHostReachable = Kokkos::SpaceAccessibility<Space, Kokkos::HostSp
 
 // Runs f with Kokkos up and launches serialized; no exception escapes.
 template <class F>
-Status run(F&& f) {
+FrameOutcome run(F&& f) {
+  FrameOutcome o;
   try {
     std::lock_guard<std::mutex> lock(kokkos_impl::launch_mutex());
-    if (!kokkos_impl::ensure_runtime()) return Status::backend_unavailable;
+    if (!kokkos_impl::ensure_runtime()) {
+      o.status = Status::backend_unavailable;
+      return o;
+    }
     return f();
   } catch (const std::bad_alloc&) {  // Kokkos allocation failures derive from it
-    return Status::out_of_memory;
+    o.status = Status::out_of_memory;
   } catch (...) {
-    return Status::internal_error;
+    o.status = Status::internal_error;
   }
+  return o;
 }
 
 class KokkosBackend final : public Backend {
@@ -49,65 +51,65 @@ class KokkosBackend final : public Backend {
     return false;
   }
 
-  Status encode(EncodeJob& job) const override {
-    return run([&] { return kokkos_impl::encode(Space(), job); });
+  FrameOutcome compress_frame(const CompressArgs& a) const override {
+    return run([&] { return kokkos_impl::compress_frame(Space(), a); });
   }
 
-  Status decode(const DecodeJob& job) const override {
-    return run([&] { return kokkos_impl::decode(Space(), job); });
+  FrameOutcome decompress_frame(const DecompressArgs& a) const override {
+    return run([&] { return kokkos_impl::decompress_frame(Space(), a); });
   }
 
-  Status histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
-                   int /*threads*/) const override {
-    return run([&] { return kokkos_impl::histogram(Space(), dtype, src, n, counts); });
-  }
-
-  Status copy_bytes(void* dst, const void* src, uint64_t bytes) const override {
+  // Host spaces walk the stream with the public frame iterator (the default);
+  // a device space reads each header through a copy, as the iterator would.
+  FrameOutcome decompress_stream(const DecompressArgs& args) const override {
     if constexpr (kHostReachable) {
-      return Backend::copy_bytes(dst, src, bytes);
+      return Backend::decompress_stream(args);
     } else {
-      if (bytes == 0) return Status::ok;
-      if (dst == nullptr || src == nullptr) return Status::invalid_argument;
-      // Device deep copies go through the runtime's unified addressing, so
-      // either side may be host memory.
-      return run([&] {
-        Kokkos::deep_copy(Space(), kokkos_impl::Bytes<Space>(static_cast<uint8_t*>(dst), bytes),
-                          kokkos_impl::ConstBytes<Space>(static_cast<const uint8_t*>(src), bytes));
-        Space().fence();
-        return Status::ok;
-      });
-    }
-  }
-
-  Status zero_bytes(void* dst, uint64_t bytes) const override {
-    if constexpr (kHostReachable) {
-      return Backend::zero_bytes(dst, bytes);
-    } else {
-      if (bytes == 0) return Status::ok;
-      if (dst == nullptr) return Status::invalid_argument;
-      return run([&] {
-        Kokkos::deep_copy(Space(), kokkos_impl::Bytes<Space>(static_cast<uint8_t*>(dst), bytes), uint8_t{0});
-        Space().fence();
-        return Status::ok;
-      });
-    }
-  }
-
-  Status content_hash(const void* src, uint64_t bytes, uint64_t* out) const override {
-    if constexpr (kHostReachable) {
-      return Backend::content_hash(src, bytes, out);
-    } else {
-      if (out == nullptr || (src == nullptr && bytes > 0)) return Status::invalid_argument;
-      std::vector<uint8_t> host;
-      try {
-        host.resize(bytes);
-      } catch (const std::bad_alloc&) {
-        return Status::out_of_memory;
+      FrameOutcome total;
+      if ((total.status = check_decompress_args(args)) != Status::ok) return total;
+      const auto* src = static_cast<const uint8_t*>(args.src);
+      auto* dst = static_cast<uint8_t*>(args.dst);
+      while (total.frame_size < args.src_size) {
+        const uint64_t left = args.src_size - total.frame_size;
+        uint8_t hb[64] = {};
+        if (left >= 64 && (total.status = read_header_bytes(src + total.frame_size, hb)) != Status::ok) return total;
+        FrameHeader h;
+        if ((total.status = parse_header(hb, left, &h)) != Status::ok) return total;  // rules 1-11
+        if (args.max_output != 0 && h.decoded_bytes() > args.max_output - total.decoded_size) {
+          total.status = Status::limit_exceeded;  // rule 12 over the whole stream
+          return total;
+        }
+        DecompressArgs one = args;
+        one.src = src + total.frame_size;
+        one.src_size = left;
+        one.dst = dst == nullptr ? nullptr : dst + total.decoded_size;
+        one.capacity = args.capacity - total.decoded_size;
+        one.max_output = 0;
+        const FrameOutcome o = decompress_frame(one);
+        if (o.status != Status::ok) {
+          total.status = o.status;
+          total.corrupt_block = o.corrupt_block;
+          return total;
+        }
+        total.decoded_size += o.decoded_size;
+        total.frame_size += o.frame_size;
       }
-      const Status c = copy_bytes(host.data(), src, bytes);
-      if (c != Status::ok) return c;
-      *out = xxh64(host.data(), bytes, 0);
-      return Status::ok;
+      return total;
+    }
+  }
+
+  Status read_header_bytes(const void* src, uint8_t out[64]) const override {
+    if constexpr (kHostReachable) {
+      return Backend::read_header_bytes(src, out);
+    } else {
+      if (src == nullptr || out == nullptr) return Status::invalid_argument;
+      FrameOutcome o = run([&] {
+        Kokkos::deep_copy(Space(), kokkos_impl::HostBytes(out, 64),
+                          kokkos_impl::ConstBytes<Space>(static_cast<const uint8_t*>(src), 64));
+        Space().fence();
+        return FrameOutcome{};
+      });
+      return o.status;
     }
   }
 };

@@ -12,25 +12,22 @@
 // valid, so patches never race on a duplicated position.
 #pragma once
 
-#include "backends/backend.h"
 #include "backends/kokkos/kokkos_encode.h"
 #include "backends/kokkos/kokkos_views.h"
+#include "core/header.h"
 
 namespace splitzip {
 namespace kokkos_impl {
 
-// Rule 14 inside streams 2 and 3 (the frame layer checks the gaps).
+// Rule 14 inside streams 2 and 3 (core stream_padding_ok); the frame layer
+// checks the gaps.
 template <class ExecSpace>
 struct CheckPadding {
   ConstBytes<ExecSpace> frame;
-  uint64_t n, high_off, high_size, code_off, code_size;
+  FrameLayout L;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index, uint32_t& mask) const {
-    if ((n & 1u) != 0 && (frame(code_off + code_size - 1) >> 4) != 0) mask |= kBadPadding;
-    if (high_size > 0) {
-      const uint64_t used_bits = 3u * n - 8u * (high_size - 1);  // 1..8 bits of the last byte
-      if (used_bits < 8 && (frame(high_off + high_size - 1) >> used_bits) != 0) mask |= kBadPadding;
-    }
+    if (!stream_padding_ok(frame.data(), L)) mask |= kBadPadding;
   }
 };
 
@@ -137,9 +134,10 @@ struct PatchEscapes {
   }
 };
 
+// Rules 14 (in-stream) to 18 of the coded frame `frame_p` with parsed header
+// h, and its values into dst_p (both in space memory).
 template <class T, class ExecSpace>
-Status decode_typed(const ExecSpace& space, const DecodeJob& job) {
-  const FrameHeader& h = *job.header;
+Status decode_streams(const ExecSpace& space, const FrameHeader& h, const uint8_t* frame_p, uint8_t* dst_p) {
   const FrameLayout L = layout_of(h);
   const uint64_t n = h.n_elems;
   const uint32_t log2 = h.chunk_log2;
@@ -147,10 +145,10 @@ Status decode_typed(const ExecSpace& space, const DecodeJob& job) {
   DecodeTable table{};
   for (uint32_t c = 0; c < 16; ++c) table.entry[c] = h.codebook[c];
   table.count = h.codebook_count;
-  table.exp_limit = T::kExpBits == 5 ? 32u : 256u;
+  table.exp_limit = exponent_limit(static_cast<uint32_t>(T::kId));
 
-  const ConstBytes<ExecSpace> frame(job.frame, L.frame_size);
-  const Bytes<ExecSpace> dst(static_cast<uint8_t*>(job.dst), n * T::kBytes);
+  const ConstBytes<ExecSpace> frame(frame_p, L.frame_size);
+  const Bytes<ExecSpace> dst(dst_p, n * T::kBytes);
   U64s<ExecSpace> counts(Kokkos::view_alloc(Kokkos::WithoutInitializing, "splitzip::escape_counts"),
                          L.n_chunks);
   U64s<ExecSpace> offsets(Kokkos::view_alloc(Kokkos::WithoutInitializing, "splitzip::escape_offsets"),
@@ -158,7 +156,7 @@ Status decode_typed(const ExecSpace& space, const DecodeJob& job) {
 
   uint32_t mask = 0, part = 0;
   Kokkos::parallel_reduce("splitzip::kokkos::check_padding", Range<ExecSpace>(space, 0, n > 0 ? 1 : 0),
-                          CheckPadding<ExecSpace>{frame, n, L.high_off, L.high_size, L.code_off, L.code_size},
+                          CheckPadding<ExecSpace>{frame, L},
                           Kokkos::BOr<uint32_t>(part));
   mask |= part;
 
@@ -205,19 +203,6 @@ Status decode_typed(const ExecSpace& space, const DecodeJob& job) {
   }
   space.fence();
   return status_of(mask);
-}
-
-// Decodes job on `space`. job.frame and job.dst must be reachable from it;
-// job.header is host memory, validated by the frame layer through rule 13.
-template <class ExecSpace>
-Status decode(const ExecSpace& space, const DecodeJob& job) {
-  if (job.header == nullptr || job.frame == nullptr || (job.dst == nullptr && job.header->n_elems > 0) ||
-      job.header->stored())
-    return Status::invalid_argument;
-  Status s = Status::invalid_argument;
-  dispatch_dtype(static_cast<Dtype>(job.header->dtype),
-                 [&](auto t) { s = decode_typed<decltype(t)>(space, job); });
-  return s;
 }
 
 }  // namespace kokkos_impl

@@ -4,8 +4,8 @@
 // does not matter.
 #pragma once
 
-#include "backends/kokkos/kokkos_encode.h"
 #include "backends/kokkos/kokkos_views.h"
+#include "core/reference.h"
 
 namespace splitzip {
 namespace kokkos_impl {
@@ -48,7 +48,7 @@ template <class ExecSpace>
 Status histogram(const ExecSpace& space, Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
   if (counts == nullptr || (src == nullptr && n > 0) || n > kMaxElems) return Status::invalid_argument;
   Status s = Status::invalid_argument;
-  dispatch_dtype(dtype, [&](auto t) { s = histogram_typed<decltype(t)>(space, src, n, counts); });
+  with_traits(dtype, [&](auto t) { s = histogram_typed<decltype(t)>(space, src, n, counts); });
   return s;
 }
 

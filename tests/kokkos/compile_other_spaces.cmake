@@ -71,8 +71,8 @@ execute_process(COMMAND nm -C "${WORK_DIR}/${SPACE}/kokkos_backend.o" OUTPUT_VAR
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm failed on kokkos_backend.o")
 endif()
-foreach(k CountEscapes WriteOctets WriteEscapes CheckPadding ReadCounts DecodeOctets CheckEscapes PatchEscapes
-          CountExponents)
+foreach(k WriteOctets WriteEscapes CheckPadding ReadCounts DecodeOctets CheckEscapes PatchEscapes
+          CountExponents BlockHashes ZeroGaps CheckGaps VerifyChecksum)
   if(NOT syms MATCHES "splitzip::kokkos_impl::${k}<[^\n]*Kokkos::${SPACE}")
     message(FATAL_ERROR "kernel ${k} not instantiated for Kokkos::${SPACE}")
   endif()

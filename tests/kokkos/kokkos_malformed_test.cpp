@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/header.h"
+#include "core/layout.h"
 #include "core/le_bytes.h"
 #include "tests/kokkos/kokkos_test_util.h"
 #include "tests/support/backend_check.h"
@@ -83,8 +84,7 @@ Sample make_sample(Dtype d, bool checksum) {
 class KokkosMalformed : public ::testing::TestWithParam<Dtype> {
  protected:
   void SetUp() override {
-    if (!backend_available("kokkos") || !kokkos()->accepts(MemoryKind::host))
-      GTEST_SKIP() << "Kokkos backend cannot take host buffers here";
+    ASSERT_TRUE(kokkos_runs_host_buffers());
     s_ = make_sample(GetParam(), false);
     ASSERT_FALSE(s_.h.stored());
     ASSERT_NE(s_.chunk_with(2), ~uint64_t{0});
@@ -100,6 +100,7 @@ class KokkosMalformed : public ::testing::TestWithParam<Dtype> {
     const Result r = decompress(f.frame.data(), f.frame.size(), out.data(), cap, o);
     EXPECT_EQ(r.status, want) << "kokkos: " << status_name(r.status) << ", want " << status_name(want);
     EXPECT_TRUE(same_decode_result("kokkos", f.frame.data(), f.frame.size(), cap));
+    EXPECT_TRUE(same_decode(f.frame, cap));  // backend level: also the first corrupt block
   }
   Sample s_;
 };
@@ -115,13 +116,12 @@ TEST_P(KokkosMalformed, Rule14Padding) {
     f.frame[f.L.high_off + f.L.high_size - 1] |= 0x80;  // 3n % 8 = 5: top 3 bits unused
     expect(f, Status::bad_padding, "3-bit padding bit");
   }
-  // Every gap byte between streams (the frame layer's check, same status).
-  const uint64_t offs[6] = {s_.L.res_off, s_.L.high_off, s_.L.code_off, s_.L.count_off, s_.L.pos_off, s_.L.exp_off};
-  const uint64_t sizes[6] = {s_.L.res_size, s_.L.high_size, s_.L.code_size, s_.L.count_size, s_.L.pos_size,
-                             s_.L.exp_size};
+  // Every gap byte between streams (the frame rules' check, same status).
+  Gap g[7];
+  const int k = coded_gaps(s_.L, g);
   int gaps = 0;
-  for (int st = 0; st < 6; ++st)
-    for (uint64_t b = offs[st] + sizes[st]; sizes[st] > 0 && b < align16(offs[st] + sizes[st]); ++b, ++gaps) {
+  for (int st = 0; st < k; ++st)
+    for (uint64_t b = g[st].off; b < g[st].off + g[st].size; ++b, ++gaps) {
       f = s_;
       f.frame[b] = 0x40;
       expect(f, Status::bad_padding, "gap byte");
@@ -195,6 +195,13 @@ TEST_P(KokkosMalformed, Rule19Checksum) {
   else
     f.frame[f.L.high_off + 100] ^= 0x01;
   expect(f, Status::checksum_mismatch, "residual bit flipped");
+  // Gaps of a frame with stream 7 (block checks) too.
+  Gap g[7];
+  const int k = coded_gaps(f.L, g);
+  ASSERT_GT(k, 0);
+  Sample z = make_sample(GetParam(), true);
+  z.frame[g[k - 1].off + g[k - 1].size - 1] = 1;
+  expect(z, Status::bad_padding, "last gap byte of a checksummed frame");
 }
 
 // Random corruption of 1-4 payload bytes: often several faults at once; the

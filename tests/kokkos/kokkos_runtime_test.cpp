@@ -1,5 +1,5 @@
 // The Kokkos backend as the rest of splitzip sees it: registered under its
-// name, Kokkos brought up lazily, selectable by option and environment, and
+// name (lazy start: kokkos_lazy_init_test.cpp), selectable by option and environment, and
 // safe to call from several host threads.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "backends/kokkos/kokkos_runtime.h"
 #include "tests/kokkos/kokkos_test_util.h"
 #include "tests/support/compare.h"
 
@@ -33,23 +32,8 @@ TEST(KokkosRuntime, MemoryKindsFollowTheExecutionSpace) {
   EXPECT_TRUE(kokkos()->accepts(MemoryKind::managed));
 }
 
-TEST(KokkosRuntime, InitializedLazilyOnFirstUse) {
-  // Querying must not start Kokkos; the first encode must.
-  (void)kokkos()->available();
-  (void)kokkos()->accepts(MemoryKind::host);
-  if (Kokkos::is_initialized()) GTEST_SKIP() << "an earlier test in this process already used Kokkos";
-  if (!kokkos()->accepts(MemoryKind::host)) GTEST_SKIP();
-  const auto src = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 4096, 1);
-  std::vector<uint8_t> f(compress_bound(Dtype::bf16, 4096));
-  CompressOptions o;
-  o.backend = "kokkos";
-  ASSERT_EQ(compress(Dtype::bf16, src.data(), 4096, f.data(), f.size(), o).status, Status::ok);
-  EXPECT_TRUE(Kokkos::is_initialized());
-  EXPECT_TRUE(kokkos_impl::ensure_runtime());
-}
-
 TEST(KokkosRuntime, ForcedByOptionAndEnvironment) {
-  if (!kokkos()->accepts(MemoryKind::host)) GTEST_SKIP();
+  ASSERT_TRUE(kokkos_runs_host_buffers());
   const uint64_t n = 5000;
   const auto src = synth::generate(synth::Generator::gaussian_kv, Dtype::fp16, n, 2);
   std::vector<uint8_t> f(compress_bound(Dtype::fp16, n));
@@ -75,7 +59,7 @@ TEST(KokkosRuntime, ForcedByOptionAndEnvironment) {
 // Launches are serialized internally; concurrent callers get the same bytes
 // as a single-threaded run.
 TEST(KokkosRuntime, ConcurrentCallersGetIdenticalFrames) {
-  if (!kokkos()->accepts(MemoryKind::host)) GTEST_SKIP();
+  ASSERT_TRUE(kokkos_runs_host_buffers());
   const uint64_t n = 30000;
   synth::Params p;
   p.escape_rate = 0.02;

@@ -1,76 +1,123 @@
-// Helpers for the Kokkos backend tests: run one backend's encode/decode on
-// the payload streams directly (below the frame layer), so tiny inputs that
-// the frame layer would store still exercise the coded path.
+// Helpers for the Kokkos backend tests: whole-frame calls on the Backend
+// interface (backends/backend.h) next to the reference oracle
+// (core/reference.h), with guard bytes after every output so a write past
+// the frame or past the capacity shows up as a difference.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "backends/backend.h"
 #include "backends/registry.h"
+#include "core/codec_args.h"
+#include "core/reference.h"
 #include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip::test {
 
 inline const Backend* kokkos() { return find_backend("kokkos"); }
-inline const Backend* reference() { return find_backend("reference"); }
 
 inline constexpr Dtype kAllDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
 
-// A backend's encode into a frame buffer pre-filled with `fill`, sized for
-// the worst case (every element an escape) plus a 32-byte tail, so bytes
-// written outside streams 1..6 show up as differences from another run.
-struct Encoded {
-  Status status = Status::internal_error;
-  uint64_t escapes = 0;
-  std::vector<uint8_t> frame;
+// Loud build (issue 11): a Kokkos suite whose default execution space cannot
+// run it fails; it never skips.
+inline ::testing::AssertionResult kokkos_runs_host_buffers() {
+  const Backend* be = kokkos();
+  if (be == nullptr) return ::testing::AssertionFailure() << "backend \"kokkos\" is not compiled in";
+  if (!be->available()) return ::testing::AssertionFailure() << "backend \"kokkos\" unavailable: " << be->unavailable_reason();
+  if (!be->accepts(MemoryKind::host))
+    return ::testing::AssertionFailure()
+           << "Kokkos::DefaultExecutionSpace cannot reach host memory; these suites need a host space";
+  return ::testing::AssertionSuccess();
+}
+
+inline constexpr uint64_t kGuard = 32;
+inline constexpr uint8_t kFill = 0xA5;
+
+// One compress call into a buffer pre-filled with kFill, at least
+// capacity + kGuard bytes.
+struct Compressed {
+  FrameOutcome outcome;
+  std::vector<uint8_t> buf;
+  std::vector<uint8_t> frame() const {
+    return {buf.begin(), buf.begin() + static_cast<long>(outcome.status == Status::ok ? outcome.frame_size : 0)};
+  }
 };
 
-inline Encoded encode_streams(const Backend* be, Dtype dtype, const void* src, uint64_t n, uint32_t chunk_log2,
-                              const Codebook& cb, uint64_t max_escapes = ~uint64_t{0}, uint8_t fill = 0xA5) {
-  Encoded out;
-  const uint64_t cap = coded_layout(static_cast<uint32_t>(dtype), n, chunk_log2, n).frame_size + 32;
-  out.frame.assign(cap, fill);
-  EncodeJob job{dtype, src, n, chunk_log2, &cb, out.frame.data(), cap - 32, max_escapes, 0};
-  out.status = be->encode(job);
-  out.escapes = job.escape_count;
-  return out;
+inline CompressArgs compress_args(Dtype dtype, const void* src, uint64_t n, const Codebook* cb = nullptr,
+                                  uint32_t chunk_log2 = kDefaultChunkLog2, bool checksum = false) {
+  CompressArgs a;
+  a.dtype = dtype;
+  a.src = src;
+  a.n = n;
+  a.codebook = cb;
+  a.chunk_log2 = chunk_log2;
+  a.checksum = checksum;
+  return a;
 }
 
-// The header a frame layer would write for encoded streams.
-inline FrameHeader header_for(Dtype dtype, uint64_t n, uint32_t chunk_log2, const Codebook& cb,
-                              uint64_t escapes) {
-  FrameHeader h;
-  h.dtype = static_cast<uint8_t>(dtype);
-  h.chunk_log2 = static_cast<uint8_t>(chunk_log2);
-  h.n_elems = n;
-  h.escape_count = escapes;
-  h.frame_size = coded_layout(h.dtype, n, chunk_log2, escapes).frame_size;
-  for (int i = 0; i < 16; ++i) h.codebook[i] = cb.entries[i];
-  h.codebook_count = cb.count;
-  return h;
+// capacity ~0: compress_bound of the arguments.
+inline Compressed run_compress(bool use_kokkos, CompressArgs a, uint64_t capacity = ~uint64_t{0}) {
+  if (capacity == ~uint64_t{0}) capacity = compress_bound(a.dtype, a.n);
+  Compressed c;
+  // Room for a stored frame whatever the capacity, so an encoder that
+  // ignored the capacity shows up as changed guard bytes, not heap damage.
+  const uint64_t bound = compress_bound(a.dtype, a.n);
+  c.buf.assign((capacity > bound ? capacity : bound) + kGuard, kFill);
+  a.dst = c.buf.data();
+  a.capacity = capacity;
+  c.outcome = use_kokkos ? kokkos()->compress_frame(a) : reference_compress(a);
+  return c;
 }
 
-// Zeroes the bytes between streams (the frame layer's job on encode).
-inline void zero_gaps(std::vector<uint8_t>& frame, const FrameLayout& L) {
-  const uint64_t offs[6] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off};
-  const uint64_t sizes[6] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size};
-  for (int s = 0; s < 6; ++s)
-    if (sizes[s] > 0)
-      for (uint64_t b = offs[s] + sizes[s]; b < align16(offs[s] + sizes[s]) && b < frame.size(); ++b) frame[b] = 0;
+struct Decompressed {
+  FrameOutcome outcome;
+  std::vector<uint8_t> out;  // capacity + kGuard bytes, pre-filled with kFill
+};
+
+inline Decompressed run_decompress(bool use_kokkos, const std::vector<uint8_t>& frame, uint64_t capacity,
+                                   bool verify = true) {
+  Decompressed d;
+  d.out.assign(capacity + kGuard, kFill);
+  DecompressArgs a;
+  a.src = frame.data();
+  a.src_size = frame.size();
+  a.dst = d.out.data();
+  a.capacity = capacity;
+  a.verify_checksum = verify;
+  d.outcome = use_kokkos ? kokkos()->decompress_frame(a) : reference_decompress(a);
+  return d;
 }
 
-// Dynamic top-16 codebook of a buffer (what the frame layer would pick).
-inline Codebook top16(Dtype dtype, const std::vector<uint8_t>& data, uint64_t n) {
-  Histogram h(dtype);
-  h.add(data.data(), n);
-  Codebook cb = h.codebook();
-  if (cb.count == 0) {  // empty input: any valid codebook
-    cb.dtype = dtype;
-    cb.count = 1;
+inline bool same_outcome(const FrameOutcome& a, const FrameOutcome& b) {
+  return a.status == b.status && a.frame_size == b.frame_size && a.decoded_size == b.decoded_size &&
+         a.corrupt_block == b.corrupt_block;
+}
+
+inline std::string describe(const FrameOutcome& o) {
+  return std::string(status_name(o.status)) + " frame_size=" + std::to_string(o.frame_size) +
+         " decoded=" + std::to_string(o.decoded_size) + " corrupt_block=" +
+         (o.corrupt_block == kNoBlock ? std::string("none") : std::to_string(o.corrupt_block));
+}
+
+// Decodes `frame` with Kokkos and the reference: same outcome (status,
+// sizes, first corrupt block) and, on success, the same output bytes and
+// nothing written past the decoded size.
+inline ::testing::AssertionResult same_decode(const std::vector<uint8_t>& frame, uint64_t capacity,
+                                              bool verify = true) {
+  const Decompressed k = run_decompress(true, frame, capacity, verify);
+  const Decompressed r = run_decompress(false, frame, capacity, verify);
+  if (!same_outcome(k.outcome, r.outcome))
+    return ::testing::AssertionFailure() << "kokkos: " << describe(k.outcome) << "; reference: " << describe(r.outcome);
+  if (k.outcome.status == Status::ok) {
+    if (k.out != r.out) return ::testing::AssertionFailure() << "decoded bytes differ";
+    for (uint64_t i = k.outcome.decoded_size; i < k.out.size(); ++i)
+      if (k.out[i] != kFill) return ::testing::AssertionFailure() << "kokkos wrote past the output at " << i;
   }
-  return cb;
+  return ::testing::AssertionSuccess();
 }
 
 }  // namespace splitzip::test
