@@ -1,15 +1,19 @@
-// splitzip compress: one input tensor -> a stream of frames (one frame per
-// --frame-size bytes, a single frame for inputs up to 1 GiB).
+// splitzip compress: one input tensor -> a stream of frames of a fixed
+// element count (default kDefaultFrameElems), streamed through a bounded
+// pipeline (tools/cli/pipeline.h): read() into reused buffers, N coders,
+// ordered write(). Memory stays flat for any input size.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <vector>
 
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/pipeline.h"
 #include "tools/cli/progress.h"
 
 namespace szcli {
@@ -29,10 +33,12 @@ const char kUsage[] =
     "  --checksum         store XXH3 checksums of the input, one per 64 KiB block (default)\n"
     "  --no-checksum      do not store them\n"
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
-    "  --frame-size SIZE  split inputs larger than SIZE bytes into several frames\n"
-    "                     (default 1G)\n"
-    "  --threads N        worker threads (default: backend's choice)\n"
+    "  --frame-size SIZE  bytes of input per frame (default: 262144 elements,\n"
+    "                     512 KiB of bf16); the output is the same for any -T\n"
+    "  -T, --threads N    code N frames in parallel (default 1; 0 = all CPUs)\n"
     "  -o, --output OUT   output file ('-' = stdout); default IN.sz, stdout for stdin\n"
+    "  -c, --stdout       write to stdout (same as -o -)\n"
+    "  --sync / --no-sync fsync OUT and its directory before the rename (default: --sync)\n"
     "  -f, --force        overwrite OUT if it exists\n"
     "  -k, --keep         keep IN (the default; IN is never removed without --rm)\n"
     "  --rm               remove IN after OUT is safely written\n"
@@ -64,8 +70,11 @@ int cmd_compress(int argc, char** argv) {
                              {"no-checksum", 0, false},
                              {"chunk-log2", 0, true},
                              {"frame-size", 0, true},
-                             {"threads", 0, true},
+                             {"threads", 'T', true},
                              {"output", 'o', true},
+                             {"stdout", 'c', false},
+                             {"sync", 0, false},
+                             {"no-sync", 0, false},
                              {"force", 'f', false},
                              {"keep", 'k', false},
                              {"rm", 0, false},
@@ -75,26 +84,51 @@ int cmd_compress(int argc, char** argv) {
   if (handle_help(a, kUsage)) return kExitOk;
   if (a.positional().size() != 1) fail(kExitUsage, "compress: expected one input file (see --help)");
   if (a.has("checksum") && a.has("no-checksum")) fail(kExitUsage, "compress: --checksum and --no-checksum conflict");
+  if (a.has("sync") && a.has("no-sync")) fail(kExitUsage, "compress: --sync and --no-sync conflict");
   if (a.has("keep") && a.has("rm")) fail(kExitUsage, "compress: -k/--keep and --rm conflict");
+  if (a.has("stdout") && a.value("output") && *a.value("output") != "-")
+    fail(kExitUsage, "compress: -c/--stdout and -o conflict");
   const std::string in_path = a.positional()[0];
   const uint64_t chunk_log2 = a.u64("chunk-log2", splitzip::kDefaultChunkLog2);
   if (chunk_log2 < splitzip::kMinChunkLog2 || chunk_log2 > splitzip::kMaxChunkLog2)
     fail(kExitUsage, "compress: --chunk-log2 must be in 6..15");
-  const uint64_t frame_size = a.size("frame-size", uint64_t{1} << 30);
   const InputOptions iopt = input_options(a);
+  const uint32_t coders_wanted = coder_threads_option(a);
 
-  // Raw stdin is streamed frame by frame (memory stays at one frame);
-  // files and containers are mapped and checked before any output exists.
-  const bool streaming = in_path == "-" && (iopt.format.empty() || iopt.format == "raw");
-  if (streaming && !iopt.hint.given) fail(kExitUsage, "compress: reading raw data from stdin needs --dtype");
-  TensorInput input;
+  InputFormat fmt = InputFormat::raw;
+  if (iopt.format.empty()) {
+    fmt = in_path == "-" ? InputFormat::raw : format_from_extension(in_path);
+  } else if (!parse_format(iopt.format, &fmt)) {
+    fail(kExitUsage, "unknown --format '" + iopt.format + "' (use raw, npy or safetensors)");
+  }
+
+  // Raw input (files, FIFOs, stdin) is read with read() one frame at a time;
+  // containers are mapped and checked before any output exists, then their
+  // payload goes through the same pipeline.
+  const bool raw = fmt == InputFormat::raw;
+  std::unique_ptr<InputFd> fd_in;
+  TensorInput container;
   TensorView v;
-  if (streaming) {
-    v.dtype = iopt.hint.dtype;
-    v.what = std::string("raw ") + splitzip::dtype_name(v.dtype) + " from stdin";
+  if (raw) {
+    if (!iopt.tensor.empty()) fail(kExitUsage, in_path + ": --tensor applies to .safetensors input only");
+    if (iopt.hint.given) v.dtype = iopt.hint.dtype;
+    else if (in_path == "-") fail(kExitUsage, "compress: reading raw data from stdin needs --dtype");
+    else if (!dtype_from_extension(in_path, &v.dtype))
+      fail(kExitUsage, in_path + ": cannot infer the dtype of a raw file from its name; pass --dtype "
+                                 "(bf16, fp16, fp32, fp8_e5m2) or use a .bf16/.f16/.f32/.e5m2 name");
+    fd_in.reset(new InputFd(in_path));
+    v.what = std::string("raw ") + splitzip::dtype_name(v.dtype) + (in_path == "-" ? " from stdin" : "");
+    const uint32_t w0 = splitzip::dtype_bytes(v.dtype);
+    if (fd_in->regular() && fd_in->size() % w0 != 0)
+      fail(kExitInvalid, fd_in->what() + ": size " + std::to_string(fd_in->size()) + " bytes is not a multiple of " +
+                             std::to_string(w0) + " (" + splitzip::dtype_name(v.dtype) + " elements)");
+    if (fd_in->regular()) {
+      v.bytes = fd_in->size();
+      v.n_elems = v.bytes / w0;
+    }
   } else {
-    input = TensorInput::load(in_path, iopt);
-    v = input.view();
+    container = TensorInput::load(in_path, iopt);
+    v = container.view();
   }
   splitzip::Codebook cb;
   const bool have_cb = a.value("codebook") != nullptr;
@@ -105,10 +139,17 @@ int cmd_compress(int argc, char** argv) {
                            " but the input is " + splitzip::dtype_name(v.dtype));
   }
   const uint32_t w = splitzip::dtype_bytes(v.dtype);
-  if (frame_size < w) fail(kExitUsage, "compress: --frame-size must hold at least one element");
-  const uint64_t frame_elems = std::min<uint64_t>(frame_size / w, splitzip::kMaxElems);
+  uint64_t frame_elems = kDefaultFrameElems;
+  if (a.has("frame-size")) {
+    const uint64_t frame_size = a.size("frame-size", 0);
+    if (frame_size < w) fail(kExitUsage, "compress: --frame-size must hold at least one element");
+    frame_elems = std::min<uint64_t>(frame_size / w, splitzip::kMaxElems);
+  }
+  const uint64_t frame_bytes = frame_elems * w;
 
-  std::string out_path = a.value("output") ? *a.value("output") : default_output(in_path, input.format(), v);
+  std::string out_path =
+      a.has("stdout") ? std::string("-")
+                      : a.value("output") ? *a.value("output") : default_output(in_path, fmt, v);
   const bool force = a.has("force");
   if (out_path == "-" && isatty(1) && !force)
     fail(kExitUsage, "compress: refusing to write compressed data to a terminal (redirect, use -o, or -f)");
@@ -120,56 +161,75 @@ int cmd_compress(int argc, char** argv) {
   opts.chunk_log2 = static_cast<uint32_t>(chunk_log2);
   opts.checksum = !a.has("no-checksum");
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
-  opts.threads = threads_option(a);
 
-  AtomicOutput out(out_path, force);
-  std::vector<uint8_t> piece;  // streaming: the current frame's input
-  std::vector<uint8_t> dst;
-  Progress progress("compress", streaming ? 0 : v.bytes);
-  uint64_t done = 0, escapes = 0, frames = 0;
-  std::string backends;
-  while (true) {
-    const uint8_t* src = nullptr;
-    uint64_t n = 0;
-    if (streaming) {
-      // Grow in steps so a small stdin never allocates a whole frame's worth.
-      const uint64_t want = frame_elems * w;
-      piece.clear();
-      while (piece.size() < want) {
-        const uint64_t old = piece.size();
-        const uint64_t step = std::min<uint64_t>(want - old, std::max<uint64_t>(old, uint64_t{1} << 20));
-        piece.resize(old + step);
-        const uint64_t got = read_full(0, piece.data() + old, step, "stdin");
-        piece.resize(old + got);
-        if (got < step) break;
-      }
-      if (piece.size() % w != 0)
-        fail(kExitInvalid, "compress: stdin: size " + std::to_string(done * w + piece.size()) +
-                               " bytes is not a multiple of " + std::to_string(w) + " (" +
-                               splitzip::dtype_name(v.dtype) + " elements)");
-      if (piece.empty() && frames > 0) break;
-      src = piece.data();
-      n = piece.size() / w;
-    } else {
-      if (done == v.n_elems && frames > 0) break;
-      n = std::min(frame_elems, v.n_elems - done);
-      src = v.data + done * w;
-    }
-    const uint64_t cap = splitzip::compress_bound(v.dtype, n);
-    if (dst.size() < cap) dst.resize(cap);
-    const splitzip::Result r = splitzip::compress(v.dtype, src, n, dst.data(), cap, opts);
-    check_status(r.status, "compress: " + in_path + (frames ? " (frame " + std::to_string(frames) + ")" : ""));
-    splitzip::FrameInfo fi;
-    check_status(splitzip::frame_info(dst.data(), r.size, &fi), "compress: produced frame fails its own check");
-    escapes += fi.escape_count;
-    if (r.backend && backends.find(r.backend) == std::string::npos)
-      backends += std::string(backends.empty() ? "" : ",") + r.backend;
-    out.write(dst.data(), r.size);
-    done += n;
-    ++frames;
-    progress.update(done * w);
-    if (streaming && n < frame_elems) break;  // short read: end of input
+  // Small frames (the default): N coders, one frame each, one thread per
+  // frame, 2N+2 slots. Big frames (--frame-size over kBigFrameBytes): one
+  // frame at a time coded with N library threads, 2 slots.
+  const bool big = frame_bytes > kBigFrameBytes;
+  const uint32_t coders = big ? 1 : coders_wanted;
+  opts.threads = big ? static_cast<int>(coders_wanted) : 1;
+  const uint32_t n_slots = big ? 2 : 2 * coders + 2;
+  const bool known = !raw || fd_in->regular();
+  // Inputs smaller than one frame get buffers of their own size.
+  const uint64_t in_cap = known ? std::min<uint64_t>(frame_bytes, v.bytes) : big ? 0 : frame_bytes;
+
+  FramePipeline pipe(coders, n_slots);
+  for (PipelineSlot& s : pipe.slots()) {
+    s.in.reserve(in_cap);
+    s.out.reserve(splitzip::compress_bound(v.dtype, in_cap / w));
   }
+
+  AtomicOutput out(out_path, force, !a.has("no-sync"));
+  Progress progress("compress", known ? v.bytes : 0);
+  uint64_t done = 0, escapes = 0, read_total = 0;
+  std::string backends;
+  const std::string what = raw ? fd_in->what() : in_path;
+
+  auto produce = [&](PipelineSlot& s) {
+    uint64_t got = 0;
+    if (raw) {
+      got = read_growing(*fd_in, s.in, frame_bytes);
+    } else {
+      got = std::min(frame_bytes, v.bytes - read_total);
+      s.in.reserve(got);
+      if (got) std::memcpy(s.in.data(), v.data + read_total, got);
+    }
+    read_total += got;
+    if (got % w != 0)
+      fail(kExitInvalid, "compress: " + what + ": size " + std::to_string(read_total) +
+                             " bytes is not a multiple of " + std::to_string(w) + " (" +
+                             splitzip::dtype_name(v.dtype) + " elements)");
+    s.in_size = got;
+    if (got == 0) return s.index == 0 ? FramePipeline::Produced::last_frame : FramePipeline::Produced::none;
+    if (got < frame_bytes || (known && read_total == v.bytes)) return FramePipeline::Produced::last_frame;
+    return FramePipeline::Produced::frame;
+  };
+  auto code = [&](PipelineSlot& s) {
+    const uint64_t n = s.in_size / w;
+    const uint64_t cap = splitzip::compress_bound(v.dtype, n);
+    s.out.reserve(cap);
+    const splitzip::Result r = splitzip::compress(v.dtype, s.in.data(), n, s.out.data(), cap, opts);
+    check_status(r.status, "compress: " + in_path + (s.index ? " (frame " + std::to_string(s.index) + ")" : ""));
+    splitzip::FrameInfo fi;
+    check_status(splitzip::frame_info(s.out.data(), r.size, &fi), "compress: produced frame fails its own check");
+    s.out_size = r.size;
+    s.aux[0] = fi.escape_count;
+    s.aux[1] = n;
+    s.backend = r.backend;
+  };
+  auto consume = [&](PipelineSlot& s) {
+    out.write(s.out.data(), s.out_size);
+    escapes += s.aux[0];
+    done += s.aux[1];
+    if (s.backend && backends.find(s.backend) == std::string::npos)
+      backends += std::string(backends.empty() ? "" : ",") + s.backend;
+    progress.update(done * w);
+    if (big) {  // give a big frame's memory back before the next one
+      s.in.shrink_to(0);
+      s.out.shrink_to(0);
+    }
+  };
+  const uint64_t frames = pipe.run(produce, code, consume);
   progress.finish();
   out.commit();
   v.n_elems = done;
@@ -182,10 +242,10 @@ int cmd_compress(int argc, char** argv) {
     const double ratio = out.written() ? static_cast<double>(v.bytes) / static_cast<double>(out.written()) : 0.0;
     const double e = v.n_elems ? static_cast<double>(escapes) / static_cast<double>(v.n_elems) : 0.0;
     std::fprintf(stderr,
-                 "splitzip: %s -> %s: %s, %llu elements, %llu frame(s), backend %s, %llu -> %llu bytes, "
-                 "ratio %.4f, escapes %llu (%.4f%%), checksum %s\n",
+                 "splitzip: %s -> %s: %s, %llu elements, %llu frame(s), %u thread(s), backend %s, %llu -> %llu "
+                 "bytes, ratio %.4f, escapes %llu (%.4f%%), checksum %s\n",
                  in_path.c_str(), out_path.c_str(), v.what.c_str(), static_cast<unsigned long long>(v.n_elems),
-                 static_cast<unsigned long long>(frames), backends.empty() ? "?" : backends.c_str(),
+                 static_cast<unsigned long long>(frames), coders_wanted, backends.empty() ? "?" : backends.c_str(),
                  static_cast<unsigned long long>(v.bytes), static_cast<unsigned long long>(out.written()), ratio,
                  static_cast<unsigned long long>(escapes), 100.0 * e, opts.checksum ? "xxh3 blocks" : "off");
   }

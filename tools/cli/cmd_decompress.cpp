@@ -1,14 +1,21 @@
-// splitzip decompress: a stream of frames -> the concatenation of their data.
+// splitzip decompress: a stream of frames -> the concatenation of their data,
+// streamed frame by frame through a bounded pipeline (tools/cli/pipeline.h):
+// read one header, read exactly that frame into a reused buffer, decode on
+// one of N coders, write in order.
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
 #include "tools/cli/frames.h"
+#include "tools/cli/pipeline.h"
 #include "tools/cli/progress.h"
 
 namespace szcli {
@@ -22,9 +29,11 @@ const char kUsage[] =
     "  --max-size SIZE    refuse streams that decode to more than SIZE bytes\n"
     "                     (default 64G; 0 = no limit). Checked from the headers\n"
     "                     before anything is allocated or written.\n"
-    "  --threads N        worker threads (default: backend's choice)\n"
+    "  -T, --threads N    decode N frames in parallel (default 1; 0 = all CPUs)\n"
     "  -o, --output OUT   output file ('-' = stdout); default IN without .sz,\n"
     "                     else IN.out; stdout for stdin\n"
+    "  -c, --stdout       write to stdout (same as -o -)\n"
+    "  --sync / --no-sync fsync OUT and its directory before the rename (default: --sync)\n"
     "  -f, --force        overwrite OUT if it exists\n"
     "  -k, --keep         keep IN (the default)\n"
     "  --rm               remove IN after OUT is safely written\n"
@@ -38,14 +47,73 @@ std::string default_output(const std::string& in) {
   return in + ".out";
 }
 
+// Checks the 64 header bytes of frame `index` at stream offset `offset`
+// (rules 1-10) and, when the bytes left in the stream are known, that the
+// frame fits in them (rule 11). Throws CliError naming the frame.
+splitzip::FrameInfo check_header(const uint8_t* hdr, uint64_t got, bool avail_known, uint64_t avail,
+                                 uint64_t index, uint64_t offset, const std::string& what) {
+  std::string where = "decompress: " + what + ": " + frame_where(static_cast<size_t>(index), offset);
+  if (got < splitzip::kHeaderSize) {
+    if (index > 0) where += " (" + std::to_string(got) + " trailing bytes)";
+    fail(exit_code_for(splitzip::Status::truncated), where + ": " + status_text(splitzip::Status::truncated));
+  }
+  splitzip::FrameInfo fi;
+  splitzip::Status st = splitzip::frame_header_info(hdr, &fi);
+  if (st == splitzip::Status::ok && avail_known && fi.frame_size > avail) st = splitzip::Status::truncated;
+  if (st != splitzip::Status::ok) fail(exit_code_for(st), where + ": " + status_text(st));
+  return fi;
+}
+
+std::string limit_text(const std::string& what, uint64_t decoded, uint64_t max_size, bool at_least) {
+  return "decompress: " + what + " decodes to " + (at_least ? "at least " : "") + std::to_string(decoded) +
+         " bytes, over the --max-size limit of " + std::to_string(max_size) + ": " +
+         status_text(splitzip::Status::limit_exceeded);
+}
+
+struct ScanResult {
+  uint64_t frames = 0, decoded = 0, max_frame = 0, max_decoded = 0;
+};
+
+// A regular file is scanned header by header (64-byte preads, no data read)
+// before any output exists: a bad header anywhere, or a total over
+// --max-size, fails with nothing written.
+ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string& what) {
+  ScanResult r;
+  uint64_t off = 0;
+  uint8_t hdr[splitzip::kHeaderSize];
+  while (off < in.size()) {
+    const uint64_t avail = in.size() - off;
+    uint64_t got = 0;
+    while (got < std::min<uint64_t>(avail, sizeof hdr)) {
+      const ssize_t n = pread(in.fd(), hdr + got, sizeof hdr - got, static_cast<off_t>(in.start() + off + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(kExitIo, what + ": read failed: " + std::strerror(errno));
+      if (n == 0) break;
+      got += static_cast<uint64_t>(n);
+    }
+    const splitzip::FrameInfo fi = check_header(hdr, got, true, avail, r.frames, off, what);
+    if (fi.decoded_size > UINT64_MAX - r.decoded) fail(kExitLimit, what + ": decoded size of the stream overflows 64 bits");
+    r.decoded += fi.decoded_size;
+    r.max_frame = std::max(r.max_frame, fi.frame_size);
+    r.max_decoded = std::max(r.max_decoded, fi.decoded_size);
+    ++r.frames;
+    off += fi.frame_size;
+  }
+  if (max_size && r.decoded > max_size) fail(kExitLimit, limit_text(what, r.decoded, max_size, false));
+  return r;
+}
+
 }  // namespace
 
 int cmd_decompress(int argc, char** argv) {
   Args a("decompress",
          {{"backend", 0, true},
           {"max-size", 0, true},
-          {"threads", 0, true},
+          {"threads", 'T', true},
           {"output", 'o', true},
+          {"stdout", 'c', false},
+          {"sync", 0, false},
+          {"no-sync", 0, false},
           {"force", 'f', false},
           {"keep", 'k', false},
           {"rm", 0, false},
@@ -55,55 +123,108 @@ int cmd_decompress(int argc, char** argv) {
   if (handle_help(a, kUsage)) return kExitOk;
   if (a.positional().size() != 1) fail(kExitUsage, "decompress: expected one input file (see --help)");
   if (a.has("keep") && a.has("rm")) fail(kExitUsage, "decompress: -k/--keep and --rm conflict");
+  if (a.has("sync") && a.has("no-sync")) fail(kExitUsage, "decompress: --sync and --no-sync conflict");
+  if (a.has("stdout") && a.value("output") && *a.value("output") != "-")
+    fail(kExitUsage, "decompress: -c/--stdout and -o conflict");
   const std::string in_path = a.positional()[0];
   const uint64_t max_size = a.size("max-size", kDefaultMaxSize);
-  const std::string out_path = a.value("output") ? *a.value("output") : default_output(in_path);
+  const uint32_t coders_wanted = coder_threads_option(a);
+  const std::string out_path =
+      a.has("stdout") ? std::string("-") : a.value("output") ? *a.value("output") : default_output(in_path);
   const bool force = a.has("force");
   if (in_path != "-" && out_path != "-" && same_file(in_path, out_path))
     fail(kExitUsage, "decompress: output " + out_path + " is the input file");
 
-  const InputBytes in = InputBytes::open(in_path);
-  const std::string what = in_path == "-" ? "stdin" : in_path;
-  // Every header is checked, and the total bounded, before any allocation
-  // or output: a bomb or a bad later frame leaves nothing behind. An empty
-  // stream has no frames and decodes to an empty output.
-  const StreamFrames s = read_stream(in.data(), in.size(), what);
-  if (max_size && s.decoded_size > max_size)
-    fail(kExitLimit, "decompress: " + what + " decodes to " + std::to_string(s.decoded_size) +
-                         " bytes, over the --max-size limit of " + std::to_string(max_size) + ": " +
-                         status_text(splitzip::Status::limit_exceeded));
+  InputFd in(in_path);
+  const std::string what = in.what();
+  // Regular files (also stdin redirected from one): every header is checked
+  // and the total bounded before any output. Pipes are checked frame by
+  // frame as they arrive (on failure a file output is removed; stdout keeps
+  // what was written and the exit code says it failed).
+  ScanResult scan;
+  if (in.regular()) scan = scan_headers(in, max_size, what);
 
   splitzip::DecompressOptions opts;
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
-  opts.threads = threads_option(a);
   opts.max_output_bytes = max_size;
   opts.verify_checksum = true;
+  splitzip::DecompressOptions big_opts = opts;
+  opts.threads = 1;
+  big_opts.threads = static_cast<int>(coders_wanted);
 
-  uint64_t largest = 1;
-  for (const splitzip::FrameView& f : s.frames) largest = std::max(largest, f.info.decoded_size);
-  std::unique_ptr<uint8_t[]> buf;
-  try {
-    buf.reset(new uint8_t[largest]);
-  } catch (const std::bad_alloc&) {
-    fail(kExitInternal, "decompress: cannot allocate " + std::to_string(largest) + " bytes for a frame");
+  const uint32_t coders = coders_wanted;
+  FramePipeline pipe(coders, 2 * coders + 2);
+  // Buffers: exactly the largest frame for a scanned file (up to the big
+  // frame limit), else 1 MiB to start, grown when a frame needs more.
+  const uint64_t in_cap = in.regular() ? std::min(scan.max_frame, kBigFrameBytes) : uint64_t{1} << 20;
+  const uint64_t out_cap = in.regular() ? std::min(scan.max_decoded, kBigFrameBytes) : uint64_t{1} << 20;
+  for (PipelineSlot& s : pipe.slots()) {
+    s.in.reserve(std::max<uint64_t>(in_cap, splitzip::kHeaderSize));
+    s.out.reserve(out_cap);
   }
+  std::vector<splitzip::FrameInfo> infos(pipe.slots().size());
 
-  AtomicOutput out(out_path, force);
-  Progress progress("decompress", s.decoded_size);
+  AtomicOutput out(out_path, force, !a.has("no-sync"));
+  Progress progress("decompress", in.regular() ? scan.decoded : 0);
   std::string backends;
-  uint64_t done = 0;
-  for (size_t i = 0; i < s.frames.size(); ++i) {
-    const splitzip::FrameView& f = s.frames[i];
-    const splitzip::Result r = splitzip::decompress(f.data, f.size, buf.get(), f.info.decoded_size, opts);
-    check_decode(r, f, done, "decompress: " + what + ": " + frame_where(i, f.offset));
-    if (r.size != f.info.decoded_size)
-      fail(kExitInternal, "decompress: frame " + std::to_string(i) + " decoded to an unexpected size");
-    if (r.backend && backends.find(r.backend) == std::string::npos)
-      backends += std::string(backends.empty() ? "" : ",") + r.backend;
-    out.write(buf.get(), r.size);
-    done += r.size;
+  uint64_t in_off = 0, decoded_total = 0, done = 0, in_total = 0;
+
+  auto produce = [&](PipelineSlot& s) {
+    const uint64_t got = in.read(s.in.data(), splitzip::kHeaderSize);
+    if (got == 0) return FramePipeline::Produced::none;
+    const bool known = in.regular();
+    const splitzip::FrameInfo fi =
+        check_header(s.in.data(), got, known, known ? in.size() - in_off : 0, s.index, in_off, what);
+    if (fi.decoded_size > UINT64_MAX - decoded_total)
+      fail(kExitLimit, "decompress: " + what + ": decoded size of the stream overflows 64 bits");
+    if (max_size && decoded_total + fi.decoded_size > max_size)
+      fail(kExitLimit, limit_text(what, decoded_total + fi.decoded_size, max_size, true));
+    const bool big = fi.frame_size > kBigFrameBytes || fi.decoded_size > kBigFrameBytes;
+    // A big frame travels alone: wait until every earlier frame is written.
+    if (big && !pipe.wait_drained(s.index)) return FramePipeline::Produced::none;
+    const uint64_t have = read_growing(in, s.in, fi.frame_size, splitzip::kHeaderSize);
+    if (have < fi.frame_size)
+      fail(exit_code_for(splitzip::Status::truncated),
+           "decompress: " + what + ": " + frame_where(static_cast<size_t>(s.index), in_off) + ": " +
+               status_text(splitzip::Status::truncated));
+    infos[s.index % infos.size()] = fi;
+    s.in_size = fi.frame_size;
+    s.aux[0] = in_off;
+    s.aux[1] = decoded_total;
+    s.aux[2] = big ? 1 : 0;
+    in_off += fi.frame_size;
+    decoded_total += fi.decoded_size;
+    return FramePipeline::Produced::frame;
+  };
+  auto code = [&](PipelineSlot& s) {
+    const splitzip::FrameInfo& fi = infos[s.index % infos.size()];
+    s.out.reserve(fi.decoded_size);
+    const splitzip::Result r =
+        splitzip::decompress(s.in.data(), s.in_size, s.out.data(), fi.decoded_size, s.aux[2] ? big_opts : opts);
+    splitzip::FrameView view;
+    view.data = s.in.data();
+    view.size = s.in_size;
+    view.offset = s.aux[0];
+    view.info = fi;
+    check_decode(r, view, s.aux[1], "decompress: " + what + ": " + frame_where(static_cast<size_t>(s.index), s.aux[0]));
+    if (r.size != fi.decoded_size)
+      fail(kExitInternal, "decompress: frame " + std::to_string(s.index) + " decoded to an unexpected size");
+    s.out_size = r.size;
+    s.backend = r.backend;
+  };
+  auto consume = [&](PipelineSlot& s) {
+    out.write(s.out.data(), s.out_size);
+    done += s.out_size;
+    in_total += s.in_size;
+    if (s.backend && backends.find(s.backend) == std::string::npos)
+      backends += std::string(backends.empty() ? "" : ",") + s.backend;
     progress.update(done);
-  }
+    if (s.aux[2]) {  // give a big frame's memory back
+      s.in.shrink_to(std::max<uint64_t>(in_cap, splitzip::kHeaderSize));
+      s.out.shrink_to(out_cap);
+    }
+  };
+  const uint64_t frames = pipe.run(produce, code, consume);
   progress.finish();
   out.commit();
 
@@ -112,9 +233,10 @@ int cmd_decompress(int argc, char** argv) {
       fail(kExitIo, "decompress: " + in_path + ": output written but cannot remove input");
   }
   if (a.has("verbose")) {
-    std::fprintf(stderr, "splitzip: %s -> %s: %zu frame(s), %llu -> %llu bytes, backend %s\n", what.c_str(),
-                 out_path.c_str(), s.frames.size(), static_cast<unsigned long long>(in.size()),
-                 static_cast<unsigned long long>(s.decoded_size), backends.empty() ? "?" : backends.c_str());
+    std::fprintf(stderr, "splitzip: %s -> %s: %llu frame(s), %llu -> %llu bytes, %u thread(s), backend %s\n",
+                 what.c_str(), out_path.c_str(), static_cast<unsigned long long>(frames),
+                 static_cast<unsigned long long>(in_total), static_cast<unsigned long long>(done), coders,
+                 backends.empty() ? "?" : backends.c_str());
   }
   return kExitOk;
 }

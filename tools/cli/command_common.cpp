@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cstdio>
 
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/pipeline.h"
 
 namespace szcli {
 
@@ -28,6 +30,12 @@ int threads_option(const Args& a) {
   const uint64_t t = a.u64("threads", 0);
   if (t > 4096) fail(kExitUsage, "--threads must be at most 4096");
   return static_cast<int>(t);
+}
+
+uint32_t coder_threads_option(const Args& a) {
+  const uint64_t t = a.u64("threads", 1);
+  if (t > 256) fail(kExitUsage, "--threads must be at most 256");
+  return t == 0 ? std::min<uint32_t>(online_cpus(), 256) : static_cast<uint32_t>(t);
 }
 
 splitzip::Codebook load_codebook_file(const std::string& path) {

@@ -27,6 +27,10 @@ bool handle_help(const Args& a, const char* usage);
 // Non-negative --threads value.
 int threads_option(const Args& a);
 
+// -T/--threads of compress and decompress: frames coded at once (default 1,
+// 0 = every online CPU).
+uint32_t coder_threads_option(const Args& a);
+
 // Loads a .szcb codebook file; throws CliError with the status on failure.
 splitzip::Codebook load_codebook_file(const std::string& path);
 

@@ -194,7 +194,38 @@ InputBytes InputBytes::open(const std::string& path) {
 
 // ---- AtomicOutput -----------------------------------------------------------
 
-AtomicOutput::AtomicOutput(const std::string& path, bool force) : path_(path), force_(force) {
+// ---- InputFd ----------------------------------------------------------------
+
+InputFd::InputFd(const std::string& path) : what_(path == "-" ? std::string("stdin") : path) {
+  if (path == "-") {
+    fd_ = 0;
+  } else {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fail(kExitIo, path + ": cannot open: " + errno_text());
+    own_ = true;
+  }
+  struct stat st;
+  if (fstat(fd_, &st) != 0) fail(kExitIo, what_ + ": cannot stat: " + errno_text());
+  if (S_ISDIR(st.st_mode)) fail(kExitIo, what_ + ": is a directory");
+  if (S_ISREG(st.st_mode)) {
+    const off_t pos = lseek(fd_, 0, SEEK_CUR);
+    if (pos >= 0 && pos <= st.st_size) {
+      regular_ = true;
+      start_ = static_cast<uint64_t>(pos);
+      size_ = static_cast<uint64_t>(st.st_size - pos);
+      posix_fadvise(fd_, pos, 0, POSIX_FADV_SEQUENTIAL);
+    }
+  }
+}
+
+InputFd::~InputFd() {
+  if (own_ && fd_ >= 0) ::close(fd_);
+}
+
+uint64_t InputFd::read(uint8_t* dst, uint64_t want) { return read_full(fd_, dst, want, what_); }
+
+AtomicOutput::AtomicOutput(const std::string& path, bool force, bool sync)
+    : path_(path), force_(force), sync_(sync) {
   if (path == "-") {
     fd_ = 1;
     return;
@@ -275,7 +306,7 @@ void AtomicOutput::commit() {
     if (::close(fd) != 0) fail(kExitIo, path_ + ": close failed: " + errno_text());
     return;
   }
-  if (fsync(fd_) != 0) fail(kExitIo, path_ + ": fsync failed: " + errno_text());
+  if (sync_ && fsync(fd_) != 0) fail(kExitIo, path_ + ": fsync failed: " + errno_text());
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(kExitIo, path_ + ": close failed: " + errno_text());
@@ -294,6 +325,7 @@ void AtomicOutput::commit() {
     }
   }
   committed_ = true;
+  if (!sync_) return;
   // Make the rename itself durable.
   const int dfd = ::open(dir_of(path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {

@@ -41,19 +41,48 @@ class InputBytes {
 // (less than want only at end of file). Throws CliError(kExitIo) on error.
 uint64_t read_full(int fd, uint8_t* dst, uint64_t want, const std::string& what);
 
+// An input read sequentially with read(): a file, a FIFO or stdin ("-").
+// Nothing is mapped, so memory stays at the caller's buffers.
+class InputFd {
+ public:
+  // Throws CliError(kExitIo) when the file cannot be opened or is a directory.
+  explicit InputFd(const std::string& path);
+  ~InputFd();
+  InputFd(const InputFd&) = delete;
+  InputFd& operator=(const InputFd&) = delete;
+
+  int fd() const { return fd_; }
+  bool regular() const { return regular_; }
+  // Regular files: bytes from the current position to the end; else 0.
+  uint64_t size() const { return size_; }
+  // Regular files: the starting position (stdin may be a file opened mid-way).
+  uint64_t start() const { return start_; }
+  // Reads up to want bytes (short only at the end); throws on error.
+  uint64_t read(uint8_t* dst, uint64_t want);
+  const std::string& what() const { return what_; }
+
+ private:
+  int fd_ = -1;
+  bool own_ = false;
+  bool regular_ = false;
+  uint64_t size_ = 0, start_ = 0;
+  std::string what_;
+};
+
 // An output file that appears under its final name only when complete.
 class AtomicOutput {
  public:
   // path "-" writes to stdout, an existing device or FIFO is written in
   // place. Otherwise refuses an existing file unless force (CliError
-  // kExitIo) and creates a temp file next to it.
-  AtomicOutput(const std::string& path, bool force);
+  // kExitIo) and creates a temp file next to it. sync: fsync the file and
+  // its directory in commit() (so the output survives a power loss).
+  AtomicOutput(const std::string& path, bool force, bool sync = true);
   ~AtomicOutput();  // removes the temp file unless commit() succeeded
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
   void write(const void* data, uint64_t size);
-  // fsync + rename (no replace without force). Throws on failure.
+  // fsync (when sync) + rename (no replace without force). Throws on failure.
   void commit();
   const std::string& path() const { return path_; }
   bool is_stdout() const { return path_ == "-"; }
@@ -62,6 +91,7 @@ class AtomicOutput {
  private:
   std::string path_, tmp_;
   bool force_ = false;
+  bool sync_ = true;
   int fd_ = -1;
   int slot_ = -1;  // signal-cleanup registration
   bool committed_ = false;
