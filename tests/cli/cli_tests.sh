@@ -534,6 +534,175 @@ open('k1rsv.sz','wb').write(b)"
   expect_err "RESERVED_BITS"
 }
 
+# INPUT_MB N OUT: N copies of the bundled bf16 files (5 MiB each) in OUT.
+make_big() {
+  local i
+  : > "$2"
+  for i in $(seq "$1"); do cat "$DATA"/*.bf16 >> "$2"; done
+}
+
+case_stream_threads() {
+  # 10 bundled files = 5 MiB = 10 frames of 2^18 elements (the default).
+  cat "$DATA"/*.bf16 > kv.bf16
+  expect_rc 0 "$SZ" compress -o t1.sz kv.bf16
+  "$SZ" inspect --json t1.sz > t1.json || die "inspect t1.sz"
+  json_field t1.json "j['frame_count']==10 and all(f['n_elems']==262144 for f in j['frames']) and j['ratio']>=1.329" \
+    | grep -qx True || { cat t1.json; die "default frames are not 10 x 262144 elements at ratio >= 1.329"; }
+  # -T N writes the same bytes for any N, also with a short last frame
+  for t in 2 3 0; do
+    expect_rc 0 "$SZ" compress -T $t -o t$t.sz kv.bf16
+    cmp -s t1.sz t$t.sz || die "-T $t output differs from -T 1"
+  done
+  expect_rc 0 "$SZ" compress --threads 1 --frame-size 300000 -o s1.sz kv.bf16
+  expect_rc 0 "$SZ" compress -T3 --frame-size 300000 -o s3.sz kv.bf16
+  cmp -s s1.sz s3.sz || die "-T3 with a short last frame differs from -T1"
+  [ "$("$SZ" inspect --json s1.sz | python3 -c 'import json,sys; print(json.load(sys.stdin)["frame_count"])')" -eq 18 ] \
+    || die "5 MiB in frames of 300000 bytes should be 18 frames"
+  # stdin, -c and -o - give the file's bytes
+  "$SZ" compress --dtype bf16 -T2 -c - < kv.bf16 > c.sz || die "compress -c from stdin"
+  cmp -s c.sz t1.sz || die "compress -c from stdin differs"
+  cat kv.bf16 | "$SZ" compress --dtype bf16 -T3 -o - - > p.sz || die "compress from a pipe"
+  cmp -s p.sz t1.sz || die "compress from a pipe differs"
+  "$SZ" compress -c kv.bf16 > c2.sz || die "compress -c FILE"
+  cmp -s c2.sz t1.sz || die "compress -c FILE differs"
+  [ ! -e kv.bf16.sz ] || die "-c also wrote a file"
+  expect_rc 1 "$SZ" compress -c -o x.sz kv.bf16
+  expect_err "conflict"
+  # decompress: every N, file or pipe, -c or -o
+  for t in 1 2 3; do
+    expect_rc 0 "$SZ" decompress -T $t -o d$t.out t1.sz
+    cmp -s d$t.out kv.bf16 || die "decompress -T $t differs"
+    cat s1.sz | "$SZ" decompress -T $t -c - > p$t.out 2>err.txt || { cat err.txt; die "decompress -T $t from a pipe"; }
+    cmp -s p$t.out kv.bf16 || die "decompress -T $t from a pipe differs"
+  done
+  "$SZ" decompress -c t1.sz > dc.out || die "decompress -c"
+  cmp -s dc.out kv.bf16 || die "decompress -c differs"
+  [ ! -e t1 ] || die "decompress -c also wrote a file"
+  # frames from several compress runs and a v2 stream of mixed sizes
+  cat t1.sz s1.sz > ts.sz
+  cat kv.bf16 kv.bf16 > kv2.bf16
+  expect_rc 0 "$SZ" decompress -T2 -o ts.out ts.sz
+  cmp -s ts.out kv2.bf16 || die "mixed-size stream differs"
+  expect_rc 1 "$SZ" compress -T 9999 kv.bf16
+  expect_rc 1 "$SZ" compress --sync --no-sync kv.bf16
+  expect_rc 0 "$SZ" compress --no-sync -f -o ns.sz kv.bf16
+  cmp -s ns.sz t1.sz || die "--no-sync changed the bytes"
+}
+
+case_stream_big_frames() {
+  # Frames over 16 MiB go through the pipeline one at a time.
+  make_big 4 big.bf16
+  expect_rc 0 "$SZ" compress -T2 --frame-size 18M -o big.sz big.bf16
+  [ "$("$SZ" inspect --json big.sz | python3 -c 'import json,sys; print(json.load(sys.stdin)["frame_count"])')" -eq 2 ] \
+    || die "20 MiB in 18M frames should be 2 frames"
+  expect_rc 0 "$SZ" compress -T1 --frame-size 18M -o big1.sz big.bf16
+  cmp -s big.sz big1.sz || die "big frames differ between -T1 and -T2"
+  for t in 1 2; do
+    expect_rc 0 "$SZ" decompress -T $t -o big$t.out big.sz
+    cmp -s big$t.out big.bf16 || die "big frames -T $t round trip"
+    cat big.sz | "$SZ" decompress -T $t - > bigp$t.out || die "big frames from a pipe"
+    cmp -s bigp$t.out big.bf16 || die "big frames from a pipe differ"
+  done
+  # big and small frames in one stream
+  expect_rc 0 "$SZ" compress -o small.sz big.bf16
+  cat big.sz small.sz big.sz > mix.sz
+  cat big.bf16 big.bf16 big.bf16 > mix.bf16
+  cat mix.sz | "$SZ" decompress -T3 - > mix.out || die "mixed big/small stream"
+  cmp -s mix.out mix.bf16 || die "mixed big/small stream differs"
+}
+
+case_stream_errors() {
+  cat "$DATA"/layer0[01]_*.bf16 > kv.bf16  # 4 frames
+  expect_rc 0 "$SZ" compress -o kv.sz kv.bf16
+  local f1; f1=$("$SZ" inspect --json kv.sz | python3 -c 'import json,sys; print(json.load(sys.stdin)["frames"][1]["offset"])')
+  # a corrupt payload byte in frame 1, from a pipe into a file: exit 3, the
+  # error names frame 1, no output file
+  python3 -c "
+import sys; b = bytearray(open('kv.sz','rb').read()); b[$f1 + 64 + 7000] ^= 1; open('bad.sz','wb').write(b)"
+  cat bad.sz | "$SZ" decompress -T2 -o bad.out - 2>err.txt; local rc=$?
+  [ $rc -eq 3 ] || { cat err.txt; die "corrupt frame 1 from a pipe exited $rc"; }
+  expect_err "frame 1 at offset $f1"
+  expect_no_leftovers bad.out
+  # to stdout the exit code says it failed
+  cat bad.sz | "$SZ" decompress - > /dev/null 2>err.txt && die "corrupt stream to stdout exited 0"
+  expect_err "CHECKSUM_MISMATCH"
+  # a bad header in frame 2 of a file: nothing is written at all
+  python3 -c "
+import json, subprocess
+o = json.loads(subprocess.check_output(['$SZ', 'inspect', '--json', 'kv.sz']))['frames'][2]['offset']
+b = bytearray(open('kv.sz','rb').read()); b[o] ^= 0xff; open('hdr.sz','wb').write(b)"
+  expect_rc 3 "$SZ" decompress -o hdr.out hdr.sz
+  expect_err "frame 2 at offset .*BAD_MAGIC"
+  expect_no_leftovers hdr.out
+  # truncated pipe stream and trailing bytes
+  head -c $((f1 + 1000)) kv.sz | "$SZ" decompress -o tr.out - 2>err.txt
+  [ $? -eq 3 ] || die "truncated pipe stream not exit 3"
+  expect_err "frame 1 at offset $f1: TRUNCATED"
+  expect_no_leftovers tr.out
+  { cat kv.sz; printf 'xyz'; } | "$SZ" decompress -o tb.out - 2>err.txt
+  [ $? -eq 3 ] || die "trailing bytes from a pipe not exit 3"
+  expect_err "(3 trailing bytes): TRUNCATED"
+  expect_no_leftovers tb.out
+  # --max-size from a pipe: refused at the frame that crosses it
+  cat kv.sz | "$SZ" decompress --max-size 1M -o ms.out - 2>err.txt
+  [ $? -eq 5 ] || { cat err.txt; die "--max-size from a pipe not exit 5"; }
+  expect_err "LIMIT_EXCEEDED"
+  expect_no_leftovers ms.out
+  cat kv.sz | "$SZ" decompress --max-size 2M -o ok.out - || die "--max-size at the exact total"
+  cmp -s ok.out kv.bf16 || die "--max-size exact total differs"
+  # an odd-sized raw file is refused before an output exists
+  head -c 1001 kv.bf16 > odd.bf16
+  expect_rc 3 "$SZ" compress odd.bf16
+  expect_err "not a multiple of 2"
+  expect_no_leftovers odd.bf16.sz
+}
+
+case_kill() {
+  # A kill in the middle of a run leaves nothing under the final name and
+  # never removes the input, even with --rm. SIGTERM also removes the temp
+  # file; SIGKILL cannot be caught, so its temp file may stay.
+  local mb=4 sig tries
+  for sig in TERM KILL; do
+    tries=0
+    while :; do
+      tries=$((tries + 1)); [ $tries -le 4 ] || die "compress always finished before the kill"
+      make_big $mb in.bf16
+      cp in.bf16 want.bf16
+      rm -f .out.sz.splitzip-*
+      "$SZ" compress --rm -T1 --frame-size 64K -o out.sz in.bf16 2>/dev/null &
+      local pid=$! seen=0 f
+      while kill -0 $pid 2>/dev/null; do
+        for f in .out.sz.splitzip-*; do [ -s "$f" ] && seen=1; done
+        [ $seen -eq 1 ] && break
+      done
+      if [ $seen -eq 1 ] && kill -s $sig $pid 2>/dev/null; then
+        wait $pid; local rc=$?
+        if [ ! -e out.sz ]; then
+          [ $rc -ne 0 ] || die "killed compress exited 0"
+          break
+        fi
+        die "SIG$sig: out.sz exists after a kill (rc $rc)"
+      fi
+      wait $pid
+      rm -f out.sz
+      mb=$((mb * 4))  # finished first: try a bigger input
+    done
+    [ ! -e out.sz ] || die "SIG$sig left out.sz"
+    [ -f in.bf16 ] || die "SIG$sig: the input was removed"
+    cmp -s in.bf16 want.bf16 || die "SIG$sig: the input changed"
+    if [ $sig = TERM ]; then
+      expect_no_leftovers out.sz
+    fi
+    rm -f .out.sz.splitzip-*
+  done
+  # a finished run with --rm removes the input only after the output is whole
+  cat "$DATA"/layer00_k.bf16 > small.bf16
+  expect_rc 0 "$SZ" compress --rm small.bf16
+  [ ! -e small.bf16 ] || die "--rm kept the input"
+  expect_rc 0 "$SZ" decompress small.bf16.sz
+  cmp -s small.bf16 "$DATA"/layer00_k.bf16 || die "--rm round trip"
+}
+
 export SZ
 "case_$CASE"
 echo "PASS [$CASE]"
