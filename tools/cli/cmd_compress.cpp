@@ -170,8 +170,9 @@ int cmd_compress(int argc, char** argv) {
   opts.threads = big ? static_cast<int>(coders_wanted) : 1;
   const uint32_t n_slots = big ? 2 : 2 * coders + 2;
   const bool known = !raw || fd_in->regular();
-  // Inputs smaller than one frame get buffers of their own size.
-  const uint64_t in_cap = known ? std::min<uint64_t>(frame_bytes, v.bytes) : big ? 0 : frame_bytes;
+  // Inputs smaller than one frame get buffers of their own size; big frames
+  // get theirs when they are read, and give them back once written.
+  const uint64_t in_cap = big ? 0 : known ? std::min<uint64_t>(frame_bytes, v.bytes) : frame_bytes;
 
   FramePipeline pipe(coders, n_slots);
   for (PipelineSlot& s : pipe.slots()) {
@@ -188,6 +189,7 @@ int cmd_compress(int argc, char** argv) {
   auto produce = [&](PipelineSlot& s) {
     uint64_t got = 0;
     if (raw) {
+      if (known) s.in.reserve(std::min(frame_bytes, v.bytes - read_total));
       got = read_growing(*fd_in, s.in, frame_bytes);
     } else {
       got = std::min(frame_bytes, v.bytes - read_total);

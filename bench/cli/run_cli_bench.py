@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Whole-process CLI benchmark: splitzip against zstd, lz4 and cp.
+
+usage: run_cli_bench.py [--splitzip PATH] [--size-mib 256] [--reps 3]
+                        [--rss-mib 1024] [--workdir /dev/shm/...] [--out-dir bench/results]
+                        [--frame-sweep 64K,128K,256K,512K,1M] [--plot-python PY] [--quick]
+
+Times whole processes on a file in tmpfs, as a user runs them: splitzip
+compress/decompress with DEFAULT options (dynamic codebook, checksum on) at
+-T1 and -T2, next to zstd -1/-3 (-T1/-T2), lz4 -1 and cp, in the same run,
+best of --reps runs taken in alternating order (every job once per round).
+Each process is timed by wall clock; its peak RSS, user/system time and page
+faults come from GNU time (/usr/bin/time). Ratios are input bytes / output bytes.
+
+Also: peak RSS of splitzip at --rss-mib (default 1 GiB) both ways, a frame
+size sweep (dynamic vs calibrated codebook, no checksum), the ratio on the
+bundled real KV, and the issue-12 targets with PASS/MISS. Writes
+OUT_DIR/cli.json and OUT_DIR/cli.md, then OUT_DIR/cli.png with
+plot_cli_bench.py (needs matplotlib: --plot-python names a Python that has
+it, e.g. a venv's).
+
+Input: make_bench_data.py (real KV sign+exponent, random low mantissa bits).
+"""
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+TIME = "/usr/bin/time"  # GNU time (Debian package `time`)
+
+
+def run_timed(cmd, stdout_path=None):
+    """Runs cmd under /usr/bin/time; returns dict(wall_s, user_s, sys_s, rss_kb, minflt, majflt).
+
+    Peak RSS comes from GNU time (wait4 of a small C parent): a child forked
+    straight from this Python process would report the interpreter's RSS
+    inherited across fork as its own peak.
+    """
+    tfile = "/dev/shm/.splitzip-cli-bench-time.%d" % os.getpid()
+    out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
+    try:
+        t0 = time.perf_counter()
+        p = subprocess.run([TIME, "-f", "%M %U %S %R %F %x", "-o", tfile] + cmd, stdout=out, stderr=subprocess.PIPE)
+        wall = time.perf_counter() - t0
+    finally:
+        if stdout_path:
+            out.close()
+    fields = open(tfile).read().split()
+    os.unlink(tfile)
+    if p.returncode != 0:
+        raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr.decode(errors="replace").strip()))
+    rss, user, sys_s, minflt, majflt = int(fields[-6]), float(fields[-5]), float(fields[-4]), int(fields[-3]), int(fields[-2])
+    return {"wall_s": wall, "user_s": user, "sys_s": sys_s, "rss_kb": rss, "minflt": minflt, "majflt": majflt}
+
+
+def rm(*paths):
+    for p in paths:
+        if os.path.exists(p):
+            os.unlink(p)
+
+
+def cmp_files(a, b):
+    return subprocess.call(["cmp", "-s", a, b]) == 0
+
+
+def machine_info(sz):
+    info = {"platform": platform.platform(), "nproc": os.cpu_count(), "loadavg_start": os.getloadavg()}
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        info["l2"] = subprocess.check_output(["lscpu"], text=True).split("L2 cache:")[1].split("\n")[0].strip()
+    except Exception:
+        pass
+    for tool, arg in (("zstd", "--version"), ("lz4", "--version")):
+        try:
+            info[tool] = subprocess.check_output([tool, arg], text=True, stderr=subprocess.STDOUT).strip().splitlines()[0]
+        except Exception:
+            info[tool] = None
+    info["splitzip_backends"] = subprocess.check_output([sz, "backends"], text=True).strip().splitlines()
+    return info
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--splitzip", default=os.path.join(REPO, "build", "bin", "splitzip"))
+    ap.add_argument("--size-mib", type=int, default=256)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rss-mib", type=int, default=1024, help="input size of the RSS check (0 = skip)")
+    ap.add_argument("--workdir", default=None, help="tmpfs scratch directory (default /dev/shm/splitzip-cli-bench.PID)")
+    ap.add_argument("--out-dir", default=os.path.join(REPO, "bench", "results"))
+    ap.add_argument("--frame-sweep", default="64K,128K,256K,512K,1M", help="'' to skip")
+    ap.add_argument("--plot-python", default=sys.executable)
+    ap.add_argument("--quick", action="store_true", help="64 MiB, 1 rep, RSS at 256 MiB, short sweep")
+    a = ap.parse_args()
+    if a.quick:
+        a.size_mib, a.reps, a.rss_mib, a.frame_sweep = 64, 1, 256, "64K,512K"
+    sz = os.path.abspath(a.splitzip)
+    if not os.access(TIME, os.X_OK):
+        sys.exit("run_cli_bench.py: %s not found (apt-get install time)" % TIME)
+    for tool in ("zstd", "lz4", "cp"):
+        if not shutil.which(tool):
+            sys.exit("run_cli_bench.py: %s not found (apt-get install zstd lz4)" % tool)
+    if not os.access(sz, os.X_OK):
+        sys.exit("run_cli_bench.py: no splitzip at %s (build it, or pass --splitzip)" % sz)
+    work = a.workdir or "/dev/shm/splitzip-cli-bench.%d" % os.getpid()
+    os.makedirs(work, exist_ok=True)
+    W = lambda n: os.path.join(work, n)  # noqa: E731
+    info = machine_info(sz)
+    print("machine: %s, %s CPUs, L2 %s, load %s" % (info.get("cpu"), info["nproc"], info.get("l2"),
+                                                   " ".join("%.1f" % x for x in info["loadavg_start"])), flush=True)
+    print("splitzip backends: %s" % "; ".join(info["splitzip_backends"]), flush=True)
+
+    src = W("kv.bf16")
+    subprocess.check_call([sys.executable, os.path.join(HERE, "make_bench_data.py"), src, str(a.size_mib)])
+    nbytes = os.path.getsize(src)
+    # A calibrated codebook for the "calibrated, no checksum" rows.
+    cb = W("kv.szcb")
+    rm(cb)
+    subprocess.check_call([sz, "calibrate", "-o", cb, src], stderr=subprocess.DEVNULL)
+
+    # Outputs of the compress jobs feed the decompress jobs; they are made
+    # once (untimed) first.
+    szf, z1, z3, l4 = W("kv.sz"), W("kv.1.zst"), W("kv.3.zst"), W("kv.lz4")
+    rm(szf, z1, z3, l4)
+    subprocess.check_call([sz, "compress", "-o", szf, src])
+    subprocess.check_call(["zstd", "-q", "-1", src, "-o", z1])
+    subprocess.check_call(["zstd", "-q", "-3", src, "-o", z3])
+    subprocess.check_call(["lz4", "-q", "-1", src, l4])
+    sizes = {"splitzip": os.path.getsize(szf), "zstd -1": os.path.getsize(z1), "zstd -3": os.path.getsize(z3),
+             "lz4 -1": os.path.getsize(l4), "cp": nbytes}
+    o = W("out")
+    jobs = [  # (direction, name, threads, argv, output size key)
+        ("compress", "splitzip", 1, [sz, "compress", "-T1", "-o", o, src], "splitzip"),
+        ("compress", "splitzip", 2, [sz, "compress", "-T2", "-o", o, src], "splitzip"),
+        ("compress", "splitzip --no-checksum", 1, [sz, "compress", "-T1", "--no-checksum", "-o", o, src], None),
+        ("compress", "splitzip --codebook --no-checksum", 1,
+         [sz, "compress", "-T1", "--codebook", cb, "--no-checksum", "-o", o, src], None),
+        ("compress", "zstd -1", 1, ["zstd", "-q", "-1", "-T1", src, "-o", o], "zstd -1"),
+        ("compress", "zstd -1", 2, ["zstd", "-q", "-1", "-T2", src, "-o", o], "zstd -1"),
+        ("compress", "zstd -3", 1, ["zstd", "-q", "-3", "-T1", src, "-o", o], "zstd -3"),
+        ("compress", "zstd -3", 2, ["zstd", "-q", "-3", "-T2", src, "-o", o], "zstd -3"),
+        ("compress", "lz4 -1", 1, ["lz4", "-q", "-1", src, o], "lz4 -1"),
+        ("compress", "cp", 1, ["cp", src, o], "cp"),
+        ("decompress", "splitzip", 1, [sz, "decompress", "-T1", "-o", o, szf], "splitzip"),
+        ("decompress", "splitzip", 2, [sz, "decompress", "-T2", "-o", o, szf], "splitzip"),
+        ("decompress", "zstd -1", 1, ["zstd", "-q", "-d", z1, "-o", o], "zstd -1"),
+        ("decompress", "zstd -3", 1, ["zstd", "-q", "-d", z3, "-o", o], "zstd -3"),
+        ("decompress", "lz4 -1", 1, ["lz4", "-q", "-d", l4, o], "lz4 -1"),
+        ("decompress", "cp", 1, ["cp", src, o], "cp"),
+    ]
+    runs = {i: [] for i in range(len(jobs))}
+    for rep in range(a.reps):
+        for i, (d, name, t, cmd, _) in enumerate(jobs):
+            rm(o)
+            r = run_timed(cmd)
+            if d == "decompress" and rep == 0 and not cmp_files(o, src):
+                sys.exit("run_cli_bench.py: %s -T%d did not reproduce the input" % (name, t))
+            runs[i].append(r)
+        print("round %d/%d done (load %.1f)" % (rep + 1, a.reps, os.getloadavg()[0]), flush=True)
+    rm(o)
+    rows = []
+    for i, (d, name, t, cmd, key) in enumerate(jobs):
+        best = min(runs[i], key=lambda r: r["wall_s"])
+        rows.append({"direction": d, "tool": name, "threads": t, "cmd": " ".join(os.path.basename(c) if c == sz else c for c in cmd),
+                     "best": best, "runs": runs[i],
+                     "ratio": (nbytes / sizes[key]) if key else None,
+                     "gbps": nbytes / best["wall_s"] / 1e9})
+
+    def best_of(d, name, t=1):
+        for r in rows:
+            if r["direction"] == d and r["tool"] == name and r["threads"] == t:
+                return r["best"]["wall_s"]
+        return None
+
+    # Frame-size sweep: dynamic vs calibrated codebook, no checksum, -T1.
+    sweep = []
+    for fs in [x for x in a.frame_sweep.split(",") if x]:
+        row = {"frame_size": fs}
+        for label, extra in (("dynamic", []), ("calibrated", ["--codebook", cb])):
+            best = None
+            for _ in range(a.reps):
+                rm(o)
+                r = run_timed([sz, "compress", "-T1", "--no-checksum", "--frame-size", fs] + extra + ["-o", o, src])
+                best = r if best is None or r["wall_s"] < best["wall_s"] else best
+            row[label + "_s"] = best["wall_s"]
+            row[label + "_ratio"] = nbytes / os.path.getsize(o)
+        sweep.append(row)
+        print("frame %s: dynamic %.3f s, calibrated %.3f s, ratio %.4f" % (fs, row["dynamic_s"], row["calibrated_s"],
+                                                                         row["dynamic_ratio"]), flush=True)
+    rm(o)
+
+    # Ratio on the bundled real KV (all bf16 files as one stream, defaults).
+    bundled = sorted(f for f in os.listdir(os.path.join(REPO, "data", "kv", "stories260k")) if f.endswith(".bf16"))
+    cat = W("bundled.bf16")
+    with open(cat, "wb") as f:
+        for b in bundled:
+            f.write(open(os.path.join(REPO, "data", "kv", "stories260k", b), "rb").read())
+    rm(o)
+    subprocess.check_call([sz, "compress", "-o", o, cat])
+    bundled_ratio = os.path.getsize(cat) / os.path.getsize(o)
+    rm(o, cat)
+
+    # Peak RSS at a big input, both ways.
+    rss = {}
+    if a.rss_mib:
+        big, bigsz = W("big.bf16"), W("big.sz")
+        subprocess.check_call([sys.executable, os.path.join(HERE, "make_bench_data.py"), big, str(a.rss_mib)])
+        rm(bigsz, o)
+        for t in (1, 2):
+            rm(bigsz)
+            r = run_timed([sz, "compress", "-T%d" % t, "-o", bigsz, big])
+            rss["compress_T%d" % t] = r
+            rm(o)
+            r = run_timed([sz, "decompress", "-T%d" % t, "-o", o, bigsz])
+            rss["decompress_T%d" % t] = r
+            if t == 1 and not cmp_files(o, big):
+                sys.exit("run_cli_bench.py: %d MiB round trip differs" % a.rss_mib)
+            rm(o)
+        rm(big, bigsz)
+        for k, v in rss.items():
+            print("RSS %s at %d MiB: %.1f MB (%.3f s)" % (k, a.rss_mib, v["rss_kb"] / 1024, v["wall_s"]), flush=True)
+
+    # Targets of issue 12.
+    c1, c2, d1, d2 = (best_of("compress", "splitzip"), best_of("compress", "splitzip", 2),
+                      best_of("decompress", "splitzip"), best_of("decompress", "splitzip", 2))
+    cpc = best_of("compress", "cp")
+    targets = [
+        ("compress -T1 (defaults) <= 1.5x cp", c1 / cpc, "<=", 1.5),
+        ("compress -T1 >= 3x faster than zstd -1 -T1", best_of("compress", "zstd -1") / c1, ">=", 3.0),
+        ("compress -T1 faster than lz4 -1", best_of("compress", "lz4 -1") / c1, ">", 1.0),
+        ("decompress -T1 <= 1.5x cp", d1 / best_of("decompress", "cp"), "<=", 1.5),
+        ("decompress -T1 faster than lz4 -d", best_of("decompress", "lz4 -1") / d1, ">", 1.0),
+        ("compress -T2 >= 1.6x faster than -T1", c1 / c2, ">=", 1.6),
+        ("decompress -T2 >= 1.6x faster than -T1", d1 / d2, ">=", 1.6),
+    ]
+    if rss:
+        targets.append(("peak RSS compress, %d MiB input (MB)" % a.rss_mib,
+                        max(rss["compress_T1"]["rss_kb"], rss["compress_T2"]["rss_kb"]) / 1024, "<=", 64.0))
+        targets.append(("peak RSS decompress, %d MiB input (MB)" % a.rss_mib,
+                        max(rss["decompress_T1"]["rss_kb"], rss["decompress_T2"]["rss_kb"]) / 1024, "<=", 64.0))
+    for s in sweep:
+        if s["frame_size"].upper() in ("64K", "65536"):
+            targets.append(("dynamic-codebook encode at 64 KiB frames >= 0.8x calibrated (speed)",
+                            s["calibrated_s"] / s["dynamic_s"], ">=", 0.8))
+    targets.append(("ratio on the bundled real KV (defaults)", bundled_ratio, ">=", 1.329))
+    ops = {"<=": lambda x, y: x <= y, ">=": lambda x, y: x >= y, ">": lambda x, y: x > y}
+    tgt = [{"target": n, "value": v, "op": op, "limit": lim, "pass": bool(ops[op](v, lim))} for n, v, op, lim in targets]
+
+    info["loadavg_end"] = os.getloadavg()
+    result = {"input_mib": a.size_mib, "input_bytes": nbytes, "reps": a.reps, "machine": info, "rows": rows,
+              "sweep": sweep, "rss": rss, "rss_mib": a.rss_mib, "bundled_ratio": bundled_ratio, "targets": tgt}
+    os.makedirs(a.out_dir, exist_ok=True)
+    jpath = os.path.join(a.out_dir, "cli.json")
+    with open(jpath, "w") as f:
+        json.dump(result, f, indent=1)
+    md = render_md(result)
+    with open(os.path.join(a.out_dir, "cli.md"), "w") as f:
+        f.write(md)
+    print(md)
+    rm(src, cb, szf, z1, z3, l4)
+    if not a.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+    rc = subprocess.call([a.plot_python, os.path.join(HERE, "plot_cli_bench.py"), jpath,
+                          os.path.join(a.out_dir, "cli.png")])
+    if rc != 0:
+        print("plot skipped: %s has no matplotlib (pass --plot-python of a venv that has it)" % a.plot_python)
+    return 0
+
+
+def render_md(r):
+    m = r["machine"]
+    L = []
+    L.append("# Whole-process CLI benchmark\n")
+    L.append("Made by `bench/cli/run_cli_bench.py` (chart: `bench/cli/plot_cli_bench.py` -> `cli.png`, raw: `cli.json`).")
+    L.append("%d MiB of bf16 in tmpfs (`make_bench_data.py`: the bundled real KV's sign and exponent, "
+             "random low mantissa bits), every job run as a whole process, best of %d alternating rounds; "
+             "time by wall clock, peak RSS, CPU time and page faults from GNU `time`. splitzip runs with its default options "
+             "(dynamic codebook per frame, checksum on) unless the row says otherwise.\n" % (r["input_mib"], r["reps"]))
+    L.append("Machine: %s, %s CPUs, L2 %s; load average %s at the start, %s at the end; %s; %s; "
+             "splitzip backends: %s.\n" % (m.get("cpu"), m["nproc"], m.get("l2"),
+                                           " ".join("%.1f" % x for x in m["loadavg_start"]),
+                                           " ".join("%.1f" % x for x in m["loadavg_end"]),
+                                           m.get("zstd"), m.get("lz4"), "; ".join(m["splitzip_backends"])))
+    cp = {d: next(x["best"]["wall_s"] for x in r["rows"] if x["tool"] == "cp" and x["direction"] == d)
+          for d in ("compress", "decompress")}
+    for d in ("compress", "decompress"):
+        L.append("## %s\n" % d)
+        L.append("| tool | -T | time (s) | x cp | GB/s | ratio | peak RSS (MB) | user (s) | sys (s) | minor faults |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for x in r["rows"]:
+            if x["direction"] != d:
+                continue
+            b = x["best"]
+            L.append("| %s | %d | %.3f | %.2f | %.2f | %s | %.1f | %.3f | %.3f | %d |" % (
+                x["tool"], x["threads"], b["wall_s"], b["wall_s"] / cp[d], x["gbps"],
+                "%.4f" % x["ratio"] if x["ratio"] else "", b["rss_kb"] / 1024, b["user_s"], b["sys_s"], b["minflt"]))
+        L.append("")
+    if r["sweep"]:
+        L.append("## Frame size (compress -T1 --no-checksum)\n")
+        L.append("| --frame-size | dynamic codebook (s) | calibrated codebook (s) | dynamic / calibrated speed | ratio (dynamic) |")
+        L.append("|---|---:|---:|---:|---:|")
+        for s in r["sweep"]:
+            L.append("| %s | %.3f | %.3f | %.2f | %.4f |" % (s["frame_size"], s["dynamic_s"], s["calibrated_s"],
+                                                        s["calibrated_s"] / s["dynamic_s"], s["dynamic_ratio"]))
+        L.append("")
+    if r["rss"]:
+        L.append("## Peak RSS at %d MiB\n" % r["rss_mib"])
+        L.append("| job | time (s) | peak RSS (MB) | minor faults |")
+        L.append("|---|---:|---:|---:|")
+        for k, v in r["rss"].items():
+            L.append("| splitzip %s | %.3f | %.1f | %d |" % (k.replace("_", " -"), v["wall_s"], v["rss_kb"] / 1024, v["minflt"]))
+        L.append("")
+    L.append("## Targets (issue 12)\n")
+    L.append("| target | measured | limit | |")
+    L.append("|---|---:|---:|---|")
+    for t in r["targets"]:
+        L.append("| %s | %.3f | %s %g | %s |" % (t["target"], t["value"], t["op"], t["limit"], "PASS" if t["pass"] else "MISS"))
+    L.append("")
+    L.append("Ratio of splitzip on the bundled real KV (`data/kv/stories260k/*.bf16` as one stream, defaults): %.4f.\n"
+             % r["bundled_ratio"])
+    return "\n".join(L) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
