@@ -102,7 +102,20 @@ def main():
     ap.add_argument("--frame-sweep", default="64K,128K,256K,512K,1M", help="'' to skip")
     ap.add_argument("--plot-python", default=sys.executable)
     ap.add_argument("--quick", action="store_true", help="64 MiB, 1 rep, RSS at 256 MiB, short sweep")
+    ap.add_argument("--note", default="", help="one line on the build measured (commit, backends), put in cli.md")
+    ap.add_argument("--render-only", metavar="JSON", help="rewrite OUT_DIR/cli.md (and the chart) from a cli.json")
     a = ap.parse_args()
+    if a.render_only:
+        result = json.load(open(a.render_only))
+        if a.note:
+            result["note"] = a.note
+        with open(a.render_only, "w") as f:
+            json.dump(result, f, indent=1)
+        with open(os.path.join(a.out_dir, "cli.md"), "w") as f:
+            f.write(render_md(result))
+        subprocess.call([a.plot_python, os.path.join(HERE, "plot_cli_bench.py"), a.render_only,
+                         os.path.join(a.out_dir, "cli.png")])
+        return 0
     if a.quick:
         a.size_mib, a.reps, a.rss_mib, a.frame_sweep = 64, 1, 256, "64K,512K"
     sz = os.path.abspath(a.splitzip)
@@ -259,7 +272,8 @@ def main():
 
     info["loadavg_end"] = os.getloadavg()
     result = {"input_mib": a.size_mib, "input_bytes": nbytes, "reps": a.reps, "machine": info, "rows": rows,
-              "sweep": sweep, "rss": rss, "rss_mib": a.rss_mib, "bundled_ratio": bundled_ratio, "targets": tgt}
+              "sweep": sweep, "rss": rss, "rss_mib": a.rss_mib, "bundled_ratio": bundled_ratio, "targets": tgt,
+              "note": a.note}
     os.makedirs(a.out_dir, exist_ok=True)
     jpath = os.path.join(a.out_dir, "cli.json")
     with open(jpath, "w") as f:
@@ -292,6 +306,8 @@ def render_md(r):
                                            " ".join("%.1f" % x for x in m["loadavg_start"]),
                                            " ".join("%.1f" % x for x in m["loadavg_end"]),
                                            m.get("zstd"), m.get("lz4"), "; ".join(m["splitzip_backends"])))
+    if r.get("note"):
+        L.append("Build: %s\n" % r["note"])
     cp = {d: next(x["best"]["wall_s"] for x in r["rows"] if x["tool"] == "cp" and x["direction"] == d)
           for d in ("compress", "decompress")}
     for d in ("compress", "decompress"):

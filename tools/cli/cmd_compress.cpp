@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "tools/cli/commands.h"
@@ -163,8 +164,9 @@ int cmd_compress(int argc, char** argv) {
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
 
   // Small frames (the default): N coders, one frame each, one thread per
-  // frame, 2N+2 slots. Big frames (--frame-size over kBigFrameBytes): one
-  // frame at a time coded with N library threads, 2 slots.
+  // frame (positional mode: N workers; streaming: 2N+2 slots). Big frames
+  // (--frame-size over kBigFrameBytes): one frame at a time coded with N
+  // library threads, 2 slots.
   const bool big = frame_bytes > kBigFrameBytes;
   const uint32_t coders = big ? 1 : coders_wanted;
   opts.threads = big ? static_cast<int>(coders_wanted) : 1;
@@ -174,38 +176,13 @@ int cmd_compress(int argc, char** argv) {
   // get theirs when they are read, and give them back once written.
   const uint64_t in_cap = big ? 0 : known ? std::min<uint64_t>(frame_bytes, v.bytes) : frame_bytes;
 
-  FramePipeline pipe(coders, n_slots);
-  for (PipelineSlot& s : pipe.slots()) {
-    s.in.reserve(in_cap);
-    s.out.reserve(splitzip::compress_bound(v.dtype, in_cap / w));
-  }
-
   AtomicOutput out(out_path, force, !a.has("no-sync"));
   Progress progress("compress", known ? v.bytes : 0);
-  uint64_t done = 0, escapes = 0, read_total = 0;
+  uint64_t done = 0, escapes = 0;
   std::string backends;
   const std::string what = raw ? fd_in->what() : in_path;
 
-  auto produce = [&](PipelineSlot& s) {
-    uint64_t got = 0;
-    if (raw) {
-      if (known) s.in.reserve(std::min(frame_bytes, v.bytes - read_total));
-      got = read_growing(*fd_in, s.in, frame_bytes);
-    } else {
-      got = std::min(frame_bytes, v.bytes - read_total);
-      s.in.reserve(got);
-      if (got) std::memcpy(s.in.data(), v.data + read_total, got);
-    }
-    read_total += got;
-    if (got % w != 0)
-      fail(kExitInvalid, "compress: " + what + ": size " + std::to_string(read_total) +
-                             " bytes is not a multiple of " + std::to_string(w) + " (" +
-                             splitzip::dtype_name(v.dtype) + " elements)");
-    s.in_size = got;
-    if (got == 0) return s.index == 0 ? FramePipeline::Produced::last_frame : FramePipeline::Produced::none;
-    if (got < frame_bytes || (known && read_total == v.bytes)) return FramePipeline::Produced::last_frame;
-    return FramePipeline::Produced::frame;
-  };
+  // slot.in (in_size bytes) -> one frame in slot.out; on any coder thread.
   auto code = [&](PipelineSlot& s) {
     const uint64_t n = s.in_size / w;
     const uint64_t cap = splitzip::compress_bound(v.dtype, n);
@@ -219,19 +196,87 @@ int cmd_compress(int argc, char** argv) {
     s.aux[1] = n;
     s.backend = r.backend;
   };
-  auto consume = [&](PipelineSlot& s) {
-    out.write(s.out.data(), s.out_size);
+  auto account = [&](const PipelineSlot& s) {
     escapes += s.aux[0];
     done += s.aux[1];
     if (s.backend && backends.find(s.backend) == std::string::npos)
       backends += std::string(backends.empty() ? "" : ",") + s.backend;
     progress.update(done * w);
-    if (big) {  // give a big frame's memory back before the next one
-      s.in.shrink_to(0);
-      s.out.shrink_to(0);
-    }
   };
-  const uint64_t frames = pipe.run(produce, code, consume);
+
+  uint64_t frames = 0;
+  if (known && out.positional() && !big) {
+    // A regular file into a temp file: each of the N workers reads its
+    // frame with pread, codes it and writes it with pwrite at its offset
+    // (known once every earlier frame is coded), so reads, coding and
+    // writes all run N-wide. The bytes are those of the streaming path.
+    const uint64_t n_frames = v.bytes == 0 ? 1 : (v.bytes + frame_bytes - 1) / frame_bytes;
+    std::vector<PipelineSlot> bufs(coders);
+    for (PipelineSlot& b : bufs) {
+      b.in.reserve(in_cap);
+      b.out.reserve(splitzip::compress_bound(v.dtype, in_cap / w));
+    }
+    OrderedOffsets offsets;
+    std::mutex mu;
+    run_frames_parallel(
+        coders,
+        [&](uint32_t worker, uint64_t i) {
+          if (i >= n_frames) return false;
+          PipelineSlot& s = bufs[worker];
+          s.index = i;
+          const uint64_t off = i * frame_bytes;
+          const uint64_t want = std::min(frame_bytes, v.bytes - off);
+          uint64_t got = want;
+          if (raw) got = fd_in->read_at(s.in.data(), want, off);
+          else if (want) std::memcpy(s.in.data(), v.data + off, want);
+          if (got != want) fail(kExitIo, "compress: " + what + ": the input shrank while it was read");
+          s.in_size = want;
+          code(s);
+          out.write_at(s.out.data(), s.out_size, offsets.take(i, s.out_size));
+          std::lock_guard<std::mutex> lk(mu);
+          account(s);
+          return true;
+        },
+        &offsets);
+    out.set_written(offsets.total());
+    frames = n_frames;
+  } else {
+    FramePipeline pipe(coders, n_slots);
+    for (PipelineSlot& s : pipe.slots()) {
+      s.in.reserve(in_cap);
+      s.out.reserve(splitzip::compress_bound(v.dtype, in_cap / w));
+    }
+    uint64_t read_total = 0;
+    auto produce = [&](PipelineSlot& s) {
+      uint64_t got = 0;
+      if (raw) {
+        if (known) s.in.reserve(std::min(frame_bytes, v.bytes - read_total));
+        got = read_growing(*fd_in, s.in, frame_bytes);
+      } else {
+        got = std::min(frame_bytes, v.bytes - read_total);
+        s.in.reserve(got);
+        if (got) std::memcpy(s.in.data(), v.data + read_total, got);
+      }
+      read_total += got;
+      if (got % w != 0)
+        fail(kExitInvalid, "compress: " + what + ": size " + std::to_string(read_total) +
+                               " bytes is not a multiple of " + std::to_string(w) + " (" +
+                               splitzip::dtype_name(v.dtype) + " elements)");
+      s.in_size = got;
+      if (got == 0) return s.index == 0 ? FramePipeline::Produced::last_frame : FramePipeline::Produced::none;
+      if (got < frame_bytes || (known && read_total == v.bytes)) return FramePipeline::Produced::last_frame;
+      return FramePipeline::Produced::frame;
+    };
+    auto consume = [&](PipelineSlot& s) {
+      out.write(s.out.data(), s.out_size);
+      account(s);
+      if (big) {  // give a big frame's memory back before the next one
+        s.in.shrink_to(0);
+        s.out.shrink_to(0);
+      }
+    };
+    frames = pipe.run(produce, code, consume);
+  }
   progress.finish();
   out.commit();
   v.n_elems = done;

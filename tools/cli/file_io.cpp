@@ -224,6 +224,21 @@ InputFd::~InputFd() {
 
 uint64_t InputFd::read(uint8_t* dst, uint64_t want) { return read_full(fd_, dst, want, what_); }
 
+uint64_t InputFd::read_at(uint8_t* dst, uint64_t want, uint64_t off) const {
+  uint64_t got = 0;
+  while (got < want) {
+    const uint64_t chunk = std::min<uint64_t>(want - got, uint64_t{1} << 30);
+    const ssize_t r = ::pread(fd_, dst + got, chunk, static_cast<off_t>(start_ + off + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(kExitIo, what_ + ": read failed: " + errno_text());
+    }
+    if (r == 0) break;
+    got += static_cast<uint64_t>(r);
+  }
+  return got;
+}
+
 AtomicOutput::AtomicOutput(const std::string& path, bool force, bool sync)
     : path_(path), force_(force), sync_(sync) {
   if (path == "-") {
@@ -296,6 +311,20 @@ void AtomicOutput::write(const void* data, uint64_t size) {
     done += static_cast<uint64_t>(w);
   }
   written_ += size;
+}
+
+void AtomicOutput::write_at(const void* data, uint64_t size, uint64_t offset) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  uint64_t done = 0;
+  while (done < size) {
+    const uint64_t chunk = std::min<uint64_t>(size - done, uint64_t{1} << 30);
+    const ssize_t w = ::pwrite(fd_, p + done, chunk, static_cast<off_t>(offset + done));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail(kExitIo, path_ + ": write failed: " + errno_text());
+    }
+    done += static_cast<uint64_t>(w);
+  }
 }
 
 void AtomicOutput::commit() {

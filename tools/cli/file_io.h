@@ -59,6 +59,9 @@ class InputFd {
   uint64_t start() const { return start_; }
   // Reads up to want bytes (short only at the end); throws on error.
   uint64_t read(uint8_t* dst, uint64_t want);
+  // Regular files: reads up to want bytes at offset `off` from start(),
+  // without moving the file position (safe from several threads at once).
+  uint64_t read_at(uint8_t* dst, uint64_t want, uint64_t off) const;
   const std::string& what() const { return what_; }
 
  private:
@@ -82,6 +85,12 @@ class AtomicOutput {
   AtomicOutput& operator=(const AtomicOutput&) = delete;
 
   void write(const void* data, uint64_t size);
+  // True when the output is a temp file, so write_at() may be used (from
+  // several threads at once, on disjoint ranges) instead of write().
+  bool positional() const { return !is_stdout() && !direct_; }
+  void write_at(const void* data, uint64_t size, uint64_t offset);
+  // After write_at(): the output's total size, for written().
+  void set_written(uint64_t size) { written_ = size; }
   // fsync (when sync) + rename (no replace without force). Throws on failure.
   void commit();
   const std::string& path() const { return path_; }

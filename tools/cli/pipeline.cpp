@@ -219,4 +219,88 @@ uint64_t FramePipeline::run(const ProduceFn& produce, const CodeFn& code, const 
 
 #undef SZ_GUARDED
 
+// ---- positional mode --------------------------------------------------------
+
+namespace {
+constexpr int kStoppedCode = -1;
+}  // namespace
+
+uint64_t OrderedOffsets::take(uint64_t index, uint64_t size) {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [&] { return stop_ || next_index_ == index; });
+  if (stop_) throw CliError{kStoppedCode, "stopped after an earlier frame failed"};
+  const uint64_t off = next_offset_;
+  next_offset_ += size;
+  ++next_index_;
+  cv_.notify_all();
+  return off;
+}
+
+void OrderedOffsets::stop() {
+  std::lock_guard<std::mutex> lk(mu_);
+  stop_ = true;
+  cv_.notify_all();
+}
+
+void run_frames_parallel(uint32_t threads, const std::function<bool(uint32_t, uint64_t)>& work,
+                         OrderedOffsets* offsets) {
+  std::mutex mu;
+  uint64_t next = 0;
+  bool stop = false, failed = false;
+  uint64_t err_index = 0;
+  CliError err{0, ""};
+  auto record = [&](uint64_t i, int code, const std::string& msg) {
+    if (code == kStoppedCode) return;  // released by stop(): the real error is recorded
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      // An error that only says "an earlier frame failed" never wins.
+      if (!failed || i < err_index) {
+        failed = true;
+        err_index = i;
+        err = CliError{code, msg};
+      }
+      stop = true;
+    }
+    if (offsets) offsets->stop();
+  };
+  auto worker = [&](uint32_t w) {
+    for (;;) {
+      uint64_t i = 0;
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        if (stop) return;
+        i = next++;
+      }
+      try {
+        if (!work(w, i)) {
+          std::lock_guard<std::mutex> lk(mu);
+          stop = true;
+          return;
+        }
+      } catch (const CliError& e) {
+        // A worker released by stop() after an earlier failure reports a
+        // later index, so the real error keeps the lowest.
+        record(i, e.code, e.message);
+        return;
+      } catch (const std::bad_alloc&) {
+        record(i, kExitInternal, "out of memory");
+        return;
+      } catch (const std::exception& e) {
+        record(i, kExitInternal, std::string("internal error: ") + e.what());
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const uint32_t n = threads ? threads : 1;
+  try {
+    for (uint32_t t = 1; t < n; ++t) pool.emplace_back(worker, t);
+  } catch (const std::exception&) {
+    record(0, kExitInternal, "cannot start worker threads");
+  }
+  worker(0);
+  for (std::thread& t : pool) t.join();
+  if (failed) throw err;
+}
+
 }  // namespace szcli

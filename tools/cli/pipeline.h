@@ -119,6 +119,32 @@ class FramePipeline {
   std::string error_message_;
 };
 
+// The positional mode, for a regular input file and a temp-file output:
+// `threads` workers each take whole frames in increasing index order and do
+// everything for one (pread, code, pwrite at its offset), so the kernel's
+// copies run in parallel too. work(worker, index) returns false once index
+// is past the last frame. A worker that needs the output offset of its frame
+// calls OrderedOffsets::take(). The first error (lowest frame index) is
+// rethrown once every worker has stopped.
+class OrderedOffsets {
+ public:
+  // Blocks until frames 0..index-1 have taken theirs, then returns the
+  // offset of frame `index` and advances by size. Throws CliError when the
+  // run is stopping (an earlier frame failed).
+  uint64_t take(uint64_t index, uint64_t size);
+  void stop();
+  uint64_t total() const { return next_offset_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t next_index_ = 0, next_offset_ = 0;
+  bool stop_ = false;
+};
+
+void run_frames_parallel(uint32_t threads, const std::function<bool(uint32_t worker, uint64_t index)>& work,
+                         OrderedOffsets* offsets);
+
 // Online CPUs, at least 1 (for -T0).
 uint32_t online_cpus();
 
