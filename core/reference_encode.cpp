@@ -119,6 +119,12 @@ FrameOutcome reference_compress(const CompressArgs& a) {
     }
   }
   if (s == Status::escape_overflow) {
+    // More escapes than a coded frame in this capacity can hold, and the
+    // stored frame does not fit either (capacity below the stored size).
+    if (stored_frame_size(id, a.n, n_checks) > a.capacity) {
+      out.status = Status::dst_too_small;
+      return out;
+    }
     h.flags |= kFlagStored;
     if (bytes > 0) std::memmove(f + 64, src, bytes);
   } else if (s != Status::ok) {

@@ -69,8 +69,19 @@ TEST(FrameApi, CapacityBetweenCodedAndBound) {
   EXPECT_EQ(compress(Dtype::bf16, in.data(), n, tight.data(), 63).status, Status::dst_too_small);
   // Stored frames need their full size.
   const auto rnd = synth::generate(synth::Generator::random_bits, Dtype::bf16, n, 2);
-  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size() - 1).status, Status::dst_too_small);
-  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size()).status, Status::ok);
+  // (compress_bound also counts the block checks of a checksummed frame.)
+  const uint64_t stored = 64 + 2 * n;
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), stored - 1).status, Status::dst_too_small);
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), stored).status, Status::ok);
+  CompressOptions ck;
+  ck.checksum = true;
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), stored, ck).status, Status::dst_too_small);
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size(), ck).size, full.size());
+  // Escapes above the budget of a capacity below the stored size: the
+  // stored fallback does not fit either (never a write past capacity).
+  const auto heavy = synth::generate(synth::Generator::heavy_tail, Dtype::bf16, n, 2, {0.2});
+  std::vector<uint8_t> small(rf.size);
+  EXPECT_EQ(compress(Dtype::bf16, heavy.data(), n, small.data(), small.size()).status, Status::dst_too_small);
 }
 
 TEST(FrameApi, DecompressArgumentChecks) {
