@@ -87,7 +87,8 @@ Bytes compress(Dtype d, const Bytes& data, uint32_t chunk_log2, bool checksum,
 void fix_check(Bytes& f) {
   Bytes h(f.begin(), f.begin() + 64);
   std::memset(h.data() + 52, 0, 4);
-  const uint64_t c = splitzip::xxh64(h.data(), 64);
+  // v1 headers: XXH64; v2: XXH3-64.
+  const uint64_t c = f[4] == 1 ? splitzip::xxh64(h.data(), 64) : splitzip::xxh3_64(h.data(), 64);
   for (int i = 0; i < 4; ++i) f[52 + i] = static_cast<uint8_t>(c >> (8 * i));
 }
 
@@ -145,7 +146,8 @@ int main(int argc, char** argv) {
     const Bytes f = compress(Dtype::bf16, data, 6, true);
     splitzip::FrameInfo fi;
     splitzip::frame_info(f.data(), f.size(), &fi);
-    const splitzip::FrameLayout L = splitzip::coded_layout(1, fi.n_elems, fi.chunk_log2, fi.escape_count);
+    const splitzip::FrameLayout L =
+        splitzip::coded_layout(1, fi.n_elems, fi.chunk_log2, fi.escape_count, fi.checksum_blocks);
     Bytes b = f;
     b[L.code_off + L.code_size - 1] |= 0x80;  // odd n: padding nibble
     frame_seed("fault_padding_nibble", b);
