@@ -176,6 +176,21 @@ int main(int argc, char** argv) {
     b[48] = 17;
     fix_check(b);
     frame_seed("fault_codebook_count", b);
+    // v2: stream 7 (block checks), mode and block_log2.
+    b = f;
+    b[L.check_off] ^= 1;
+    frame_seed("fault_block_check", b);
+    b = f;
+    b[L.check_off + L.check_size] = 1;  // gap after stream 7
+    frame_seed("fault_block_check_gap", b);
+    b = f;
+    b[49] = 1;
+    fix_check(b);
+    frame_seed("fault_mode_1", b);
+    b = f;
+    b[50] = 15;
+    fix_check(b);
+    frame_seed("fault_block_log2_15", b);
   }
 
   // Codebook files (FORMAT.md 10) for the frame_info target's second parser.
@@ -196,8 +211,9 @@ int main(int argc, char** argv) {
   if (!k0.empty()) frame_seed("kv_layer00_k_bf16", compress(Dtype::bf16, k0, 8, true));
   if (!v2.empty()) frame_seed("kv_layer02_v_f32", compress(Dtype::fp32, v2, 7, false));
 
-  // The smallest committed golden frames (tests/golden/sz), within the corpus budget.
-  const fs::path golden = g_root / "tests/golden/sz";
+  // The smallest committed v2 golden frames (tests/golden/v2/sz), within the
+  // corpus budget. (The v1 ones are kept as the committed v1_golden_* seeds.)
+  const fs::path golden = g_root / "tests/golden/v2/sz";
   if (fs::is_directory(golden))
     for (const auto& e : fs::directory_iterator(golden))
       if (e.path().extension() == ".sz" && fs::file_size(e.path()) <= 2200)
