@@ -122,6 +122,7 @@ SZ_HD void write_header(const FrameHeader& h, uint8_t out[64]) {
 // Rules 1-11 of FORMAT.md section 9, in order. src_size may exceed the frame.
 SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out) {
   if (src_size < 64) return Status::truncated;                                              // 1
+  if (b == nullptr || out == nullptr) return Status::invalid_argument;
   if (b[0] != 0x53 || b[1] != 0x5A || b[2] != 0x4B || b[3] != 0x56) return Status::bad_magic;  // 2
   if (b[4] < kMinFormatVersion || b[4] > kFormatVersion) return Status::unsupported_version;  // 3
   if (load_le32(b + kHeaderCheckOffset) != header_check(b)) return Status::header_corrupt;   // 4
