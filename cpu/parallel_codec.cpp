@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -172,17 +173,20 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
     const uint64_t e1 = std::min(n, u1 * part.unit);
     if (e1 > e0) std::memset(counts + 2 * (e0 >> log2), 0, 2 * (ceil_div(e1, uint64_t{1} << log2) - (e0 >> log2)));
     try {
+      std::optional<BlockHasher> hasher;
+      if (job.hashes != nullptr) hasher.emplace(bytes, job.hashes);
       for (uint64_t i = e0; i < e1 && !stop.load(std::memory_order_relaxed);) {
         const uint64_t j = std::min(e1, i + part.step);
         const uint64_t before = sink.size;
         encode_range(job.dtype, job.src, i, j, tables, s, &sink);
+        // The step's input, just read by the kernel, is still in L2 (one
+        // call per step: smaller calls measured slower, each ends with the
+        // streaming stores' fence).
+        if (hasher) hasher->feed(i * g.bytes, job.src + i * g.bytes, (j - i) * g.bytes);
         const uint64_t added = sink.size - before;
         // Past the budget the frame is stored: stop everyone early.
         if (added != 0 && found.fetch_add(added) + added > job.budget) stop.store(true);
         // The step's checksum blocks, while the kernel's reads are in cache.
-        if (job.hashes != nullptr)
-          for (uint64_t b = (i * g.bytes) >> kChecksumBlockLog2; b < checksum_blocks(j * g.bytes); ++b)
-            job.hashes[b] = block_hash(job.src, bytes, b);
         i = j;
       }
     } catch (...) {  // bad_alloc from the escape vectors
@@ -373,27 +377,33 @@ void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* has
   const uint64_t blocks = checksum_blocks(bytes);
   if (src < dst + bytes && dst < src + bytes) {  // overlapping: one move, then hash
     std::memmove(dst, src, bytes);
-    if (hashes != nullptr)
-      for (uint64_t b = 0; b < blocks; ++b) hashes[b] = block_hash(dst, bytes, b);
+    if (hashes != nullptr) BlockHasher(bytes, hashes).feed(0, dst, bytes);
     return;
   }
   const int t = thread_count(threads, bytes, blocks);
+  std::atomic<bool> no_memory{false};
 #pragma omp parallel num_threads(t)
   {
     uint64_t b0, b1;
     split(blocks, omp_get_num_threads(), omp_get_thread_num(), &b0, &b1);
+    const uint64_t lo = std::min(bytes, b0 << kChecksumBlockLog2), hi = std::min(bytes, b1 << kChecksumBlockLog2);
     if (hashes == nullptr) {
-      const uint64_t lo = std::min(bytes, b0 << kChecksumBlockLog2), hi = std::min(bytes, b1 << kChecksumBlockLog2);
       std::memcpy(dst + lo, src + lo, hi - lo);
     } else {
-      // Block by block: the hash reads what the copy just brought in.
-      for (uint64_t b = b0; b < b1; ++b) {
-        const uint64_t off = b << kChecksumBlockLog2;
-        std::memcpy(dst + off, src + off, std::min(kChecksumBlockBytes, bytes - off));
-        hashes[b] = block_hash(src, bytes, b);
+      try {
+        // Block by block: the hash reads what the copy just brought in.
+        BlockHasher hasher(bytes, hashes);
+        for (uint64_t off = lo; off < hi; off += kChecksumBlockBytes) {
+          const uint64_t len = std::min(kChecksumBlockBytes, hi - off);
+          std::memcpy(dst + off, src + off, len);
+          hasher.feed(off, src + off, len);
+        }
+      } catch (...) {
+        no_memory.store(true);
       }
     }
   }
+  if (no_memory.load()) throw std::bad_alloc();
 }
 
 }  // namespace cpu
