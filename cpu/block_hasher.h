@@ -6,20 +6,11 @@
 // frame with the reference's).
 //
 // On x86-64 the update goes through libxxhash's runtime dispatch
-// (XXH3_64bits_update_dispatch: AVX2 / AVX-512 when the CPU has them). The
-// plain entry points of Debian's libxxhash are its SSE2 build: 18 GB/s on a
-// 64 KiB block in cache on the Zen 4 dev VM against 81 GB/s dispatched, and
-// with 18 GB/s the checksum halved encode and decode throughput.
+// (SZ_HOST_XXH3_UPDATE in core/hash.h: AVX2 / AVX-512 when the CPU has
+// them). The plain entry points of Debian's libxxhash are its SSE2 build:
+// 18 GB/s on a 64 KiB block in cache on the dev VM against 81 GB/s
+// dispatched, and with 18 GB/s the checksum halved encode and decode speed.
 #pragma once
-
-#include <xxhash.h>
-#if (defined(__x86_64__) || defined(_M_X64)) && __has_include(<xxh_x86dispatch.h>)
-#define XXH_DISPATCH_DISABLE_REPLACE
-#include <xxh_x86dispatch.h>
-#define SPLITZIP_XXH3_UPDATE XXH3_64bits_update_dispatch
-#else
-#define SPLITZIP_XXH3_UPDATE XXH3_64bits_update
-#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -48,7 +39,7 @@ class BlockHasher {
       if ((off & (kChecksumBlockBytes - 1)) == 0) XXH3_64bits_reset(state_);
       const uint64_t block_end = std::min(total_, (block + 1) << kChecksumBlockLog2);
       const uint64_t take = std::min(bytes, block_end - off);
-      SPLITZIP_XXH3_UPDATE(state_, p, static_cast<size_t>(take));
+      SZ_HOST_XXH3_UPDATE(state_, p, static_cast<size_t>(take));
       off += take;
       p += take;
       bytes -= take;
