@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
 
@@ -92,14 +93,16 @@ FrameOutcome reference_compress(const CompressArgs& a) {
   const uint64_t n_checks = a.checksum ? checksum_blocks(bytes) : 0;
   const uint64_t budget = escape_budget(id, a.n, a.chunk_log2, a.capacity, n_checks);
   // Neither form fits: fail before reading the input.
-  if (budget == kNoEscapeBudget && stored_frame_size(id, a.n, n_checks) > a.capacity) {
+  if (a.mode == Mode::fast && budget == kNoEscapeBudget && stored_frame_size(id, a.n, n_checks) > a.capacity) {
     out.status = Status::dst_too_small;
     return out;
   }
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
   uint64_t escapes = 0;
   Status s = Status::escape_overflow;
-  if (budget != kNoEscapeBudget) {
+  if (a.mode == Mode::capacity) {
+    s = reference_capacity_encode(a, n_checks, &h);  // FORMAT.md 4.6
+  } else if (budget != kNoEscapeBudget) {
     Codebook cb;
     if (a.codebook != nullptr) {
       cb = *a.codebook;
@@ -119,6 +122,10 @@ FrameOutcome reference_compress(const CompressArgs& a) {
     }
   }
   if (s == Status::escape_overflow) {
+    if (stored_frame_size(id, a.n, n_checks) > a.capacity) {
+      out.status = Status::dst_too_small;
+      return out;
+    }
     h.flags |= kFlagStored;
     if (bytes > 0) std::memmove(f + 64, src, bytes);
   } else if (s != Status::ok) {
@@ -129,13 +136,11 @@ FrameOutcome reference_compress(const CompressArgs& a) {
   if (a.checksum) {
     std::vector<uint64_t> hashes(n_checks);
     host_block_hashes(src, bytes, hashes.data());
-    const uint64_t check_off = h.stored() ? stored_check_off(id, a.n) : layout_of(h).check_off;
-    write_block_checks(f + check_off, hashes.data(), n_checks);
+    write_block_checks(f + check_off_of(h), hashes.data(), n_checks);
     h.content_checksum = combine_block_hashes(hashes.data(), n_checks);
   }
   Gap gaps[7];
-  const int k = h.stored() ? stored_gaps(id, a.n, n_checks, gaps) : coded_gaps(layout_of(h), gaps);
-  zero_ranges(f, gaps, k);
+  zero_ranges(f, gaps, frame_gaps(h, gaps));
   write_header(h, f);
   out.frame_size = h.frame_size;
   return out;
