@@ -21,6 +21,7 @@ FrameInfo info_of(const FrameHeader& h) {
   info.content_checksum = h.content_checksum;
   info.checksum_block_log2 = h.block_log2;
   info.checksum_blocks = h.n_checks();
+  info.mode = static_cast<Mode>(h.mode);
   info.codebook.dtype = info.dtype;
   info.codebook.count = h.codebook_count;
   std::memcpy(info.codebook.entries, h.codebook, 16);

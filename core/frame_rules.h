@@ -29,12 +29,24 @@ SZ_HD bool ranges_zero(const uint8_t* frame, const Gap* gaps, int k) {
   return true;
 }
 
+// The zero gaps of any frame (stored, mode 0, mode 1).
+SZ_HD int frame_gaps(const FrameHeader& h, Gap gaps[7]) {
+  return h.stored()                ? stored_gaps(h.dtype, h.n_elems, h.n_checks(), gaps)
+         : h.mode == kModeCapacity ? capacity_gaps(capacity_layout_of(h), gaps)
+                                   : coded_gaps(layout_of(h), gaps);
+}
+
+// Offset of stream 7 (block checks) in any frame.
+SZ_HD uint64_t check_off_of(const FrameHeader& h) {
+  return h.stored()                ? stored_check_off(h.dtype, h.n_elems)
+         : h.mode == kModeCapacity ? capacity_layout_of(h).check_off
+                                   : layout_of(h).check_off;
+}
+
 // Rule 14 on the bytes around the streams (gaps and stored padding).
 SZ_HD bool frame_gaps_zero(const uint8_t* frame, const FrameHeader& h) {
   Gap gaps[7];
-  const int k = h.stored() ? stored_gaps(h.dtype, h.n_elems, h.n_checks(), gaps)
-                           : coded_gaps(layout_of(h), gaps);
-  return ranges_zero(frame, gaps, k);
+  return ranges_zero(frame, gaps, frame_gaps(h, gaps));
 }
 
 // Rules 12-13 for one frame whose header parsed. limit_left: output bytes
@@ -51,7 +63,7 @@ SZ_HD Status check_output_room(const FrameHeader& h, uint64_t capacity, uint64_t
 SZ_HD Status verify_block_hashes(const FrameHeader& h, const uint8_t* frame, const uint64_t* hashes,
                                  uint64_t* corrupt_block) {
   const uint64_t count = h.n_checks();
-  const uint64_t check_off = h.stored() ? stored_check_off(h.dtype, h.n_elems) : layout_of(h).check_off;
+  const uint64_t check_off = check_off_of(h);
   for (uint64_t b = 0; b < count; ++b) {
     if (load_le32(frame + check_off + 4 * b) != static_cast<uint32_t>(hashes[b])) {
       *corrupt_block = b;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
 
@@ -104,7 +105,8 @@ FrameOutcome reference_decompress(const DecompressArgs& a) {
     if (bytes > 0) std::memmove(dst, f + 64, bytes);
   } else {
     Status s = Status::invalid_argument;
-    with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
+    if (h.mode == kModeCapacity) s = reference_capacity_decode(h, f, dst);  // FORMAT.md 4.6
+    else with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
     if (s != Status::ok) {
       out.status = s;
       return out;

@@ -103,12 +103,18 @@ Status codebook_deserialize(const void* src, uint64_t size, Codebook* out);
 Status codebook_save(const Codebook& cb, const char* path);
 Status codebook_load(const char* path, Codebook* out);
 
+// Exponent coding (FORMAT.md 4.1 byte 49): fast = the 4-bit codebook code
+// (ratio <= 4/3, fastest); capacity = per-block Huffman-coded exponents
+// (FORMAT.md 4.6, higher ratio). Recorded in each frame: decoders need no flag.
+enum class Mode : uint8_t { fast = 0, capacity = 1 };
+
 struct CompressOptions {
   const Codebook* codebook = nullptr;  // null: dynamic top-16 of this buffer
   uint32_t chunk_log2 = kDefaultChunkLog2;
   bool checksum = false;          // v2 block checksum (XXH3-64 per 64 KiB, FORMAT.md 4.5)
   const char* backend = nullptr;  // null: $SPLITZIP_BACKEND, else dispatch
   int threads = 0;                // 0: backend default (all cores for big buffers)
+  Mode mode = Mode::fast;         // capacity: codebook and chunk_log2 are not used
 };
 
 struct DecompressOptions {
@@ -157,6 +163,7 @@ struct FrameInfo {
   uint64_t content_checksum = 0;
   uint32_t checksum_block_log2 = 0;  // v2 with checksum: log2 of the checksum block bytes
   uint64_t checksum_blocks = 0;      // v2 with checksum: entries of the block-check stream
+  Mode mode = Mode::fast;            // v2 byte 49; stored frames are fast (0)
   Codebook codebook;
 };
 
