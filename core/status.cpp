@@ -34,6 +34,7 @@ const char* status_name(Status s) {
     case Status::device_error: return "DEVICE_ERROR";
     case Status::internal_error: return "INTERNAL_ERROR";
     case Status::escape_overflow: return "ESCAPE_OVERFLOW";
+    case Status::unsupported_mode: return "UNSUPPORTED_MODE";
   }
   return "UNKNOWN_STATUS";
 }
@@ -68,6 +69,7 @@ const char* status_message(Status s) {
     case Status::device_error: return "device (GPU) error";
     case Status::internal_error: return "internal error";
     case Status::escape_overflow: return "escape budget exceeded (internal: frame is stored instead)";
+    case Status::unsupported_mode: return "this backend does not implement the coding mode (use the cpu or reference backend)";
   }
   return "unknown status";
 }

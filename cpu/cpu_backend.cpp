@@ -11,6 +11,7 @@
 #include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
+#include "cpu/capacity_codec.h"
 #include "cpu/parallel_codec.h"
 
 namespace splitzip {
@@ -19,6 +20,7 @@ namespace {
 FrameOutcome compress_impl(const CompressArgs& a) {
   FrameOutcome out;
   if ((out.status = check_compress_args(a)) != Status::ok) return out;
+  if (a.mode == Mode::capacity) return capacity_compress_frame(a);
   const auto id = static_cast<uint32_t>(a.dtype);
   const auto* src = static_cast<const uint8_t*>(a.src);
   auto* f = static_cast<uint8_t*>(a.dst);
@@ -98,6 +100,7 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
   if ((out.status = parse_header(f, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
+  if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
   const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
   if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
   if (!frame_gaps_zero(f, h)) {  // rule 14 outside the streams

@@ -109,6 +109,10 @@ class CudaBackend final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
+    if (args.mode != Mode::fast) {  // the capacity mode is not on the GPU yet
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     if (!available()) {
       out.status = Status::backend_unavailable;
       return out;

@@ -249,6 +249,7 @@ SZ_HD void plan_decode(const DecItem& it, uint64_t limit, bool verify, DecPlan* 
   }
   FrameHeader h;
   Status s = parse_header(it.src, it.src_size, &h);
+  if (s == Status::ok && h.mode != kModeNibble) s = Status::unsupported_mode;  // capacity mode: not on the GPU yet
   if (s != Status::ok) {
     p->status = static_cast<int32_t>(s);
     return;

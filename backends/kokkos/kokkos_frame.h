@@ -187,6 +187,10 @@ FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
   space.fence();
   FrameHeader h;
   if ((out.status = parse_header(hb, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
+  if (h.mode != kModeNibble) {  // the capacity mode is not implemented here
+    out.status = Status::unsupported_mode;
+    return out;
+  }
   const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
   if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
   const ConstBytes<ExecSpace> frame(f, h.frame_size);

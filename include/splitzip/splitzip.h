@@ -48,7 +48,9 @@ typedef enum sz_status {
   SZ_IO_ERROR = 23,
   SZ_OUT_OF_MEMORY = 24,
   SZ_DEVICE_ERROR = 25,
-  SZ_INTERNAL_ERROR = 26
+  SZ_INTERNAL_ERROR = 26,
+  /* 27 is internal (escape overflow), never returned */
+  SZ_UNSUPPORTED_MODE = 28
 } sz_status;
 
 typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4 } sz_dtype;

@@ -50,6 +50,9 @@ enum class Status : int32_t {
   // Backend -> frame layer only: escapes exceed the budget, store instead.
   // Never returned by the public API.
   escape_overflow = 27,
+  // The chosen backend does not implement the frame's (or the requested)
+  // coding mode (FORMAT.md 4.1 byte 49); another backend may.
+  unsupported_mode = 28,
 };
 
 const char* status_name(Status s);     // "BAD_MAGIC"

@@ -19,6 +19,7 @@ int exit_code_for(Status s) {
     case Status::unknown_backend:
     case Status::backend_unavailable:
     case Status::unsupported_memory:
+    case Status::unsupported_mode:
       return kExitBackend;
     case Status::truncated:
     case Status::bad_magic:
