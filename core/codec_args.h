@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/dtype_traits.h"  // SZ_HD
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip {
@@ -55,7 +56,7 @@ inline Status check_compress_args(const CompressArgs& a) {
   return Status::ok;
 }
 
-inline Status check_decompress_args(const DecompressArgs& a) {
+SZ_HD Status check_decompress_args(const DecompressArgs& a) {
   if ((a.src == nullptr && a.src_size > 0) || (a.dst == nullptr && a.capacity > 0)) return Status::invalid_argument;
   return Status::ok;
 }

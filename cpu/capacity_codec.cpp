@@ -331,30 +331,20 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
     for (int t = 0; t < threads; ++t) std::memcpy(f + at[t], staged[t].data(), staged[t].size());
   }
-  h.frame_size = frame_size_of(h);
-  if (a.checksum) {
-    std::vector<uint64_t> hashes(n_checks);
-    parallel_block_hashes(src, bytes, hashes.data(), threads);
-    write_block_checks(f + check_off_of(h), hashes.data(), n_checks);
-    h.content_checksum = combine_block_hashes(hashes.data(), n_checks);
-  }
-  Gap gaps[7];
-  zero_ranges(f, gaps, frame_gaps(h, gaps));
-  write_header(h, f);
+  std::vector<uint64_t> hashes(n_checks);
+  if (a.checksum) parallel_block_hashes(src, bytes, hashes.data(), threads);
+  finish_frame(h, f, hashes.data());
   out.frame_size = h.frame_size;
   return out;
 }
 
 FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   FrameOutcome out;
-  if ((out.status = check_decompress_args(a)) != Status::ok) return out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
-  if ((out.status = parse_header(f, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
+  if ((out.status = open_frame(a, f, &h)) != Status::ok) return out;  // rules 1-13
   if (h.mode != kModeCapacity || h.stored()) return reference_decompress(a);
-  const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
-  if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
   if (!frame_gaps_zero(f, h)) {
     out.status = Status::bad_padding;
     return out;

@@ -19,25 +19,16 @@ namespace {
 
 FrameOutcome compress_impl(const CompressArgs& a) {
   FrameOutcome out;
-  if ((out.status = check_compress_args(a)) != Status::ok) return out;
   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
-  const auto id = static_cast<uint32_t>(a.dtype);
+  FramePlan p;
+  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
   const auto* src = static_cast<const uint8_t*>(a.src);
   auto* f = static_cast<uint8_t*>(a.dst);
-  const uint64_t bytes = a.n * dtype_bytes(a.dtype);
-  const uint64_t n_checks = a.checksum ? checksum_blocks(bytes) : 0;
-  const uint64_t budget = escape_budget(id, a.n, a.chunk_log2, a.capacity, n_checks);
-  const uint64_t stored_size = stored_frame_size(id, a.n, n_checks);
-  // Neither form fits: fail before reading the input.
-  if (budget == kNoEscapeBudget && stored_size > a.capacity) {
-    out.status = Status::dst_too_small;
-    return out;
-  }
-  FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
-  std::vector<uint64_t> hashes(n_checks);
+  FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
+  std::vector<uint64_t> hashes(p.n_checks);
   uint64_t* const hash_out = a.checksum ? hashes.data() : nullptr;
   Status s = Status::escape_overflow;
-  if (budget != kNoEscapeBudget) {
+  if (p.budget != kNoEscapeBudget) {
     Codebook cb;
     if (a.codebook != nullptr) {
       cb = *a.codebook;
@@ -55,8 +46,8 @@ FrameOutcome compress_impl(const CompressArgs& a) {
     job.codebook = &cb;
     job.frame = f;
     job.capacity = a.capacity;
-    job.budget = budget;
-    job.n_checks = n_checks;
+    job.budget = p.budget;
+    job.n_checks = p.n_checks;
     job.hashes = hash_out;
     job.threads = a.threads;
     uint64_t escapes = 0;
@@ -68,41 +59,24 @@ FrameOutcome compress_impl(const CompressArgs& a) {
     }
   }
   if (s == Status::escape_overflow) {
-    // The coded frame fitted the capacity, the stored one may not.
-    if (stored_size > a.capacity) {
-      out.status = Status::dst_too_small;
-      return out;
-    }
-    h.flags |= kFlagStored;
-    cpu::copy_hashed(src, f + 64, bytes, hash_out, a.threads);
+    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
+    cpu::copy_hashed(src, f + 64, p.bytes, hash_out, a.threads);
   } else if (s != Status::ok) {
     out.status = s;
     return out;
   }
-  h.frame_size = frame_size_of(h);
-  if (a.checksum) {
-    const uint64_t check_off = h.stored() ? stored_check_off(id, a.n) : layout_of(h).check_off;
-    write_block_checks(f + check_off, hashes.data(), n_checks);
-    h.content_checksum = combine_block_hashes(hashes.data(), n_checks);
-  }
-  Gap gaps[7];
-  const int k = h.stored() ? stored_gaps(id, a.n, n_checks, gaps) : coded_gaps(layout_of(h), gaps);
-  zero_ranges(f, gaps, k);
-  write_header(h, f);
+  finish_frame(h, f, hashes.data());
   out.frame_size = h.frame_size;
   return out;
 }
 
 FrameOutcome decompress_impl(const DecompressArgs& a) {
   FrameOutcome out;
-  if ((out.status = check_decompress_args(a)) != Status::ok) return out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
-  if ((out.status = parse_header(f, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
+  if ((out.status = open_frame(a, f, &h)) != Status::ok) return out;  // rules 1-13
   if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
-  const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
-  if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
   if (!frame_gaps_zero(f, h)) {  // rule 14 outside the streams
     out.status = Status::bad_padding;
     return out;
@@ -117,12 +91,9 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
   } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads)) != Status::ok) {  // 14-18
     return out;
   }
-  if (verify) {  // rule 19
-    if (h.version == 1) {
-      if (hash_xxh64(dst, bytes) != h.content_checksum) out.status = Status::checksum_mismatch;
-    } else {
-      out.status = verify_block_hashes(h, f, hashes.data(), &out.corrupt_block);
-    }
+  if (verify) {  // rule 19 (v1: XXH64 over the output afterwards)
+    out.status = hash_out != nullptr ? verify_block_hashes(h, f, hash_out, &out.corrupt_block)
+                                     : check_content_host(h, f, dst, &out.corrupt_block);
     if (out.status != Status::ok) return out;
   }
   out.frame_size = h.frame_size;
