@@ -416,6 +416,41 @@ TEST(CudaApi, GraphCaptureAndReplay) {
   cudaStreamDestroy(s);
 }
 
+// Small sizes through every kernel path, for compute-sanitizer (memcheck,
+// racecheck: slow per byte): every dtype coded / stored / checksum,
+// unaligned, a batch, the dynamic top-16, one corrupt frame per dtype.
+TEST(CudaSanitize, SmallEveryPath) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes) {
+    synth::Params p;
+    p.escape_rate = 0.02;
+    const auto data = synth::generate(synth::Generator::heavy_tail, d, 70001, 3, p);
+    for (uint64_t n : {uint64_t{0}, uint64_t{17}, uint64_t{70001}}) {
+      const Codebook cb = top16(d, data, n);
+      EXPECT_TRUE(async_round_trip(d, data, n, cb, 6, n % 2 == 1, n == 17 ? 2 : 0, 0)) << dtype_name(d) << " " << n;
+    }
+    const auto bits = synth::generate(synth::Generator::random_bits, d, 40000, 4);
+    EXPECT_TRUE(async_round_trip(d, bits, 40000, top16(d, bits, 40000), 10, true, 0, 0)) << "stored";
+    CompressOptions o;
+    o.backend = "cuda";
+    DeviceBuffer src(data.size());
+    ASSERT_TRUE(src.upload(data.data(), data.size()));
+    const uint64_t bound = compress_bound(d, 70001);
+    DeviceBuffer frame(bound);
+    const Result r = compress(d, src.get(), 70001, frame.get(), bound, o);  // dynamic top-16 on the device
+    ASSERT_EQ(r.status, Status::ok);
+    auto bad = frame.download(r.size);
+    bad[r.size / 2] ^= 0x24;
+    std::vector<uint8_t> want;
+    const Status sr = reference_decode(bad, bad.size(), data.size(), &want);
+    ASSERT_TRUE(frame.upload(bad.data(), bad.size()));
+    DecompressOptions dopt;
+    dopt.backend = "cuda";
+    DeviceBuffer out(data.size());
+    EXPECT_EQ(decompress(frame.get(), bad.size(), out.get(), data.size(), dopt).status, sr) << dtype_name(d);
+  }
+}
+
 // More than 2^31 elements of bf16 (4.3 GB, 65537 checksum blocks, a short
 // last block) through the async API with the v2 checksum: the GPU frame's
 // XXH3 equals the CPU reference frame's, and the decoded output's XXH3
