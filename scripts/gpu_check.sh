@@ -141,7 +141,7 @@ fi
 
 DRY=0
 [[ "${1:-}" == "--dry-run" ]] && DRY=1
-OUT=${OUT:-$ROOT/gpu_check_out}
+OUT=${OUT:-$(mktemp -d /tmp/gpu_check_out.XXXXXX)}  # outside the tree: never carried
 mkdir -p "$OUT"
 LOGS=$(mktemp -d)
 BUDGET=${GPU_CHECK_BUDGET:-540}
