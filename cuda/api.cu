@@ -21,6 +21,12 @@ Status launch_status() {
   return e == cudaErrorMemoryAllocation ? Status::out_of_memory : Status::device_error;
 }
 
+Status pending_error() {
+  const cudaError_t e = cudaPeekAtLastError();
+  if (e == cudaSuccess) return Status::ok;
+  return e == cudaErrorMemoryAllocation ? Status::out_of_memory : Status::device_error;
+}
+
 Status device_info(DeviceInfo* out) {
   constexpr int kMaxDevices = 64;
   static std::mutex mu;
@@ -55,8 +61,7 @@ namespace {
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Grid sizes are 32-bit; batches beyond that are split by the caller.
-constexpr uint64_t kMaxCount = (uint64_t{1} << 31) - 1;
+constexpr uint64_t kMaxCount = kMaxBatchCount;
 
 Status check_encode_config(const cuda::EncodeConfig& cfg) {
   if (!dtype_valid(cfg.dtype) || cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2)
