@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian and PyPI package splitzip's build, tests, demo and
 # benchmarks need. Idempotent: only missing packages are fetched.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz and runs
 # each for a bounded time. Fails on any crash, leak, sanitizer report or
 # broken invariant. Usable by CI.

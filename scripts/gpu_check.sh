@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole GPU check of the CUDA backend in one run (about 8 minutes on an
 # H200): build, CPU + GPU tests, compute-sanitizer (memcheck, racecheck,
 # synccheck), GPU-produced golden frames, benchmarks (incl. nvCOMP when

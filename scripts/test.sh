@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: installs what is missing, builds everything and
 # runs every test suite: unit/golden/CLI tests (ctest), the same under
 # ASan+UBSan, the concurrency tests under TSan, a short fuzz run per target,

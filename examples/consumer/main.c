@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C consumer: the same round trip through the C API. */
 #include <splitzip/splitzip.h>
+#include <splitzip/version.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -38,10 +40,14 @@ int main(void) {
   }
   printf("c: %llu -> %llu bytes, ratio %.3f, backend %s, round trip ok\n", (unsigned long long)(n * 2),
          (unsigned long long)c.size, (double)(n * 2) / (double)c.size, c.backend ? c.backend : "?");
-  printf("c: backends compiled in:");
+  printf("c: splitzip %s (compiled against %s), backends compiled in:", sz_version(), SZ_VERSION_STRING);
   for (i = 0; i < sz_backend_count(); ++i)
     printf(" %s%s", sz_backend_name(i), sz_backend_available(sz_backend_name(i)) ? "" : "(unavailable)");
   printf("\n");
+  for (i = 0; i < sz_backend_count(); ++i) {
+    const char* why = sz_backend_unavailable_reason(sz_backend_name(i));
+    if (why != NULL) printf("c: %s unavailable: %s\n", sz_backend_name(i), why);
+  }
   rc = 0;
 done:
   free(src);

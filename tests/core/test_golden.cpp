@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden vectors: every case's frame must match the committed size and
 // xxh64 byte for byte, and the committed .sz files must decode to the
 // generated input and re-encode to themselves. Regenerate (after an

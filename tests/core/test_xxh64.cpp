@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // XXH64 against published vectors and, when available, libxxhash.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend at the Backend interface: registration and dispatch,
 // the escape budget and capacity, invalid jobs, the histogram, thread
 // defaults, and the target hooks the other tests rely on.

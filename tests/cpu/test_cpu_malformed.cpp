@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed coded frames: the CPU backend returns the reference's status
 // (and, on success, its output) for every single-byte corruption of the
 // payload and for targeted faults of rules 14-18, per Highway target and

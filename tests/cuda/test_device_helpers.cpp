@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/device_helpers.h (the GPU's header, hash, budget and calibration
 // code) against the host implementations in core/, on the CPU.
 #include <gtest/gtest.h>

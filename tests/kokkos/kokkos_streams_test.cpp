@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Kokkos backend against the reference below the frame layer: encoded
 // streams byte for byte (including bytes it must not touch), escape budget
 // handling, decoding of each other's streams, histograms, and the kernels

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Helpers for the Kokkos backend tests: run one backend's encode/decode on
 // the payload streams directly (below the frame layer), so tiny inputs that
 // the frame layer would store still exercise the coded path.

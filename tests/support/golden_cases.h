@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The golden cases (tests/golden/cases.txt) and their committed frames
 // (tests/golden/frames.txt). Every backend's tests iterate the same list.
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Walks a stream of back-to-back frames (FORMAT.md section 7), validating
 // each header (rules 1-11) before anything is decoded or allocated.
 #pragma once
