@@ -12,6 +12,7 @@ APT_PKGS=(
   libzstd-dev liblz4-dev libblosc-dev libxxhash-dev
   clang libclang-rt-14-dev
   python3 python3-venv
+  help2man man-db unzip binutils util-linux  # man page, packaging checks (readelf, nm, unshare)
   iproute2 libibverbs1  # examples/transfer: ip netns + tc; Mooncake's engine.so links libibverbs
 )
 

@@ -28,7 +28,10 @@ hide_dirs=()
 for d in /usr/local/cuda /usr/local/cuda-* $(cat /etc/ld.so.conf.d/*.conf 2>/dev/null | grep -iE 'cuda|nvidia' || true); do
   [ -e "$d" ] || continue
   r=$(readlink -f "$d")
-  [ -d "$r" ] && hide_dirs+=("$r")
+  [ -d "$r" ] || continue
+  nested=0
+  for h in "${hide_dirs[@]}"; do [[ "$r" == "$h" || "$r" == "$h"/* ]] && nested=1; done
+  [ $nested -eq 1 ] || hide_dirs+=("$r")
 done
 
 run_env=(env LD_LIBRARY_PATH="$clean_ldpath" LD_DEBUG=libs LD_DEBUG_OUTPUT="$log")
