@@ -26,8 +26,11 @@ set_target_properties(splitzip_shared PROPERTIES
   LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/splitzip.map)
 target_link_libraries(splitzip_shared PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,splitzip>")
 target_link_options(splitzip_shared PRIVATE
-  "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/splitzip.map"
-  "LINKER:--no-undefined" "LINKER:--as-needed")
+  "LINKER:--version-script=${PROJECT_SOURCE_DIR}/cmake/splitzip.map" "LINKER:--as-needed")
+if(NOT SPLITZIP_SANITIZE)
+  # Sanitizer runtimes are linked into executables, not shared libraries.
+  target_link_options(splitzip_shared PRIVATE "LINKER:--no-undefined")
+endif()
 target_include_directories(splitzip_shared PUBLIC
   $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include> $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
   $<INSTALL_INTERFACE:include>)

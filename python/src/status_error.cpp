@@ -19,7 +19,7 @@ void register_status_translator() {
       // The exception class lives in Python so that pure-Python code raises
       // the same type; it is looked up when needed, never at import time.
       try {
-        nb::object cls = nb::module_::import_("splitzip._errors").attr("SplitzipError");
+        nb::object cls = nb::module_::import_("splitzip_kv._errors").attr("SplitzipError");
         nb::object inst = cls(splitzip::status_name(e.status), e.what(),
                               static_cast<int>(e.status));
         PyErr_SetObject(cls.ptr(), inst.ptr());
