@@ -32,6 +32,14 @@ function(check_consumer exe)
   if(CMAKE_MATCH_1 LESS_EQUAL 1.0)
     message(FATAL_ERROR "${exe}: ratio ${CMAKE_MATCH_1} is not above 1")
   endif()
+  # The C consumer prints sz_version() and SZ_VERSION_STRING: both the build's.
+  if(last_output MATCHES "c: splitzip ([^ ]+) \\(compiled against ([^)]+)\\)")
+    if(NOT CMAKE_MATCH_1 STREQUAL VERSION OR NOT CMAKE_MATCH_2 STREQUAL VERSION)
+      message(FATAL_ERROR "${exe}: sz_version() ${CMAKE_MATCH_1}, header ${CMAKE_MATCH_2}, build ${VERSION}")
+    endif()
+  elseif(exe MATCHES "consumer_c$")
+    message(FATAL_ERROR "${exe} did not print sz_version()")
+  endif()
 endfunction()
 
 # A consumer of the shared library: NEEDED names libsplitzip.so.<ABI>.
