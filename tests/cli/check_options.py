@@ -66,16 +66,17 @@ def from_docs(path):
 
 
 def from_man(path):
-    """Option terms of the man page: the line after each .TP (help2man's
-    layout for an option line), roff escapes removed."""
-    lines = open(path, encoding="utf-8").read().splitlines()
+    """Option terms of the man page: text lines (not requests) that start
+    with an option, as help2man writes them (after .TP, or in a list),
+    roff escapes removed."""
     opts = set()
-    for i, line in enumerate(lines):
-        if line.startswith(".TP") and i + 1 < len(lines):
-            term = re.sub(r"\\f[BIRP]", "", lines[i + 1]).replace("\\-", "-")
-            if term.lstrip().startswith("-"):
-                term = re.split(r"\s{2,}", term.strip(), maxsplit=1)[0]
-                opts.update(OPT.findall(term))
+    for line in open(path, encoding="utf-8").read().splitlines():
+        if line.startswith((".", "'")):
+            continue
+        term = re.sub(r"\\f[BIRP]", "", line).replace("\\-", "-").strip()
+        if term.startswith("-"):
+            term = re.split(r"\s{2,}", term, maxsplit=1)[0]
+            opts.update(OPT.findall(term))
     return opts
 
 

@@ -12,7 +12,9 @@ case "${1:-}" in
     for c in $("$cli" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'); do
       [ "$c" = backends ] && continue
       echo
-      "$cli" "$c" --help
+      # A blank line before the first option line, so help2man lays the
+      # options out as a list rather than folding them into the paragraph.
+      "$cli" "$c" --help | awk '/^  -/ && !opts { print ""; opts = 1 } { print }'
     done
     ;;
   *) echo "usage: help-all.sh --help | --version" >&2; exit 2 ;;
