@@ -3,7 +3,6 @@
 #include <splitzip/splitzip.h>
 #include <splitzip/version.h>
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +20,20 @@ int main(void) {
   int rc = 1;
   if (src == NULL || out == NULL || frame == NULL) goto done;
 
-  for (i = 0; i < n; ++i) {
-    const float v = 0.25f * sinf(0.001f * (float)i) * cosf(0.37f * (float)(i % 97));
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    src[i] = (uint16_t)(bits >> 16); /* bf16 = top half of float32 */
+  /* KV-like values: small magnitudes around zero, from a xorshift generator
+   * (no libm, so the program links with the splitzip flags alone). */
+  {
+    uint32_t x = 2463534242u;
+    for (i = 0; i < n; ++i) {
+      float v;
+      uint32_t bits;
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      v = ((float)(x & 0xffffu) / 65536.0f - 0.5f) * (0.05f + 0.45f * (float)(i % 97) / 97.0f);
+      memcpy(&bits, &v, 4);
+      src[i] = (uint16_t)(bits >> 16); /* bf16 = top half of float32 */
+    }
   }
 
   s = sz_compress(SZ_BF16, src, n, frame, bound, NULL, &c);
