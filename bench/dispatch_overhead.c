@@ -95,7 +95,7 @@ static double time_op(op_fn f, const char* backend, double seconds) {
 }
 
 int main(int argc, char** argv) {
-  const char* path = argc > 1 ? argv[1] : SPLITZIP_BENCH_DATA;
+  const char* path = argc > 1 && argv[1][0] ? argv[1] : SPLITZIP_BENCH_DATA;
   const double seconds = argc > 2 ? atof(argv[2]) : 2.0;
   const char* backends[] = {NULL, "reference", "cpu"};
   const char* names[] = {"dispatch", "reference", "cpu"};
