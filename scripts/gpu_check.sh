@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GPU check of the CUDA backend, built so that one device call (the
 # device tool: <= 600 s per command, ~15 min of device time in all) cannot be
 # wasted: nothing is compiled on the GPU machine when the carried build is

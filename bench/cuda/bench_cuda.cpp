@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU throughput of the stream-ordered CUDA API against the device-to-device
 // copy roofline measured in the same run, and optionally nvCOMP.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* splitzip C API (C99). Mirrors splitzip.hpp: caller-owned buffers, 64-bit
  * sizes, status codes with the same numbers. Every options pointer may be
  * NULL (defaults); a zero-initialised options struct also means defaults.
@@ -8,9 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "splitzip/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+SZ_PUBLIC_BEGIN
 
 #define SZ_FORMAT_VERSION 2     /* what encoders write */
 #define SZ_MIN_FORMAT_VERSION 1 /* oldest version decoders read */
@@ -168,7 +172,17 @@ uint64_t sz_xxh3_64(const void* data, uint64_t size);
 size_t sz_backend_count(void);
 const char* sz_backend_name(size_t index); /* NULL past the end */
 int sz_backend_available(const char* name);
+/* Why a backend cannot run here ("no CUDA driver ...", "not compiled into this
+ * build"), or NULL when it is available. Static string. */
+const char* sz_backend_unavailable_reason(const char* name);
 
+/* Version of the loaded library, e.g. "0.1.0" (SZ_VERSION_STRING is the one
+ * compiled against, in <splitzip/version.h>), and its ABI version (the
+ * SONAME's number). */
+const char* sz_version(void);
+uint32_t sz_abi_version(void);
+
+SZ_PUBLIC_END
 #ifdef __cplusplus
 }
 #endif

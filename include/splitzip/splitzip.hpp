@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip: lossless compression of LLM KV caches (SplitZip exponent coding).
 // C++ API. Caller-owned buffers, 64-bit sizes, no exceptions.
 // Byte format: core/FORMAT.md. C API: splitzip.h.
@@ -6,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "splitzip/export.h"
+
+SZ_PUBLIC_BEGIN
 namespace splitzip {
 
 inline constexpr uint32_t kFormatVersion = 2;     // what encoders write
@@ -213,4 +217,15 @@ size_t backend_count();
 const char* backend_name(size_t index);
 bool backend_available(const char* name);
 
+// Why a backend cannot run here ("no CUDA driver ...", "not compiled into
+// this build"), or null when it is available. Static string.
+const char* backend_unavailable_reason(const char* name);
+
+// Version of the loaded library ("0.1.0"; SZ_VERSION_STRING in
+// <splitzip/version.h> is the one
+// compiled against) and its ABI version (libsplitzip.so.<abi>).
+const char* version();
+uint32_t abi_version();
+
 }  // namespace splitzip
+SZ_PUBLIC_END

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip CUDA API: stream-ordered compression and decompression of
 // device-resident buffers, in the style of CUB.
 //
@@ -47,6 +48,7 @@
 
 #include "splitzip/splitzip.hpp"
 
+SZ_PUBLIC_BEGIN
 namespace splitzip {
 namespace cuda {
 
@@ -178,3 +180,4 @@ Status codebook_from_histogram_async(Dtype dtype, const uint64_t* d_counts, Code
 
 }  // namespace cuda
 }  // namespace splitzip
+SZ_PUBLIC_END

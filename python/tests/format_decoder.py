@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An independent numpy reading of core/FORMAT.md, used to check frames the
 bindings produce against the written spec rather than against the library.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Exercises the C API from C99 code: proves splitzip.h is valid C and that
  * zero-initialised / NULL options mean defaults. Returns 0 or a failing
  * line number; test_c_api.cpp calls it. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API: the C99 self-test plus checks of the C/C++ mapping.
 #include <gtest/gtest.h>
 

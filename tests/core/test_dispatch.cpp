@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Registry and dispatch: explicit list, forced names, $SPLITZIP_BACKEND,
 // no silent fallback.
 #include <gtest/gtest.h>

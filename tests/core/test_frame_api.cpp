@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frame-layer API contract: argument checks, capacity handling, codebook
 // checks, frame_info, the backend name in Result.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed frames: each fault gets its own status (FORMAT.md 9), nothing
 // crashes or reads out of bounds (run under ASan), every bit flip is caught
 // or changes the output.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trips through the public API for every dtype: sizes around 0 and
 // chunk boundaries, every generator, special values, small codebooks, the
 // stored fallback (and the 4.4 decision itself), checksums, frame streams.

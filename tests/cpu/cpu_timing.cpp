@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip_cpu_timing: the CPU backend's throughput against memcpy (and
 // zstd -1 when built with libzstd) in one run, and the single- vs
 // multi-thread crossover behind cpu::parallel_min_bytes(). A development

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend at the Backend interface: registration and dispatch,
 // the escape budget and capacity, invalid arguments, the histogram, thread
 // defaults, unaligned buffers, and the target hooks the other tests rely on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend produces the reference's bytes, and each decodes the
 // other's frames: every runnable Highway target forced in turn, 1/2/3/7
 // threads, every dtype, edge sizes, real KV and escape-rich synthetic data.

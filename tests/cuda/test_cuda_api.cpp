@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stream-ordered API (splitzip_cuda.hpp) on a GPU: single and batched
 // compress/decompress against the reference, on-device header validation,
 // calibration, checksums, a large buffer, and CUDA-graph capture.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "cuda" Backend through the public frame API, on a GPU: byte-identical
 // frames to the reference, cross-decoding, corrupt frames, memory kinds.
 // Skips with a message when the machine has no CUDA device.

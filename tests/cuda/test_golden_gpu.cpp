@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU-produced frames committed under tests/golden/gpu, verified byte for
 // byte against the CPU reference encoder on every run (no GPU needed).
 #include <gtest/gtest.h>

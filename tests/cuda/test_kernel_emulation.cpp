@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels' per-thread logic, run on the CPU by the emulator
 // (kernel_emulator.h), against the scalar reference: byte-identical frames,
 // identical decoded bytes, identical statuses on corrupt frames.

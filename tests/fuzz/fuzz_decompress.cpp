@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // decompress / decompress_frames on arbitrary bytes. Every answer is checked
 // against the spec oracle: the status must be one FORMAT.md section 9 allows
 // (the exact lowest rule for rules 1-13 and for the reference backend), a

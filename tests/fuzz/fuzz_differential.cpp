@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every available backend against every other (FORMAT.md 11).
 // Byte 0 picks the mode:
 //   even: the rest is a compress case (fuzz_common.h). Each backend, forced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // frame_info on arbitrary bytes: the status must be the lowest failing rule
 // of 1-11 (the spec oracle's), the fields must match the header bytes, and
 // every shorter view of an accepted frame must be TRUNCATED. The same bytes

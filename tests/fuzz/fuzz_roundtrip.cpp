@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trip: data, dtype, chunk size, checksum flag and codebook (user or
 // dynamic) come from the fuzz input. The frame must be exactly the one
 // FORMAT.md describes (stored-mode choice of 4.4, escape count, codebook),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the committed seed corpora: small valid frames of every dtype and
 // mode, streams, frames with one hand-made fault per payload rule, slices of
 // the bundled KV sample, the small golden .sz frames, and compress cases for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FORMAT.md section 9 as a checklist. See spec_oracle.h.
 #include "spec_oracle.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compress never writes past compress_bound (or past a smaller capacity),
 // and incompressible or escape-heavy input switches to stored mode exactly as
 // FORMAT.md 4.4 says. Destinations end at an inaccessible page, so one byte

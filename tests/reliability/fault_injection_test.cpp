@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic fault injection: the bytes of small valid frames (each
 // dtype, coded with escapes over several chunks, with and without checksum,
 // and stored) is corrupted in several ways, and every prefix is tried. Each

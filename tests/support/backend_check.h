@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Byte-for-byte checks of any backend against the scalar reference, for
 // every backend's tests (host buffers).
 #pragma once

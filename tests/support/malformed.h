@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A corpus of malformed frames, one fault each, with the status FORMAT.md 9
 // requires. Every backend's tests decode them and must agree.
 #pragma once

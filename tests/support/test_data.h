@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Bundled real KV data (data/kv/stories260k) for tests.
 #pragma once
 

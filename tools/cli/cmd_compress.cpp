@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip compress: one input tensor -> a stream of frames (one frame per
 // --frame-size bytes, a single frame for inputs up to 1 GiB).
 #include <unistd.h>

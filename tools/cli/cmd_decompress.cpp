@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip decompress: a stream of frames -> the concatenation of their data.
 #include <unistd.h>
 

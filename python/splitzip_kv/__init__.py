@@ -1,18 +1,22 @@
-"""splitzip: lossless compression of LLM KV caches (SplitZip exponent coding).
+# SPDX-License-Identifier: Apache-2.0
+"""splitzip_kv: lossless compression of LLM KV caches (SplitZip exponent coding).
 
-    import numpy as np, ml_dtypes, splitzip
+    import numpy as np, ml_dtypes, splitzip_kv
     kv = np.random.randn(1 << 20).astype(ml_dtypes.bfloat16)
-    frame = splitzip.compress(kv)                  # bytes
-    back = splitzip.decompress(frame)              # numpy bfloat16, bit-exact
-    cb = splitzip.calibrate([kv])                  # offline codebook
-    frame = splitzip.compress(kv, codebook=cb, checksum=True)
+    frame = splitzip_kv.compress(kv)                  # bytes
+    back = splitzip_kv.decompress(frame)              # numpy bfloat16, bit-exact
+    cb = splitzip_kv.calibrate([kv])                  # offline codebook
+    frame = splitzip_kv.compress(kv, codebook=cb, checksum=True)
 
-See docs/PYTHON.md in the repository for the full reference.
+See docs/PYTHON.md in the repository for the full reference. Distribution
+name: splitzip-kv (the PyPI name "splitzip" belongs to an unrelated tool).
 """
+# SPDX-License-Identifier: Apache-2.0
 
 from . import _core
 from ._api import (
     Result,
+    backend_unavailable_reason,
     backends,
     calibrate,
     compress,
@@ -30,7 +34,8 @@ from ._core import Codebook
 from ._dtypes import DTYPES
 from ._errors import SplitzipError
 
-__version__ = "0.1.0"
+#: Version of the splitzip library inside (one source: the CMake project version).
+__version__: str = _core.version()
 
 #: Frame format version this build writes (it also reads MIN_FORMAT_VERSION on).
 FORMAT_VERSION = _core.FORMAT_VERSION
@@ -47,6 +52,8 @@ __all__ = [
     "MIN_FORMAT_VERSION",
     "Result",
     "SplitzipError",
+    "__version__",
+    "backend_unavailable_reason",
     "backends",
     "calibrate",
     "compress",

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Dtype names: splitzip's canonical ones and their numpy / ml_dtypes / torch twins."""
 
 import sys

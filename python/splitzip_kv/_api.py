@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The public functions. Argument handling lives here; the codec is in _core.
 
 Sources are numpy arrays, torch tensors, any buffer-protocol object or any
@@ -149,7 +150,7 @@ def _target(out, expect):
 
 def _check_codebook(codebook):
     if codebook is not None and not isinstance(codebook, _core.Codebook):
-        raise TypeError(f"codebook must be a splitzip.Codebook or None, got {type(codebook).__name__}")
+        raise TypeError(f"codebook must be a splitzip_kv.Codebook or None, got {type(codebook).__name__}")
 
 
 def compress_bound(dtype, n):
@@ -267,7 +268,7 @@ def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
         if expect == "mixed":
             raise invalid("the frames hold different dtypes; decode them into "
                           "out=numpy.empty(total_decoded_bytes, numpy.uint8) or one at a time "
-                          "(splitzip.frames() gives each frame's offset and size)")
+                          "(splitzip_kv.frames() gives each frame's offset and size)")
         n = total // _core.dtype_bytes(expect)
         if device == _DL_CUDA:
             result = _torch().empty(n, dtype=_dtypes.torch_dtype(expect), device=src.device)
@@ -365,6 +366,11 @@ def calibrate(arrays, *, dtype=None):
 def backends():
     """Backends compiled into this build, in registry order: {name: available}."""
     return {name: available for name, available in _core.backends()}
+
+
+def backend_unavailable_reason(name):
+    """Why backend ``name`` cannot run here (e.g. "no CUDA driver ..."), or None when it can."""
+    return _core.backend_unavailable_reason(name)
 
 
 def xxh64(data, seed=0):
