@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public codec entry points: argument checks, backend selection per
 // buffer, then one whole-frame call into the chosen backend.
 #include <new>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C API: thin conversions onto the C++ API. No exception crosses extern "C".
 #include <cstring>
 

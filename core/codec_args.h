@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Arguments and outcome of one whole-frame call: the contract between the
 // public API, the reference oracle and every backend (backends/backend.h).
 #pragma once

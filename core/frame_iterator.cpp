@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The frame iterator and header-only queries (FORMAT.md 7, rules 1-11).
 #include <cstring>
 

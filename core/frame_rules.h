@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The bytes of a frame outside streams 1..6, written and checked the same way
 // by every backend: the block checks (stream 7), zero gaps (rule 14), the
 // header, output limits (rules 12-13) and the content checksum (rule 19).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The format's hashes, one call for host and device: host code uses the
 // maintained libxxhash, device code the implementation in xxh_device.h (which
 // tests check against libxxhash).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The frame header (FORMAT.md 4.1), codebook rules (section 3, rule 9) and
 // header validation (rules 1-11), header-only and host/device. Every backend
 // and every entry point parses and writes headers through these functions.

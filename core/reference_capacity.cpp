@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference of the capacity mode (FORMAT.md 4.6), written plainly:
 // split every element into exponent and residual, Huffman-code the exponents
 // per block of 2^16 with 32 interleaved LSB-first bit streams.

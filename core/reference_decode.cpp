@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference decoder: rules 1-19 in rule order, so a bad frame reports
 // its lowest failing rule, then the values.
 #include <cstring>

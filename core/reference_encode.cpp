@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference encoder: FORMAT.md 4 written as plainly as possible.
 // Two passes: count escapes per chunk (to place streams 5/6), then write.
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status names and messages. The numbering lives in splitzip.hpp; this file
 // only gives each value a stable name and one sentence for humans.
 #include "splitzip/splitzip.hpp"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // XXH64 and XXH3-64 (seed 0, default secret) written for device code: plain
 // integer arithmetic, no tables beyond the secret, no host library. Host code
 // hashes with libxxhash (core/hash.h); tests/core/test_hash.cpp proves these

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Block hashes (FORMAT.md 4.5) of bytes that arrive in pieces, in order:
 // the decoder feeds each sub-block it has just written (still in L1), the
 // encoder each step of input it has just read; the hash of a 64 KiB block is

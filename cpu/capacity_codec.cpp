@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fast host capacity mode (FORMAT.md 4.6). Table rules, code lengths, codes
 // and the decode table come from core/capacity/format.h (shared with the
 // reference); this file only moves bits quickly:

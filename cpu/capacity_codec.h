@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Fast host implementation of the capacity mode (FORMAT.md 4.6): the same
 // bytes as reference_capacity_encode / the same statuses as
 // reference_capacity_decode, with OpenMP across exponent blocks and 32

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "cpu" backend: whole frames on the host. The format core decides
 // everything about a frame (escape budget, codebook order, layout, stored
 // fallback, block checks, gaps, header, rules 1-14 outside the streams and

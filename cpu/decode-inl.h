@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-target decode kernels: unpack nibbles, look the exponent up in the
 // 16-entry codebook (one byte shuffle), rebuild the values, patch the
 // (already validated) escapes of each vector before it is stored.

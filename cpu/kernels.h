@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Internal interface between the CPU backend (threads, escape layout,
 // validation) and its per-target SIMD kernels (cpu/*-inl.h). No vector types
 // here: the kernels are reached through Highway's dynamic dispatch in

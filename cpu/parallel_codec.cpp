@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenMP over contiguous ranges for the CPU backend (cpu/parallel_codec.h).
 // Output bytes do not depend on the thread count or the SIMD target: every
 // thread writes only its own chunks' bytes of streams 1..4, escapes are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The CPU backend's OpenMP layer: streams 1..6 of a coded frame split over
 // threads by contiguous ranges, with the block checksum fused into the same
 // pass, plus the exponent histogram and the stored copy. Everything else

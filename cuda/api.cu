@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public CUDA API (include/splitzip/splitzip_cuda.hpp): argument checks
 // on the host, then the kernel sequences of encode.cu / decode.cu. No call
 // here synchronises or allocates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exponent histogram and top-16 codebook, stream-ordered (dynamic
 // calibration without a host trip).
 #include <cuda_runtime.h>

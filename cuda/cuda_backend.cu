@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The synchronous Backend ("cuda"): whole frames through the device
 // pipelines of encode.cu / decode.cu, and cuda_pointer_kind(). Each call
 // enqueues everything on the caller's stream (cuda::set_backend_stream for

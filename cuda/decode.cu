@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decode kernels: setup (header rules 1-13 on the device, tile and hash
 // prefixes) -> main (persistent CTAs: counts + look-back, dense decode,
 // escape patch in the same tile after a barrier, then the v2 block hashes of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encode kernels: setup (plans, tile/staging/hash prefixes) -> main (single
 // read of the input, persistent CTAs, decoupled look-back, v2 block hashes
 // of the tile's checksum blocks) -> finalize (frame checksum, stored/coded

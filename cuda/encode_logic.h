@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-thread encode steps of the CUDA kernels, host+device so the CPU tests
 // run them by looping over tiles and thread indices (tests/cuda). The
 // kernels in encode.cu only add tile scheduling, barriers, the block scan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Internal host-side entry points of the CUDA kernels: the public API
 // (api.cu) and the Backend adapter (cuda_backend.cu) both enqueue the same
 // kernel sequences through these. Host code, CUDA runtime types.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-buffer plans and workspace layout shared by the CUDA kernels and their
 // CPU emulation (tests/cuda). Host+device, no CUDA headers.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Kokkos backend: whole frames (kokkos_frame.h) on
 // Kokkos::DefaultExecutionSpace.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Whole frames on a Kokkos execution space (backends/backend.h): the steps of
 // core/reference_encode.cpp / reference_decode.cpp, with every rule taken from
 // the format core (escape_budget, top16_codebook, layout_of, block hashes,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds bench/capacity/capacity_bench against a lean library build.
 #   bench/capacity/build.sh [BUILD_DIR] [extra compiler flags, e.g. -mavx2 or -march=native]
 set -e

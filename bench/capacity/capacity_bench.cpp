@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip rows of the capacity-mode benchmark (bench/capacity/run_peers.py
 // runs this and the peers in the same run). One JSON object per line:
 //   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants]

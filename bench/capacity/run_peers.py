@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Capacity mode vs its peers, same run, same inputs (issue 18).
 
 Inputs:

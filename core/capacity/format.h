@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Capacity mode (header byte 49 = 1, FORMAT.md 4.6): geometry of the frame,
 // the per-block exponent table, the normative length-limited Huffman code
 // lengths (package-merge) and canonical codes, and the decode table.

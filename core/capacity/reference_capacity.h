@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The scalar reference of the capacity mode (FORMAT.md 4.6), called by
 // reference_compress / reference_decompress. Host only.
 #pragma once

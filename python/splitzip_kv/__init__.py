@@ -11,7 +11,6 @@
 See docs/PYTHON.md in the repository for the full reference. Distribution
 name: splitzip-kv (the PyPI name "splitzip" belongs to an unrelated tool).
 """
-# SPDX-License-Identifier: Apache-2.0
 
 from . import _core
 from ._api import (

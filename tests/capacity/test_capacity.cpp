@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Capacity mode (FORMAT.md 4.6) in the reference oracle: round trips on every
 // dtype and size edge, real KV, the normative code lengths, malformed frames,
 // and the golden vectors of tests/golden/capacity and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fast host capacity codec (cpu/capacity_codec.cpp) against the
 // reference oracle: the same bytes at every thread count, the same statuses
 // on the golden error vectors and on corrupted frames.

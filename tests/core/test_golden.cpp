@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Golden vectors (tests/golden/README.md).
 //
 // v2 (tests/golden/v2): what encoders write now. EVERY available backend's

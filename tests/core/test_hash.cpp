@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The format's hashes: the device implementations in core/xxh_device.h
 // (dev::xxh64, dev::xxh3_64) against the maintained libxxhash on every
 // length 0..4096 and on random lengths up to 1 MiB, the public wrappers, and

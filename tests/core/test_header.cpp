@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Header write/parse round trip (v2 and v1), the v2 header rules, layout
 // arithmetic and the escape budget.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed frames: the CPU backend returns the reference's status (and,
 // on success, its output) for every single-byte corruption of the payload,
 // for targeted faults of rules 14-18, and for corrupted checksummed frames

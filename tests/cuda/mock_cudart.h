@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A recording stand-in for the CUDA runtime, linked instead of libcudart
 // into splitzip_cuda_launch_tests (CPU only, no driver): the real host code
 // of the CUDA backend (api.cu, encode.cu, decode.cu, calibrate.cu,

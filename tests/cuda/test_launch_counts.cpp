@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Launches, copies and host synchronisations per call of the CUDA backend's
 // real host code (api.cu, encode.cu, decode.cu, calibrate.cu,
 // cuda_backend.cu), run on the CPU against the recording runtime of

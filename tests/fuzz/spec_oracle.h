@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // An independent reading of FORMAT.md section 9 (format v1 and v2): which
 // rules a frame breaks and what it decodes to. Written from the document, not from core/, so the
 // fuzzers and reliability tests compare the library against the spec rather

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Kokkos backend's whole-frame calls (compress_frame / decompress_frame)
 // against the reference oracle: identical frame bytes (and identical
 // untouched bytes past the frame) for every dtype, size, chunk size,

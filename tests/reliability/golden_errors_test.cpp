@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replays tests/golden-errors/{v1,v2}/: each <name>.bin with its
 // <name>.expect (format in tests/golden-errors/README.md) on default dispatch
 // and on every available backend, and checks the expected status and, where

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Byte-for-byte checks of a backend against the reference oracle, through
 // the whole-frame Backend interface (compress_frame / decompress_frame) and
 // reference_compress / reference_decompress.

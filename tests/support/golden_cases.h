@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The golden cases and their committed frames, one set per format version:
 // tests/golden/v2/ (what encoders write now: every backend's encode output
 // must equal these bytes) and tests/golden/v1/ (frames of format v1, which
