@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public codec entry points: argument checks, backend selection per
 // buffer, then one whole-frame call into the chosen backend.
 #include <new>
@@ -91,6 +92,7 @@ Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst, uint6
     a.chunk_log2 = opts.chunk_log2;
     a.checksum = opts.checksum;
     a.threads = opts.threads;
+    a.mode = opts.mode;
     if ((r.status = check_compress_args(a)) != Status::ok) return r;
     const Backend* be = nullptr;
     r.status = select(opts.backend, src, dst, n_elems * dtype_bytes(dtype), Direction::encode, &be);

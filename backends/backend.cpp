@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Default Backend methods: host memory, one frame after another.
 #include <cstring>
 

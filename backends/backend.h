@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The backend interface. A backend owns whole frames: it writes every byte
 // of a frame (header, streams, block checks, gaps, stored fallback) and
 // decodes one with every rule of FORMAT.md 9, through the shared format core

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-buffer backend selection. An explicit choice (option or
 // $SPLITZIP_BACKEND) is honoured or fails; it never falls back silently.
 #include <cstdlib>

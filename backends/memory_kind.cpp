@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a pointer lives. Without CUDA every pointer is host memory.
 #include "backends/registry.h"
 

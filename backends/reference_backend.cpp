@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scalar reference as a Backend: host memory only, single-threaded.
 #include "backends/registry.h"
 #include "core/reference.h"

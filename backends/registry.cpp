@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The explicit backend registry: reference first, then each compiled backend.
 // Adding a backend means adding one line here under its SPLITZIP_HAVE_* macro.
 #include <cstring>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Explicit backend registry (no self-registering statics) and per-buffer
 // dispatch. The list is in registry.cpp; a backend is compiled in when its
 // CMake option is on and listed there under its SPLITZIP_HAVE_* macro.

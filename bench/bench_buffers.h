@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Buffers for the timed loops. Every buffer is 64-byte aligned and touched
 // once when allocated, so no benchmark times page faults, and the big ones
 // are reused across benchmarks instead of being faulted in again.

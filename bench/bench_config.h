@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Harness options: which inputs, backends, thread counts and peers to run.
 // Each comes from a --flag, else an environment variable, else a default, so
 // a quick run is one flag away (e.g. --synth_elems=16777216).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Benchmark inputs. Sizes are known at registration (benchmark names carry
 // the byte count); the bytes are read or generated on first use and kept.
 //   kv_l1-4     bundled stories260K KV, layers 1-4, K and V concatenated (BF16)

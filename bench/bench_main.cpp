@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip_bench_cpu: Google Benchmark harness for the host backends and
 // their peers. Harness flags are described by --help; every other flag goes
 // to Google Benchmark (--benchmark_filter, --benchmark_out, ...).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The roofline and the general-purpose peers, on the same input buffers:
 // memcpy, zstd -1 / -3, lz4 (default), blosc byte-shuffle + lz4 / + zstd.
 #include <benchmark/benchmark.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Benchmark registration. Names (parsed by bench/scripts/report.py):
 //   BM_<Op>/<backend>/<dtype>/<bytes>/<input>/threads:<n>   splitzip, Op in
 //       Encode, Decode, EncodeChecksum, DecodeChecksum, EncodeDynamic

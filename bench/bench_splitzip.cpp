@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip encode/decode benchmarks, one per backend x input x thread count.
 #include <benchmark/benchmark.h>
 

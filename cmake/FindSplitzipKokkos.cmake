@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # FindSplitzipKokkos: the Kokkos that splitzip's Kokkos backend builds against.
 #
 # Order:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Resolves the AUTO/ON/OFF backend options and adds each enabled backend.
 # A backend directory adds its sources to `splitzip` and defines
 # SPLITZIP_HAVE_<NAME> on it (registry.cpp lists backends under those macros).

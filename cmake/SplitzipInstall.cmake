@@ -1,5 +1,8 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install rules, the exported CMake package (find_package(splitzip) ->
-# splitzip::splitzip) and the pkg-config file. Included last by the top-level
+# splitzip::splitzip, the shared library; COMPONENTS static ->
+# splitzip::splitzip_static; COMPONENTS cuda -> splitzip::cuda), the
+# pkg-config file, the man page and the licence. Included last by the top-level
 # CMakeLists.txt, when every backend has added itself to `splitzip`, so the
 # dependencies written into the package are the ones this build really has.
 # Off by default when splitzip is a subproject (e.g. python/ embeds it).
@@ -130,7 +133,6 @@ string(REPLACE ";" " " SPLITZIP_PC_LIBS_PRIVATE "${_sz_pc_libs}")
 # find_dependency lines for splitzipConfig.cmake, one per package behind the
 # imported targets `splitzip` links.
 set(SPLITZIP_CONFIG_DEPENDENCIES "")
-set(SPLITZIP_CONFIG_AFTER_TARGETS "")
 set(_sz_packages "")
 foreach(t IN LISTS _sz_imported)
   if(t MATCHES "^hwy::")
@@ -154,65 +156,80 @@ foreach(t IN LISTS _sz_imported)
 endforeach()
 foreach(p IN LISTS _sz_packages)
   if(p STREQUAL "OpenMP")
-    string(APPEND SPLITZIP_CONFIG_DEPENDENCIES "find_dependency(OpenMP COMPONENTS CXX)\n")
+    string(APPEND SPLITZIP_CONFIG_DEPENDENCIES "  find_dependency(OpenMP COMPONENTS CXX)\n")
   elseif(p STREQUAL "CUDAToolkit")
+    # Only the static archive needs the toolkit (libcudart_static.a);
+    # libsplitzip.so carries the static CUDA runtime inside.
     if(CUDAToolkit_BIN_DIR)
       get_filename_component(_sz_cuda_root "${CUDAToolkit_BIN_DIR}" DIRECTORY)
       string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
-             "if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS \"${_sz_cuda_root}\")\n"
-             "  set(CUDAToolkit_ROOT \"${_sz_cuda_root}\")\nendif()\n")
+             "  if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS \"${_sz_cuda_root}\")\n"
+             "    set(CUDAToolkit_ROOT \"${_sz_cuda_root}\")\n  endif()\n")
     endif()
-    string(APPEND SPLITZIP_CONFIG_DEPENDENCIES "find_dependency(CUDAToolkit)\n")
-    # <splitzip/splitzip_cuda.hpp> includes cuda_runtime_api.h.
-    string(APPEND SPLITZIP_CONFIG_AFTER_TARGETS
-           "set_property(TARGET splitzip::splitzip APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES "
-           "\"\${CUDAToolkit_INCLUDE_DIRS}\")\n")
+    string(APPEND SPLITZIP_CONFIG_DEPENDENCIES "  find_dependency(CUDAToolkit)\n")
   elseif(p STREQUAL "SplitzipKokkos")
     # The installed FindSplitzipKokkos.cmake repeats the build's search,
     # Debian workaround included; the build's Kokkos package is a hint.
     if(SplitzipKokkos_SOURCE STREQUAL "config" AND Kokkos_DIR)
       string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
-             "if(NOT DEFINED Kokkos_DIR)\n  set(Kokkos_DIR \"${Kokkos_DIR}\")\nendif()\n")
+             "  if(NOT DEFINED Kokkos_DIR)\n    set(Kokkos_DIR \"${Kokkos_DIR}\")\n  endif()\n")
     elseif(SplitzipKokkos_SOURCE STREQUAL "direct")
       # Built against headers + library found directly (e.g. Debian's, whose
       # package config is broken): find the same way, without loading that
       # package config into the consumer.
       string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
-             "if(NOT DEFINED SPLITZIP_KOKKOS_USE_CONFIG)\n  set(SPLITZIP_KOKKOS_USE_CONFIG OFF)\nendif()\n")
+             "  if(NOT DEFINED SPLITZIP_KOKKOS_USE_CONFIG)\n    set(SPLITZIP_KOKKOS_USE_CONFIG OFF)\n  endif()\n")
     endif()
     string(APPEND SPLITZIP_CONFIG_DEPENDENCIES
-           "list(PREPEND CMAKE_MODULE_PATH \"\${CMAKE_CURRENT_LIST_DIR}\")\n"
-           "find_dependency(SplitzipKokkos)\n"
-           "list(POP_FRONT CMAKE_MODULE_PATH)\n")
+           "  list(PREPEND CMAKE_MODULE_PATH \"\${CMAKE_CURRENT_LIST_DIR}\")\n"
+           "  find_dependency(SplitzipKokkos)\n"
+           "  list(POP_FRONT CMAKE_MODULE_PATH)\n")
   else()
-    string(APPEND SPLITZIP_CONFIG_DEPENDENCIES "find_dependency(${p})\n")
+    string(APPEND SPLITZIP_CONFIG_DEPENDENCIES "  find_dependency(${p})\n")
   endif()
 endforeach()
 
-get_target_property(_sz_type splitzip TYPE)
-if(_sz_type STREQUAL "STATIC_LIBRARY")
-  set(SPLITZIP_STATIC TRUE)
+if(TARGET splitzip_shared)
+  set(SPLITZIP_SHARED TRUE)
 else()
-  set(SPLITZIP_STATIC FALSE)
+  set(SPLITZIP_SHARED FALSE)
 endif()
 string(STRIP "reference${SPLITZIP_ENABLED_BACKENDS}" _sz_backends)
 string(REPLACE " " ";" SPLITZIP_PACKAGE_BACKENDS "${_sz_backends}")
+if(SPLITZIP_CUDA_ON AND CUDAToolkit_INCLUDE_DIRS)
+  set(SPLITZIP_PACKAGE_CUDA_INCLUDE "${CUDAToolkit_INCLUDE_DIRS}")
+else()
+  set(SPLITZIP_PACKAGE_CUDA_INCLUDE "")
+endif()
 
-# Targets and headers.
+# Targets and headers. The shared library is the package's splitzip::splitzip
+# (its own export set: no dependencies to find); the static archive is
+# splitzip::splitzip_static, in a second export set loaded on request.
+if(SPLITZIP_SHARED)
+  set_target_properties(splitzip_shared PROPERTIES EXPORT_NAME splitzip)
+  install(TARGETS splitzip_shared
+    EXPORT splitzipTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Unspecified
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT splitzipTargets NAMESPACE splitzip:: DESTINATION ${SPLITZIP_INSTALL_CMAKEDIR}
+    FILE splitzipTargets.cmake)
+endif()
+set_target_properties(splitzip PROPERTIES EXPORT_NAME splitzip_static)
 install(TARGETS splitzip ${_sz_local}
-  EXPORT splitzipTargets
+  EXPORT splitzipStaticTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/splitzip-objects
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT splitzipStaticTargets NAMESPACE splitzip:: DESTINATION ${SPLITZIP_INSTALL_CMAKEDIR}
+  FILE splitzipStaticTargets.cmake)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/splitzip
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(FILES ${PROJECT_BINARY_DIR}/include/splitzip/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/splitzip)
 
 # CMake package.
-install(EXPORT splitzipTargets NAMESPACE splitzip:: DESTINATION ${SPLITZIP_INSTALL_CMAKEDIR}
-  FILE splitzipTargets.cmake)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/splitzipConfig.cmake.in
   ${PROJECT_BINARY_DIR}/package/splitzipConfig.cmake
   INSTALL_DESTINATION ${SPLITZIP_INSTALL_CMAKEDIR})
@@ -244,4 +261,11 @@ endforeach()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/splitzip.pc.in ${PROJECT_BINARY_DIR}/package/splitzip.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/package/splitzip.pc DESTINATION ${SPLITZIP_INSTALL_PKGCONFIGDIR})
 
-message(STATUS "splitzip package: depends on ${_sz_packages}; pkg-config private libs: ${SPLITZIP_PC_LIBS_PRIVATE}")
+# Licence, and the man page when the CLI is built (cmake/SplitzipMan.cmake).
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/splitzip)
+if(TARGET splitzip_man)
+  install(FILES ${SPLITZIP_MAN_PAGE} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+
+message(STATUS "splitzip package: shared=${SPLITZIP_SHARED}; static archive depends on ${_sz_packages}; "
+               "pkg-config private libs: ${SPLITZIP_PC_LIBS_PRIVATE}")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C API: thin conversions onto the C++ API. No exception crosses extern "C".
 #include <cstring>
 
@@ -9,6 +10,9 @@ namespace sz = splitzip;
 static_assert(static_cast<int>(sz::Status::internal_error) == SZ_INTERNAL_ERROR, "status numbering");
 static_assert(static_cast<int>(sz::Status::checksum_mismatch) == SZ_CHECKSUM_MISMATCH, "status numbering");
 static_assert(static_cast<int>(sz::Dtype::fp8_e5m2) == SZ_FP8_E5M2, "dtype numbering");
+static_assert(sz::kFormatVersion == SZ_FORMAT_VERSION && sz::kMinFormatVersion == SZ_MIN_FORMAT_VERSION,
+              "format version");
+static_assert(sz::Result{}.corrupt_block == SZ_NO_BLOCK, "no-block marker");
 
 namespace {
 
@@ -36,6 +40,24 @@ void fill(const sz::Result& r, sz_result* out) {
   if (out == nullptr) return;
   out->size = r.size;
   out->backend = r.backend;
+  out->corrupt_block = r.corrupt_block;
+}
+
+void from_info(const sz::FrameInfo& info, sz_frame_info* out) {
+  std::memset(out, 0, sizeof *out);
+  out->version = info.version;
+  out->dtype = static_cast<int32_t>(info.dtype);
+  out->stored = info.stored ? 1 : 0;
+  out->has_checksum = info.has_checksum ? 1 : 0;
+  out->chunk_log2 = info.chunk_log2;
+  out->n_elems = info.n_elems;
+  out->escape_count = info.escape_count;
+  out->frame_size = info.frame_size;
+  out->decoded_size = info.decoded_size;
+  out->content_checksum = info.content_checksum;
+  out->checksum_block_log2 = info.checksum_block_log2;
+  out->checksum_blocks = info.checksum_blocks;
+  from_codebook(info.codebook, &out->codebook);
 }
 
 sz::DecompressOptions to_options(const sz_decompress_options* o) {
@@ -123,22 +145,54 @@ sz_status sz_frame_info_read(const void* src, uint64_t src_size, sz_frame_info* 
     if (out == nullptr) return SZ_INVALID_ARGUMENT;
     sz::FrameInfo info;
     const sz::Status s = sz::frame_info(src, src_size, &info);
-    if (s != sz::Status::ok) return to_c(s);
+    if (s == sz::Status::ok) from_info(info, out);
+    return to_c(s);
+  });
+}
+
+sz_status sz_frame_header_info(const void* src, sz_frame_info* out) {
+  return guard([&] {
+    if (out == nullptr) return SZ_INVALID_ARGUMENT;
+    sz::FrameInfo info;
+    const sz::Status s = sz::frame_header_info(src, &info);
+    if (s == sz::Status::ok) from_info(info, out);
+    return to_c(s);
+  });
+}
+
+sz_status sz_frame_iter_init(sz_frame_iter* it, const void* src, uint64_t size) {
+  if (it == nullptr) return SZ_INVALID_ARGUMENT;
+  it->src = static_cast<const uint8_t*>(src);
+  it->size = size;
+  it->pos = 0;
+  it->failed = SZ_OK;
+  if (src == nullptr && size > 0) it->failed = SZ_INVALID_ARGUMENT;
+  return static_cast<sz_status>(it->failed);
+}
+
+// The C state is (stream, position, sticky status); each step runs the C++
+// FrameIterator over the rest of the stream for exactly one frame.
+sz_status sz_frame_iter_next(sz_frame_iter* it, sz_frame_view* out) {
+  return guard([&] {
+    if (it == nullptr || out == nullptr) return SZ_INVALID_ARGUMENT;
     std::memset(out, 0, sizeof *out);
-    out->version = info.version;
-    out->dtype = static_cast<int32_t>(info.dtype);
-    out->stored = info.stored ? 1 : 0;
-    out->has_checksum = info.has_checksum ? 1 : 0;
-    out->chunk_log2 = info.chunk_log2;
-    out->n_elems = info.n_elems;
-    out->escape_count = info.escape_count;
-    out->frame_size = info.frame_size;
-    out->decoded_size = info.decoded_size;
-    out->content_checksum = info.content_checksum;
-    from_codebook(info.codebook, &out->codebook);
+    if (it->failed != SZ_OK) return static_cast<sz_status>(it->failed);
+    if (it->pos > it->size) return static_cast<sz_status>(it->failed = SZ_INVALID_ARGUMENT);
+    sz::FrameIterator rest(it->src == nullptr ? nullptr : it->src + it->pos, it->size - it->pos);
+    sz::FrameView v;
+    const sz::Status s = rest.next(&v);
+    if (s != sz::Status::ok) return static_cast<sz_status>(it->failed = to_c(s));
+    if (v.data == nullptr) return SZ_OK;  // the end
+    out->data = v.data;
+    out->size = v.size;
+    out->offset = it->pos;
+    from_info(v.info, &out->info);
+    it->pos += v.size;
     return SZ_OK;
   });
 }
+
+uint64_t sz_frame_iter_offset(const sz_frame_iter* it) { return it == nullptr ? 0 : it->pos; }
 
 sz_status sz_calibrate(sz_dtype dtype, const void* const* buffers, const uint64_t* n_elems,
                        size_t n_buffers, sz_codebook* out) {
@@ -191,6 +245,11 @@ sz_status sz_codebook_load(const char* path, sz_codebook* out) {
 uint64_t sz_xxh64(const void* data, uint64_t size, uint64_t seed) {
   if (data == nullptr && size > 0) return 0;
   return sz::xxh64(data, size, seed);
+}
+
+uint64_t sz_xxh3_64(const void* data, uint64_t size) {
+  if (data == nullptr && size > 0) return 0;
+  return sz::xxh3_64(data, size);
 }
 
 size_t sz_backend_count(void) { return sz::backend_count(); }

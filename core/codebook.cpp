@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Codebook: validation (rule 9), histogram, deterministic top-16 calibration
 // (FORMAT.md 3) and the .szcb file (FORMAT.md 10).
 #include <cstdio>

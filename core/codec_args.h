@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Arguments and outcome of one whole-frame call: the contract between the
 // public API, the reference oracle and every backend (backends/backend.h).
 #pragma once
 
 #include <cstdint>
 
+#include "core/dtype_traits.h"  // SZ_HD
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip {
@@ -22,6 +24,7 @@ struct CompressArgs {
   int threads = 0;                // 0: backend default
   void* workspace = nullptr;      // optional, workspace_size() bytes; null: the backend allocates
   uint64_t workspace_size = 0;
+  Mode mode = Mode::fast;         // capacity: FORMAT.md 4.6 (codebook, chunk_log2 unused)
 };
 
 struct DecompressArgs {
@@ -46,14 +49,15 @@ struct FrameOutcome {
 // Argument checks every compress entry point shares (before any byte moves).
 inline Status check_compress_args(const CompressArgs& a) {
   if (!dtype_valid(a.dtype) || a.dst == nullptr || (a.src == nullptr && a.n > 0) || a.n > kMaxElems ||
-      a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2)
+      a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2 ||
+      (a.mode != Mode::fast && a.mode != Mode::capacity))
     return Status::invalid_argument;
   if (a.codebook != nullptr && (validate_codebook(*a.codebook) != Status::ok || a.codebook->dtype != a.dtype))
     return Status::bad_codebook;
   return Status::ok;
 }
 
-inline Status check_decompress_args(const DecompressArgs& a) {
+SZ_HD Status check_decompress_args(const DecompressArgs& a) {
   if ((a.src == nullptr && a.src_size > 0) || (a.dst == nullptr && a.capacity > 0)) return Status::invalid_argument;
   return Status::ok;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dtype names, parsing and sizes.
 #include <cstring>
 

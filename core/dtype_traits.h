@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Split/join traits per dtype, shared by host and device code (FORMAT.md 2).
 // One struct per dtype; every backend builds on these so the bit-level rules
 // live in exactly one place.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The frame iterator and header-only queries (FORMAT.md 7, rules 1-11).
 #include <cstring>
 
@@ -21,6 +22,7 @@ FrameInfo info_of(const FrameHeader& h) {
   info.content_checksum = h.content_checksum;
   info.checksum_block_log2 = h.block_log2;
   info.checksum_blocks = h.n_checks();
+  info.mode = static_cast<Mode>(h.mode);
   info.codebook.dtype = info.dtype;
   info.codebook.count = h.codebook_count;
   std::memcpy(info.codebook.entries, h.codebook, 16);

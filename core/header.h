@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The frame header (FORMAT.md 4.1), codebook rules (section 3, rule 9) and
 // header validation (rules 1-11), header-only and host/device. Every backend
 // and every entry point parses and writes headers through these functions.
@@ -5,6 +6,7 @@
 
 #include <cstdint>
 
+#include "core/capacity/format.h"
 #include "core/hash.h"
 #include "core/layout.h"
 #include "core/le_bytes.h"
@@ -26,7 +28,7 @@ struct FrameHeader {
   uint8_t mode = kModeNibble;   // v2 only
   uint8_t block_log2 = 0;       // v2: kChecksumBlockLog2 with CHECKSUM, else 0
   uint64_t n_elems = 0;
-  uint64_t escape_count = 0;
+  uint64_t escape_count = 0;   // mode 1: exp_bytes, the size of stream 9 (FORMAT.md 4.6)
   uint64_t frame_size = 0;
   uint8_t codebook[16] = {};
   uint8_t codebook_count = 0;
@@ -88,11 +90,16 @@ SZ_HD uint32_t header_check(const uint8_t b[64]) {
 
 SZ_HD uint64_t frame_size_of(const FrameHeader& h) {
   if (h.stored()) return stored_frame_size(h.dtype, h.n_elems, h.n_checks());
+  if (h.mode == kModeCapacity) return capacity_layout(h.dtype, h.n_elems, h.escape_count, h.n_checks()).frame_size;
   return coded_layout(h.dtype, h.n_elems, h.chunk_log2, h.escape_count, h.n_checks()).frame_size;
 }
 
 SZ_HD FrameLayout layout_of(const FrameHeader& h) {
   return coded_layout(h.dtype, h.n_elems, h.chunk_log2, h.escape_count, h.n_checks());
+}
+
+SZ_HD CapLayout capacity_layout_of(const FrameHeader& h) {
+  return capacity_layout(h.dtype, h.n_elems, h.escape_count, h.n_checks());
 }
 
 // Writes the 64 header bytes, header_check included.
@@ -122,6 +129,7 @@ SZ_HD void write_header(const FrameHeader& h, uint8_t out[64]) {
 // Rules 1-11 of FORMAT.md section 9, in order. src_size may exceed the frame.
 SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out) {
   if (src_size < 64) return Status::truncated;                                              // 1
+  if (b == nullptr || out == nullptr) return Status::invalid_argument;
   if (b[0] != 0x53 || b[1] != 0x5A || b[2] != 0x4B || b[3] != 0x56) return Status::bad_magic;  // 2
   if (b[4] < kMinFormatVersion || b[4] > kFormatVersion) return Status::unsupported_version;  // 3
   if (load_le32(b + kHeaderCheckOffset) != header_check(b)) return Status::header_corrupt;   // 4
@@ -142,13 +150,19 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   const bool reserved_bytes = h.version == 1 ? (b[49] | b[50] | b[51]) != 0 : b[51] != 0;
   if ((h.flags & ~kFlagsKnown) != 0 || reserved_bytes) return Status::reserved_bits;         // 6
   if (h.chunk_log2 < kMinChunkLog2 || h.chunk_log2 > kMaxChunkLog2) return Status::bad_chunk_size;  // 7
-  if (h.n_elems > kMaxElems || h.escape_count > h.n_elems) return Status::bad_header;       // 8
+  if (h.n_elems > kMaxElems) return Status::bad_header;                                      // 8
+  if (h.mode != kModeCapacity && h.escape_count > h.n_elems) return Status::bad_header;
   if (!h.has_checksum() && h.content_checksum != 0) return Status::bad_header;
   if (h.version >= 2) {
-    if (h.mode != kModeNibble) return Status::bad_header;
+    if (h.mode != kModeNibble && h.mode != kModeCapacity) return Status::bad_header;
     if (h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
   }
-  if (h.stored()) {
+  if (h.mode == kModeCapacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
+    if (h.stored() || h.codebook_count != 0) return Status::bad_header;
+    for (int i = 0; i < 16; ++i)
+      if (h.codebook[i] != 0) return Status::bad_header;
+    if (!capacity_sizes_ok(h.dtype, h.n_elems, h.escape_count, h.n_checks())) return Status::bad_header;
+  } else if (h.stored()) {
     if (h.escape_count != 0 || h.codebook_count != 0) return Status::bad_header;
     for (int i = 0; i < 16; ++i)
       if (h.codebook[i] != 0) return Status::bad_header;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Frame geometry (FORMAT.md 4): stream offsets of coded and stored frames,
 // the zero gaps between streams, the in-stream padding rule and the escape
 // budget. Header-only and host/device: every backend calls these.

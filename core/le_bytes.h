@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Little-endian loads and stores (FORMAT.md 1), independent of host order.
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The scalar reference codec: FORMAT.md in code, the oracle every backend is
 // tested against byte for byte. Whole frames, host memory, one thread.
 #pragma once

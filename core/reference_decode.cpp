@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference decoder: rules 1-19 in rule order, so a bad frame reports
 // its lowest failing rule, then the values.
 #include <cstring>
 #include <vector>
 
+#include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
 
@@ -88,13 +90,10 @@ Status decode_streams(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
 
 FrameOutcome reference_decompress(const DecompressArgs& a) {
   FrameOutcome out;
-  if ((out.status = check_decompress_args(a)) != Status::ok) return out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
-  if ((out.status = parse_header(f, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
-  const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
-  if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
+  if ((out.status = open_frame(a, f, &h)) != Status::ok) return out;  // rules 1-13
   if (!frame_gaps_zero(f, h)) {  // rule 14 outside the streams
     out.status = Status::bad_padding;
     return out;
@@ -104,22 +103,15 @@ FrameOutcome reference_decompress(const DecompressArgs& a) {
     if (bytes > 0) std::memmove(dst, f + 64, bytes);
   } else {
     Status s = Status::invalid_argument;
-    with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
+    if (h.mode == kModeCapacity) s = reference_capacity_decode(h, f, dst);  // FORMAT.md 4.6
+    else with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
     if (s != Status::ok) {
       out.status = s;
       return out;
     }
   }
-  if (a.verify_checksum && h.has_checksum()) {  // rule 19
-    if (h.version == 1) {
-      if (hash_xxh64(dst, bytes) != h.content_checksum) out.status = Status::checksum_mismatch;
-    } else {
-      std::vector<uint64_t> hashes(h.n_checks());
-      host_block_hashes(dst, bytes, hashes.data());
-      out.status = verify_block_hashes(h, f, hashes.data(), &out.corrupt_block);
-    }
-    if (out.status != Status::ok) return out;
-  }
+  if (a.verify_checksum && (out.status = check_content_host(h, f, dst, &out.corrupt_block)) != Status::ok)
+    return out;  // rule 19
   out.frame_size = h.frame_size;
   out.decoded_size = bytes;
   return out;

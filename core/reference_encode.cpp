@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalar reference encoder: FORMAT.md 4 written as plainly as possible.
 // Two passes: count escapes per chunk (to place streams 5/6), then write.
 #include <cstring>
 #include <vector>
 
+#include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
 
@@ -84,22 +86,15 @@ void host_block_hashes(const void* data, uint64_t bytes, uint64_t* hashes) {
 
 FrameOutcome reference_compress(const CompressArgs& a) {
   FrameOutcome out;
-  if ((out.status = check_compress_args(a)) != Status::ok) return out;
-  const auto id = static_cast<uint32_t>(a.dtype);
+  FramePlan p;
+  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
   const auto* src = static_cast<const uint8_t*>(a.src);
   auto* f = static_cast<uint8_t*>(a.dst);
-  const uint64_t bytes = a.n * dtype_bytes(a.dtype);
-  const uint64_t n_checks = a.checksum ? checksum_blocks(bytes) : 0;
-  const uint64_t budget = escape_budget(id, a.n, a.chunk_log2, a.capacity, n_checks);
-  // Neither form fits: fail before reading the input.
-  if (budget == kNoEscapeBudget && stored_frame_size(id, a.n, n_checks) > a.capacity) {
-    out.status = Status::dst_too_small;
-    return out;
-  }
-  FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
-  uint64_t escapes = 0;
+  FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
   Status s = Status::escape_overflow;
-  if (budget != kNoEscapeBudget) {
+  if (a.mode == Mode::capacity) {
+    s = reference_capacity_encode(a, p.n_checks, &h);  // FORMAT.md 4.6
+  } else if (p.budget != kNoEscapeBudget) {
     Codebook cb;
     if (a.codebook != nullptr) {
       cb = *a.codebook;
@@ -109,8 +104,9 @@ FrameOutcome reference_compress(const CompressArgs& a) {
       cb.dtype = a.dtype;
       cb.count = static_cast<uint8_t>(top16_codebook(counts, cb.entries));
     }
+    uint64_t escapes = 0;
     with_traits(a.dtype, [&](auto t) {
-      s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
+      s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, p.budget, p.n_checks, f, &escapes);
     });
     if (s == Status::ok) {
       h.escape_count = escapes;
@@ -119,30 +115,15 @@ FrameOutcome reference_compress(const CompressArgs& a) {
     }
   }
   if (s == Status::escape_overflow) {
-    // The coded frame without escapes fit, this one does not; the stored
-    // frame may not fit either.
-    if (stored_frame_size(id, a.n, n_checks) > a.capacity) {
-      out.status = Status::dst_too_small;
-      return out;
-    }
-    h.flags |= kFlagStored;
-    if (bytes > 0) std::memmove(f + 64, src, bytes);
+    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
+    if (p.bytes > 0) std::memmove(f + 64, src, p.bytes);
   } else if (s != Status::ok) {
     out.status = s;
     return out;
   }
-  h.frame_size = frame_size_of(h);
-  if (a.checksum) {
-    std::vector<uint64_t> hashes(n_checks);
-    host_block_hashes(src, bytes, hashes.data());
-    const uint64_t check_off = h.stored() ? stored_check_off(id, a.n) : layout_of(h).check_off;
-    write_block_checks(f + check_off, hashes.data(), n_checks);
-    h.content_checksum = combine_block_hashes(hashes.data(), n_checks);
-  }
-  Gap gaps[7];
-  const int k = h.stored() ? stored_gaps(id, a.n, n_checks, gaps) : coded_gaps(layout_of(h), gaps);
-  zero_ranges(f, gaps, k);
-  write_header(h, f);
+  std::vector<uint64_t> hashes(p.n_checks);
+  if (a.checksum) host_block_hashes(src, p.bytes, hashes.data());
+  finish_frame(h, f, hashes.data());
   out.frame_size = h.frame_size;
   return out;
 }

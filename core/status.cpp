@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status names and messages. The numbering lives in splitzip.hpp; this file
 // only gives each value a stable name and one sentence for humans.
 #include "splitzip/splitzip.hpp"
@@ -34,6 +35,7 @@ const char* status_name(Status s) {
     case Status::device_error: return "DEVICE_ERROR";
     case Status::internal_error: return "INTERNAL_ERROR";
     case Status::escape_overflow: return "ESCAPE_OVERFLOW";
+    case Status::unsupported_mode: return "UNSUPPORTED_MODE";
   }
   return "UNKNOWN_STATUS";
 }
@@ -68,6 +70,7 @@ const char* status_message(Status s) {
     case Status::device_error: return "device (GPU) error";
     case Status::internal_error: return "internal error";
     case Status::escape_overflow: return "escape budget exceeded (internal: frame is stored instead)";
+    case Status::unsupported_mode: return "this backend does not implement the coding mode (use the cpu or reference backend)";
   }
   return "unknown status";
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Streaming a KV cache as a sequence of self-contained frames (FORMAT.md 7),
 // with encode, transfer and decode overlapped through bounded buffer rings,
 // plus the pipeline model of the paper's Appendix B.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic synthetic generators (see synthetic.h). Integer arithmetic
 // and exact float operations only, so output does not depend on libm or the
 // standard library's distributions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Deterministic synthetic data for tests, benchmarks and demos.
 // Integer-only generation from an explicit seed: element i depends only on
 // (seed, i, total n), so the same call gives the same bytes on every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // XXH64 and XXH3-64 (seed 0, default secret) written for device code: plain
 // integer arithmetic, no tables beyond the secret, no host library. Host code
 // hashes with libxxhash (core/hash.h); tests/core/test_hash.cpp proves these
@@ -200,25 +201,34 @@ struct Xxh3Acc {
   }
   // One stripe's 8 words with the secret at byte offset s, added to d (a
   // plain sum: the GPU accumulates stripes in separate lanes, then reduces).
-  SZ_HD static void stripe_words(const uint64_t w[8], uint32_t s, uint64_t d[8]) {
+  // With the 8 secret words already loaded (a GPU lane keeps its stripe's
+  // words in registers across blocks).
+  SZ_HD static void stripe_keyed(const uint64_t w[8], const uint64_t key[8], uint64_t d[8]) {
     for (uint32_t i = 0; i < 8; ++i) {
-      const uint64_t k = w[i] ^ secret64(s + 8 * i);
+      const uint64_t k = w[i] ^ key[i];
       d[i ^ 1u] += w[i];
       d[i] += (k & 0xFFFFFFFFull) * (k >> 32);
     }
+  }
+  SZ_HD static void stripe_words(const uint64_t w[8], uint32_t s, uint64_t d[8]) {
+    uint64_t key[8];
+    for (uint32_t i = 0; i < 8; ++i) key[i] = secret64(s + 8 * i);
+    stripe_keyed(w, key, d);
   }
   SZ_HD void stripe(const uint8_t* p, uint32_t s) {
     uint64_t w[8];
     for (uint32_t i = 0; i < 8; ++i) w[i] = load_le64(p + 8 * i);
     stripe_words(w, s, a);
   }
+  // One accumulator lane of the scramble (8 threads can run one each).
+  SZ_HD void scramble_lane(uint32_t i) {
+    uint64_t v = a[i];
+    v ^= v >> 47;
+    v ^= secret64(kXxh3SecretSize - 64 + 8 * i);
+    a[i] = v * XxhPrimes::P32_1;
+  }
   SZ_HD void scramble() {
-    for (uint32_t i = 0; i < 8; ++i) {
-      uint64_t v = a[i];
-      v ^= v >> 47;
-      v ^= secret64(kXxh3SecretSize - 64 + 8 * i);
-      a[i] = v * XxhPrimes::P32_1;
-    }
+    for (uint32_t i = 0; i < 8; ++i) scramble_lane(i);
   }
   SZ_HD uint64_t merge(uint64_t len) const {
     uint64_t r = len * XxhPrimes::P64_1;

@@ -1,364 +1,105 @@
-// The "cpu" backend: Highway SIMD kernels (cpu/*-inl.h) with OpenMP over
-// contiguous chunk ranges. Output bytes do not depend on the thread count or
-// the SIMD target: every thread writes only its own chunks' bytes of streams
-// 1..4, and escapes are placed by a prefix sum over per-thread counts.
-#include <omp.h>
-
-#include <algorithm>
-#include <array>
-#include <atomic>
+// SPDX-License-Identifier: Apache-2.0
+// The "cpu" backend: whole frames on the host. The format core decides
+// everything about a frame (escape budget, codebook order, layout, stored
+// fallback, block checks, gaps, header, rules 1-14 outside the streams and
+// 19); cpu/parallel_codec.cpp runs streams 1..6 and the block hashes on
+// Highway SIMD kernels over OpenMP threads.
 #include <cstring>
 #include <vector>
 
 #include "backends/registry.h"
-#include "core/dtype_traits.h"
+#include "core/frame_rules.h"
+#include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
-#include "core/le_bytes.h"
-#include "cpu/cpu_targets.h"
-#include "cpu/kernels.h"
+#include "cpu/capacity_codec.h"
+#include "cpu/parallel_codec.h"
 
 namespace splitzip {
-namespace cpu {
-
-// Buffers below this many uncompressed bytes run on one thread by default.
-// Measured with `splitzip_cpu_timing --threshold --threads 2 --reps 101` on
-// the 2-core AMD EPYC (Zen 3) dev VM (shared: load 7-11), bf16 real KV
-// (layers 1-4), best of 101 alternating runs; speedup of 2 threads over 1,
-// range over three runs:
-//   size     encode       decode
-//   64 KiB   0.62-1.25x   0.67-1.18x   (fork/join ~1-3 us vs a 5 us job)
-//   128 KiB  0.90-1.48x   0.89-1.39x
-//   256 KiB  1.04-1.60x   1.09-1.61x
-//   512 KiB  1.71-1.77x   1.81-1.82x
-//   1 MiB    1.69-1.72x   1.80-1.89x
-// With the workers asleep (--cold: 5 ms idle before each call): 128 KiB
-// 1.08x / 1.25x, 256 KiB 1.38x / 1.42x, 512 KiB 1.59x / 1.33x. 256 KiB is
-// the smallest size that was never slower with two threads.
-// But on a loaded host (load 6-10 on 2 cores: other processes hold the
-// cores), splitzip-demo measured 512 KiB real-KV buffers at 0.02-0.03 GB/s
-// with 2 threads against 17-29 GB/s with 1: each fork/join waits for a
-// descheduled worker. Serving hosts are busy, so parallelism starts only
-// where one call is long enough (>= ~0.4 ms at 10 GB/s) to hide that.
-constexpr uint64_t kParallelMinBytes = uint64_t{4} << 20;
-
-uint64_t parallel_min_bytes() { return kParallelMinBytes; }
-
-// Outputs at least this large use non-temporal stores (they would not stay
-// in the 32 MiB L3 anyway). On the dev VM, 256 MiB bf16, one thread:
-// encode 0.91x -> 1.20x memcpy and decode 0.85x -> 0.97x with them.
-constexpr uint64_t kStreamMinBytes = uint64_t{32} << 20;
-std::atomic<uint64_t> g_stream_min{0};
-
-uint64_t stream_min_bytes() {
-  const uint64_t forced = g_stream_min.load(std::memory_order_relaxed);
-  return forced ? forced : kStreamMinBytes;
-}
-void set_stream_min_bytes(uint64_t bytes) { g_stream_min.store(bytes); }
-
-}  // namespace cpu
-
 namespace {
 
-using cpu::ConstStreams;
-using cpu::DecodeTables;
-using cpu::EncodeTables;
-using cpu::EscapeSink;
-using cpu::Streams;
-
-// Elements per kernel call inside a thread's range (a multiple of every
-// chunk size): the encoder checks the escape budget between calls, the
-// decoder validates one step's escapes into a list its kernel patches.
-constexpr uint64_t kStep = uint64_t{1} << 15;
-constexpr int kMaxThreads = 1024;
-
-int thread_count(int requested, uint64_t bytes, uint64_t parts) {
-  int t = requested > 0 ? requested : cpu::thread_override();
-  if (t <= 0) t = bytes >= cpu::kParallelMinBytes ? omp_get_max_threads() : 1;
-  t = std::min(t, kMaxThreads);
-  if (static_cast<uint64_t>(t) > parts) t = static_cast<int>(parts);
-  return std::max(t, 1);
-}
-
-// Part p of [0, total) split into `parts` near-equal contiguous pieces.
-void split(uint64_t total, int parts, int p, uint64_t* lo, uint64_t* hi) {
-  const uint64_t q = total / static_cast<uint64_t>(parts);
-  const uint64_t r = total % static_cast<uint64_t>(parts);
-  const auto up = static_cast<uint64_t>(p);
-  *lo = up * q + std::min(up, r);
-  *hi = *lo + q + (up < r ? 1 : 0);
-}
-
-void store_u16_le(uint8_t* dst, const uint16_t* src, uint64_t count) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  std::memcpy(dst, src, 2 * count);
-#else
-  for (uint64_t i = 0; i < count; ++i) store_le16(dst + 2 * i, src[i]);
-#endif
-}
-
-bool valid_dtype(Dtype d) { return geometry_of(static_cast<uint32_t>(d)).bytes != 0; }
-
-Status encode_impl(EncodeJob& job) {
-  if (job.codebook == nullptr || job.frame == nullptr || (job.src == nullptr && job.n > 0) ||
-      !valid_dtype(job.dtype) || job.chunk_log2 < kMinChunkLog2 || job.chunk_log2 > kMaxChunkLog2 ||
-      job.codebook->count < 1 || job.codebook->count > 16 || job.n > kMaxElems)
-    return Status::invalid_argument;
-  const uint32_t id = static_cast<uint32_t>(job.dtype);
-  const DtypeGeometry g = geometry_of(id);
-  const uint64_t n = job.n;
-  const FrameLayout L0 = coded_layout(id, n, job.chunk_log2, 0);
-  // The frame layer sizes the frame (max_escapes); streams 1..4 must fit
-  // before anything is written.
-  if (L0.frame_size > job.capacity) return Status::internal_error;
-
-  EncodeTables tables;
-  cpu::build_encode_tables(*job.codebook, g.exp_bits, &tables);
-  Streams s;
-  s.res = job.frame + L0.res_off;
-  s.high = job.frame + L0.high_off;
-  s.codes = job.frame + L0.code_off;
-  s.high_size = L0.high_size;
-  // Frames past the last-level cache bypass it: no read-for-ownership of
-  // the output lines (bf16 only; the others use overlapping stores).
-  s.stream = job.dtype == Dtype::bf16 && L0.count_off >= cpu::stream_min_bytes() &&
-             reinterpret_cast<uintptr_t>(s.res) % 16 == 0 && reinterpret_cast<uintptr_t>(s.codes) % 16 == 0;
-  uint8_t* counts = job.frame + L0.count_off;
-
-  const int threads = thread_count(job.threads, n * g.bytes, L0.n_chunks);
-  std::vector<EscapeSink> sinks(static_cast<size_t>(threads));
-  for (EscapeSink& k : sinks) {
-    k.counts = counts;
-    k.chunk_log2 = job.chunk_log2;
-  }
-  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
-  std::atomic<uint64_t> found{0};
-  std::atomic<bool> stop{false}, no_memory{false};
-  Status status = Status::ok;
-  uint64_t escapes = 0;
-  FrameLayout L = L0;
-
-#pragma omp parallel num_threads(threads)
-  {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
-    uint64_t c0, c1;
-    split(L0.n_chunks, nt, tid, &c0, &c1);
-    EscapeSink& sink = sinks[static_cast<size_t>(tid)];
-    std::memset(counts + 2 * c0, 0, 2 * (c1 - c0));
-    const uint64_t e0 = c0 << job.chunk_log2;
-    const uint64_t e1 = std::min(n, c1 << job.chunk_log2);
-    try {
-      for (uint64_t i = e0; i < e1 && !stop.load(std::memory_order_relaxed);) {
-        const uint64_t j = std::min(e1, i + kStep);
-        const uint64_t before = sink.size;
-        cpu::encode_range(job.dtype, job.src, i, j, tables, s, &sink);
-        const uint64_t added = sink.size - before;
-        // Past the budget the frame is stored: stop everyone early.
-        if (added != 0 && found.fetch_add(added) + added > job.max_escapes) stop.store(true);
-        i = j;
-      }
-    } catch (...) {  // bad_alloc from the escape vectors
-      no_memory.store(true);
-      stop.store(true);
+FrameOutcome compress_impl(const CompressArgs& a) {
+  FrameOutcome out;
+  if (a.mode == Mode::capacity) return capacity_compress_frame(a);
+  FramePlan p;
+  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
+  const auto* src = static_cast<const uint8_t*>(a.src);
+  auto* f = static_cast<uint8_t*>(a.dst);
+  FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
+  std::vector<uint64_t> hashes(p.n_checks);
+  uint64_t* const hash_out = a.checksum ? hashes.data() : nullptr;
+  Status s = Status::escape_overflow;
+  if (p.budget != kNoEscapeBudget) {
+    Codebook cb;
+    if (a.codebook != nullptr) {
+      cb = *a.codebook;
+    } else {
+      uint64_t counts[256];
+      cpu::exponent_histogram(a.dtype, src, a.n, counts, a.threads);
+      cb.dtype = a.dtype;
+      cb.count = static_cast<uint8_t>(top16_codebook(counts, cb.entries));
     }
-#pragma omp barrier
-#pragma omp single
-    {
-      for (int t = 0; t < nt; ++t)
-        offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].size;
-      escapes = offset[static_cast<size_t>(nt)];
-      if (no_memory.load()) {
-        status = Status::out_of_memory;
-      } else if (stop.load() || escapes > job.max_escapes) {
-        status = Status::escape_overflow;
-      } else {
-        L = coded_layout(id, n, job.chunk_log2, escapes);
-        if (L.frame_size > job.capacity) status = Status::internal_error;
-      }
-    }
-    // Each thread places its own escapes (streams 5 and 6) at its offset.
-    if (status == Status::ok) {
-      const uint64_t k = sink.size;
-      const uint64_t off = offset[static_cast<size_t>(tid)];
-      if (k != 0) {
-        store_u16_le(job.frame + L.pos_off + 2 * off, sink.pos.data(), k);
-        std::memcpy(job.frame + L.exp_off + off, sink.exp.data(), k);
-      }
+    cpu::CodedEncode job;
+    job.dtype = a.dtype;
+    job.src = src;
+    job.n = a.n;
+    job.chunk_log2 = a.chunk_log2;
+    job.codebook = &cb;
+    job.frame = f;
+    job.capacity = a.capacity;
+    job.budget = p.budget;
+    job.n_checks = p.n_checks;
+    job.hashes = hash_out;
+    job.threads = a.threads;
+    uint64_t escapes = 0;
+    s = cpu::encode_coded(job, &escapes);
+    if (s == Status::ok) {
+      h.escape_count = escapes;
+      std::memcpy(h.codebook, cb.entries, 16);
+      h.codebook_count = cb.count;
     }
   }
-  if (status == Status::ok) job.escape_count = escapes;
-  return status;
+  if (s == Status::escape_overflow) {
+    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
+    cpu::copy_hashed(src, f + 64, p.bytes, hash_out, a.threads);
+  } else if (s != Status::ok) {
+    out.status = s;
+    return out;
+  }
+  finish_frame(h, f, hashes.data());
+  out.frame_size = h.frame_size;
+  return out;
 }
 
-// Lowest failing rule among 14..18 (0 = none) -> status.
-Status rule_status(int rule) {
-  switch (rule) {
-    case 14: return Status::bad_padding;
-    case 15: return Status::bad_escape_counts;
-    case 16: return Status::bad_escape_position;
-    case 17: return Status::bad_escape_value;
-    case 18: return Status::bad_code;
-    default: return Status::ok;
+FrameOutcome decompress_impl(const DecompressArgs& a) {
+  FrameOutcome out;
+  const auto* f = static_cast<const uint8_t*>(a.src);
+  auto* dst = static_cast<uint8_t*>(a.dst);
+  FrameHeader h;
+  if ((out.status = open_frame(a, f, &h)) != Status::ok) return out;  // rules 1-13
+  if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
+  if (!frame_gaps_zero(f, h)) {  // rule 14 outside the streams
+    out.status = Status::bad_padding;
+    return out;
   }
-}
-
-void lower_rule(std::atomic<int>& worst, int rule) {
-  int cur = worst.load();
-  while ((cur == 0 || rule < cur) && !worst.compare_exchange_weak(cur, rule)) {
+  const uint64_t bytes = h.decoded_bytes();
+  const bool verify = a.verify_checksum && h.has_checksum();
+  // v2: block hashes taken while the output is written.
+  std::vector<uint64_t> hashes(verify ? h.n_checks() : 0);
+  uint64_t* const hash_out = verify && h.version >= 2 ? hashes.data() : nullptr;
+  if (h.stored()) {
+    cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
+  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads)) != Status::ok) {  // 14-18
+    return out;
   }
-}
-
-Status decode_impl(const DecodeJob& job) {
-  if (job.header == nullptr || job.frame == nullptr) return Status::invalid_argument;
-  const FrameHeader& h = *job.header;
-  if (job.dst == nullptr && h.n_elems > 0) return Status::invalid_argument;
-  const auto dtype = static_cast<Dtype>(h.dtype);
-  if (!valid_dtype(dtype) || h.stored()) return Status::invalid_argument;
-  const DtypeGeometry g = geometry_of(h.dtype);
-  const FrameLayout L = layout_of(h);
-  const uint8_t* f = job.frame;
-  const uint64_t n = h.n_elems;
-  const uint32_t log2 = h.chunk_log2;
-  const uint64_t chunk = uint64_t{1} << log2;
-  const uint32_t exp_limit = g.exp_bits == 5 ? 32u : 256u;
-  auto* dst = static_cast<uint8_t*>(job.dst);
-
-  // Rule 14: in-stream padding (the frame layer checked the gaps).
-  if ((n & 1) && (f[L.code_off + L.code_size - 1] >> 4) != 0) return Status::bad_padding;
-  if (L.high_size > 0) {
-    const uint64_t used_bits = 3 * n - 8 * (L.high_size - 1);
-    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) return Status::bad_padding;
+  if (verify) {  // rule 19 (v1: XXH64 over the output afterwards)
+    out.status = hash_out != nullptr ? verify_block_hashes(h, f, hash_out, &out.corrupt_block)
+                                     : check_content_host(h, f, dst, &out.corrupt_block);
+    if (out.status != Status::ok) return out;
   }
-
-  bool in_codebook[256] = {};
-  for (uint32_t c = 0; c < h.codebook_count && c < 16; ++c) in_codebook[h.codebook[c]] = true;
-  DecodeTables tables;
-  cpu::build_decode_tables(h.codebook, dtype, &tables);
-  ConstStreams s;
-  s.res = f + L.res_off;
-  s.high = f + L.high_off;
-  s.codes = f + L.code_off;
-  s.end = f + L.frame_size;
-  s.stream = n * g.bytes >= cpu::stream_min_bytes();
-  const uint8_t* counts = f + L.count_off;
-  const uint8_t* pos = f + L.pos_off;
-  const uint8_t* exps = f + L.exp_off;
-
-  const int threads = thread_count(job.threads, n * g.bytes, L.n_chunks);
-  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
-  std::atomic<bool> bad_counts{false}, no_memory{false};
-  std::atomic<int> worst{0};
-  std::atomic<uint32_t> max_code{0};
-
-#pragma omp parallel num_threads(threads)
-  {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
-    uint64_t c0, c1;
-    split(L.n_chunks, nt, tid, &c0, &c1);
-    auto chunk_len = [&](uint64_t q) { return q + 1 < L.n_chunks ? chunk : n - q * chunk; };
-
-    // Rule 15, part 1: this thread's counts and their sum.
-    uint64_t sum = 0;
-    for (uint64_t q = c0; q < c1; ++q) {
-      const uint64_t c = load_le16(counts + 2 * q);
-      if (c > chunk_len(q)) bad_counts.store(true, std::memory_order_relaxed);
-      sum += c;
-    }
-    offset[static_cast<size_t>(tid) + 1] = sum;
-#pragma omp barrier
-#pragma omp single
-    {
-      for (int t = 0; t < nt; ++t) offset[static_cast<size_t>(t) + 1] += offset[static_cast<size_t>(t)];
-      if (offset[static_cast<size_t>(nt)] != h.escape_count) bad_counts.store(true);
-    }
-    if (!bad_counts.load()) {
-      uint64_t e_idx = offset[static_cast<size_t>(tid)];
-      uint32_t my_max = 0;
-      int my_rule = 0;
-      std::vector<uint64_t> esc_idx;
-      std::vector<uint8_t> esc_exp;
-      const uint64_t e1 = std::min(n, c1 << log2);
-      try {
-        // A step holds at most min(kStep, this thread's escapes) of them.
-        const uint64_t mine = offset[static_cast<size_t>(tid) + 1] - offset[static_cast<size_t>(tid)];
-        esc_idx.resize(std::min(kStep, mine));
-        esc_exp.resize(esc_idx.size());
-        for (uint64_t i = c0 << log2; i < e1;) {
-          const uint64_t j = std::min(e1, i + kStep);
-          // This step's escapes, checked against rules 16 and 17; only
-          // valid ones are handed to the kernel to patch.
-          uint64_t listed = 0;
-          const uint64_t q1 = (j + chunk - 1) >> log2;
-          for (uint64_t q = i >> log2; q < q1; ++q) {
-            const uint64_t c = load_le16(counts + 2 * q);
-            const uint64_t len = chunk_len(q);
-            uint64_t prev = 0;
-            for (uint64_t k = 0; k < c; ++k, ++e_idx) {
-              const uint64_t p = load_le16(pos + 2 * e_idx);
-              const bool bad_pos = p >= len || (k > 0 && p <= prev);
-              prev = p;
-              if (bad_pos) {
-                my_rule = 16;
-                continue;
-              }
-              const uint64_t idx = q * chunk + p;
-              const uint32_t x = exps[e_idx];
-              if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || in_codebook[x]) {
-                if (my_rule == 0) my_rule = 17;
-                continue;
-              }
-              esc_idx[listed] = idx;
-              esc_exp[listed] = static_cast<uint8_t>(x);
-              ++listed;
-            }
-          }
-          cpu::EscapeList list;
-          list.idx = esc_idx.data();
-          list.exp = esc_exp.data();
-          list.count = listed;
-          my_max = std::max(my_max, cpu::decode_range(dtype, s, i, j, tables, list, dst));
-          i = j;
-        }
-      } catch (...) {  // bad_alloc from the escape lists
-        no_memory.store(true);
-      }
-      if (my_rule != 0) lower_rule(worst, my_rule);
-      uint32_t cur = max_code.load();
-      while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
-      }
-    }
-  }
-  if (bad_counts.load()) return Status::bad_escape_counts;
-  if (no_memory.load()) return Status::out_of_memory;
-  if (worst.load() != 0) return rule_status(worst.load());
-  if (max_code.load() >= h.codebook_count) return Status::bad_code;
-  return Status::ok;
-}
-
-Status histogram_impl(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads) {
-  if (counts == nullptr || !valid_dtype(dtype) || (src == nullptr && n > 0)) return Status::invalid_argument;
-  std::memset(counts, 0, 256 * sizeof(uint64_t));
-  const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;
-  const uint64_t blocks = (n + kStep - 1) / kStep;
-  const int t = thread_count(threads, n * bytes, blocks);
-  std::vector<std::array<uint64_t, 256>> parts(static_cast<size_t>(t));
-#pragma omp parallel num_threads(t)
-  {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
-    uint64_t b0, b1;
-    split(blocks, nt, tid, &b0, &b1);
-    auto& part = parts[static_cast<size_t>(tid)];
-    part.fill(0);
-    const uint64_t i0 = b0 * kStep, i1 = std::min(n, b1 * kStep);
-    if (i1 > i0)
-      cpu::histogram_range(dtype, static_cast<const uint8_t*>(src) + i0 * bytes, i1 - i0, part.data());
-  }
-  for (const auto& part : parts)
-    for (int b = 0; b < 256; ++b) counts[b] += part[static_cast<size_t>(b)];
-  return Status::ok;
+  out.frame_size = h.frame_size;
+  out.decoded_size = bytes;
+  return out;
 }
 
 class CpuBackend final : public Backend {
@@ -369,12 +110,8 @@ class CpuBackend final : public Backend {
   bool accepts(MemoryKind kind) const override {
     return kind == MemoryKind::host || kind == MemoryKind::managed || kind == MemoryKind::unknown;
   }
-  Status encode(EncodeJob& job) const override { return encode_impl(job); }
-  Status decode(const DecodeJob& job) const override { return decode_impl(job); }
-  Status histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
-                   int threads) const override {
-    return histogram_impl(dtype, src, n, counts, threads);
-  }
+  FrameOutcome compress_frame(const CompressArgs& a) const override { return compress_impl(a); }
+  FrameOutcome decompress_frame(const DecompressArgs& a) const override { return decompress_impl(a); }
 };
 
 }  // namespace

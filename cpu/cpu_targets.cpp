@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Target listing/forcing and the thread override (cpu/cpu_targets.h).
 #include "cpu/cpu_targets.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Test and tooling hooks for the CPU backend: which Highway targets were
 // compiled and run here, forcing one, and a thread-count override. No
 // vector types.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-target decode kernels: unpack nibbles, look the exponent up in the
 // 16-entry codebook (one byte shuffle), rebuild the values, patch the
 // (already validated) escapes of each vector before it is stored.
@@ -120,7 +121,8 @@ constexpr uint64_t kSub = 1024;
 
 template <class Traits, bool kStream, class Block>
 HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t begin, uint64_t end,
-                               const DecodeTables& t, const EscapeList& esc, uint8_t* dst) {
+                               const DecodeTables& t, const EscapeList& esc, const OutputTap& tap,
+                               uint8_t* dst) {
   const D8 d8;
   const size_t N = hn::Lanes(d8);
   constexpr uint64_t B = Traits::kBytes;
@@ -143,6 +145,7 @@ HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t 
       i = lim;
     }
     for (; e < esc.count && esc.idx[e] < lim; ++e) patch_bits<Traits>(out, esc.idx[e] - first, esc.exp[e]);
+    if (tap.fn != nullptr) tap.fn(tap.ctx, first * B, out, (lim - first) * B);  // still in L1
     if (kStream) {
       const uint64_t bytes = (lim - first) * B;
       uint64_t k = 0;
@@ -159,24 +162,24 @@ HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t 
 
 template <class Traits, class Block>
 uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
-                     const EscapeList& esc, uint8_t* dst) {
+                     const EscapeList& esc, const OutputTap& tap, uint8_t* dst) {
   const D8 d8;
   const DecodeCtx x{s, hn::LoadDup128(d8, t.exp), hn::LoadDup128(d8, t.lo), hn::LoadDup128(d8, t.hi),
                     ZipOrder()};
   const Block block;
   if (s.stream && reinterpret_cast<uintptr_t>(dst + begin * Traits::kBytes) % 16 == 0)
-    return DecodeLoop<Traits, true>(x, block, begin, end, t, esc, dst);
-  return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, dst);
+    return DecodeLoop<Traits, true>(x, block, begin, end, t, esc, tap, dst);
+  return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, tap, dst);
 }
 
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                     const DecodeTables& t, const EscapeList& esc, void* dst_v) {
+                     const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
   switch (dtype) {
-    case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, dst);
-    case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, esc, dst);
-    case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, esc, dst);
-    case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, dst);
+    case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, tap, dst);
   }
   return 0;
 }
@@ -185,20 +188,21 @@ uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_
 
 template <class Traits>
 uint32_t DecodeScalarPatched(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
-                             const EscapeList& esc, uint8_t* dst) {
+                             const EscapeList& esc, const OutputTap& tap, uint8_t* dst) {
   const uint32_t m = decode_scalar<Traits>(s, begin, end, t, dst + begin * Traits::kBytes);
   for (uint64_t e = 0; e < esc.count; ++e) patch_bits<Traits>(dst, esc.idx[e], esc.exp[e]);
+  if (tap.fn != nullptr) tap.fn(tap.ctx, begin * Traits::kBytes, dst + begin * Traits::kBytes, (end - begin) * Traits::kBytes);
   return m;
 }
 
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                     const DecodeTables& t, const EscapeList& esc, void* dst_v) {
+                     const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
   switch (dtype) {
-    case Dtype::bf16: return DecodeScalarPatched<Bf16Traits>(s, begin, end, t, esc, dst);
-    case Dtype::fp16: return DecodeScalarPatched<Fp16Traits>(s, begin, end, t, esc, dst);
-    case Dtype::fp32: return DecodeScalarPatched<Fp32Traits>(s, begin, end, t, esc, dst);
-    case Dtype::fp8_e5m2: return DecodeScalarPatched<Fp8E5M2Traits>(s, begin, end, t, esc, dst);
+    case Dtype::bf16: return DecodeScalarPatched<Bf16Traits>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp16: return DecodeScalarPatched<Fp16Traits>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp32: return DecodeScalarPatched<Fp32Traits>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp8_e5m2: return DecodeScalarPatched<Fp8E5M2Traits>(s, begin, end, t, esc, tap, dst);
   }
   return 0;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compiles cpu/decode-inl.h once per Highway target and dispatches at run time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/decode_kernels.cpp"
@@ -14,8 +15,8 @@ HWY_EXPORT(DecodeRange);
 HWY_EXPORT(DecodeTarget);
 
 uint32_t decode_range(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                      const DecodeTables& t, const EscapeList& esc, void* dst) {
-  return HWY_DYNAMIC_DISPATCH(DecodeRange)(dtype, s, begin, end, t, esc, dst);
+                      const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst) {
+  return HWY_DYNAMIC_DISPATCH(DecodeRange)(dtype, s, begin, end, t, esc, tap, dst);
 }
 
 int64_t decode_target() { return HWY_DYNAMIC_DISPATCH(DecodeTarget)(); }

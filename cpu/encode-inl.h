@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-target encode kernels: one pass over the input does the split, the
 // code lookup, nibble packing, 3-bit packing and escape gathering.
 #if defined(SPLITZIP_CPU_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)

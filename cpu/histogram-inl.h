@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-target exponent histogram for dynamic top-16 calibration: vectors
 // extract the exponent bytes of a block into L1, then either byte compares
 // count a 16-exponent window (KV data sits almost entirely in one) or four

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Internal interface between the CPU backend (threads, escape layout,
 // validation) and its per-target SIMD kernels (cpu/*-inl.h). No vector types
 // here: the kernels are reached through Highway's dynamic dispatch in
@@ -101,10 +102,19 @@ struct EscapeList {
 void encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
                   const EncodeTables& t, const Streams& s, EscapeSink* sink);
 
+// Sees each piece of decoded output once it is final (escapes patched) and
+// before it leaves the cache: fn(ctx, byte offset in dst, bytes, count), in
+// output order. The backend hashes checksum blocks through it.
+struct OutputTap {
+  void (*fn)(void* ctx, uint64_t off, const uint8_t* p, uint64_t bytes) = nullptr;
+  void* ctx = nullptr;
+};
+
 // Decodes elements [begin, end) into dst (element 0 at dst) and patches the
-// escapes in `esc`. Returns the largest code seen, for rule 18.
+// escapes in `esc`; hands the output to `tap` when it has a fn. Returns the
+// largest code seen, for rule 18.
 uint32_t decode_range(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
-                      const DecodeTables& t, const EscapeList& esc, void* dst);
+                      const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst);
 
 // Adds the exponent counts of elements [0, n) to counts[256].
 void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Scalar encode/decode of an element range: the HWY_SCALAR target and the
 // tails of the vector kernels. Same stream rules as the reference, but
 // writes whole bytes (no read-modify-write), so ranges owned by different

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Vector helpers shared by the CPU kernels, compiled once per Highway target
 // (included from the *-inl.h kernel files inside HWY_NAMESPACE). Not used by
 // the HWY_SCALAR target, which runs cpu/scalar_kernels.h instead.

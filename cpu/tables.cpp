@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Codebook tables for the CPU kernels (see cpu/kernels.h).
 #include <algorithm>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public CUDA API (include/splitzip/splitzip_cuda.hpp): argument checks
 // on the host, then the kernel sequences of encode.cu / decode.cu. No call
 // here synchronises or allocates.
@@ -17,6 +18,12 @@ bool calibrate_module_load();  // calibrate.cu
 
 Status launch_status() {
   const cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return Status::ok;
+  return e == cudaErrorMemoryAllocation ? Status::out_of_memory : Status::device_error;
+}
+
+Status pending_error() {
+  const cudaError_t e = cudaPeekAtLastError();
   if (e == cudaSuccess) return Status::ok;
   return e == cudaErrorMemoryAllocation ? Status::out_of_memory : Status::device_error;
 }
@@ -55,8 +62,7 @@ namespace {
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Grid sizes are 32-bit; batches beyond that are split by the caller.
-constexpr uint64_t kMaxCount = (uint64_t{1} << 31) - 1;
+constexpr uint64_t kMaxCount = kMaxBatchCount;
 
 Status check_encode_config(const cuda::EncodeConfig& cfg) {
   if (!dtype_valid(cfg.dtype) || cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2)

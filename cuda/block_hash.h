@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The v2 block checksum (core/hash.h: XXH3-64 of each 2^16-byte block, then
 // XXH3-64 of the block hashes) split the way the kernels compute it.
 // Host+device, no CUDA headers: the kernels (cuda/checksum.cuh) and the CPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checksums on the device.
 //
 // v2 (cuda/block_hash.h): cta_xxh3_64 hashes any buffer with a whole CTA:

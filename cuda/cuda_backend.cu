@@ -1,8 +1,9 @@
+// SPDX-License-Identifier: Apache-2.0
 // The synchronous Backend ("cuda"): whole frames through the device
 // pipelines of encode.cu / decode.cu, and cuda_pointer_kind(). Each call
-// enqueues everything on cudaStreamPerThread (the calling thread's stream:
-// it does not serialise with other threads or the legacy stream) and
-// synchronises once at the end, because Backend returns results. Host
+// enqueues everything on the caller's stream (cuda::set_backend_stream for
+// this thread; cudaStreamPerThread by default) and synchronises that stream
+// once at the end, because Backend returns results. Host
 // buffers are staged through stream-ordered temporary device memory
 // (cudaMallocAsync); device and managed buffers are used in place. Works on
 // the current device. Host synchronisations per call: see cuda/README.md.
@@ -31,6 +32,15 @@ MemoryKind cuda_pointer_kind(const void* p) {
     default: return MemoryKind::host;  // pageable or pinned host memory
   }
 }
+
+namespace {
+thread_local cudaStream_t t_backend_stream = cudaStreamPerThread;
+}  // namespace
+
+namespace cuda {
+void set_backend_stream(cudaStream_t stream) { t_backend_stream = stream; }
+cudaStream_t backend_stream() { return t_backend_stream; }
+}  // namespace cuda
 
 namespace {
 
@@ -109,11 +119,15 @@ class CudaBackend final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
+    if (args.mode != Mode::fast) {  // the capacity mode is not on the GPU yet
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     if (!available()) {
       out.status = Status::backend_unavailable;
       return out;
     }
-    const cudaStream_t st = cudaStreamPerThread;
+    const cudaStream_t st = t_backend_stream;
     const auto id = static_cast<uint32_t>(args.dtype);
     const uint64_t bytes = args.n * dtype_bytes(args.dtype);
     const uint64_t n_checks = args.checksum ? checksum_blocks(bytes) : 0;
@@ -216,7 +230,11 @@ class CudaBackend final : public Backend {
       std::memcpy(out, src, 64);
       return Status::ok;
     }
-    return cuda_status(cudaMemcpy(out, src, 64, cudaMemcpyDeviceToHost));
+    // On the caller's stream, after the work already enqueued there.
+    const cudaStream_t st = t_backend_stream;
+    Status s = cuda_status(cudaMemcpyAsync(out, src, 64, cudaMemcpyDeviceToHost, st));
+    if (s == Status::ok) s = cuda_status(cudaStreamSynchronize(st));
+    return s;
   }
 
  private:
@@ -248,7 +266,7 @@ class CudaBackend final : public Backend {
       out.status = Status::backend_unavailable;
       return out;
     }
-    const cudaStream_t st = cudaStreamPerThread;
+    const cudaStream_t st = t_backend_stream;
     DeviceTemp src_tmp(st), dst_tmp(st), ws_tmp(st), small(st);
     Status s;
     const bool src_on_device = device_side(args.src);

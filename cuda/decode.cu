@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decode kernels: setup (header rules 1-13 on the device, tile and hash
 // prefixes) -> main (persistent CTAs: counts + look-back, dense decode,
 // escape patch in the same tile after a barrier, then the v2 block hashes of
@@ -18,95 +19,71 @@ namespace {
 struct WsPtrs {
   Control* ctrl;
   DecPlan* plans;
-  uint64_t* ord;
+  DecTally* tally;
   uint64_t* states;
   uint64_t* hashes;
 };
 __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& lay) {
   return {reinterpret_cast<Control*>(ws), reinterpret_cast<DecPlan*>(ws + lay.plans_off),
-          reinterpret_cast<uint64_t*>(ws + lay.ord_off), reinterpret_cast<uint64_t*>(ws + lay.states_off),
+          reinterpret_cast<DecTally*>(ws + lay.tally_off), reinterpret_cast<uint64_t*>(ws + lay.states_off),
           reinterpret_cast<uint64_t*>(ws + lay.hashes_off)};
 }
 
-// One CTA: rules 1-13 for every frame, then tiles numbered dtype-major (see
-// Control), tile states and tickets cleared.
+// One CTA: rules 1-13 for every frame, then tiles numbered in frame order
+// (one main kernel serves every dtype), tallies, tile states and the ticket
+// cleared.
 __global__ void __launch_bounds__(kThreads) dec_setup_kernel(DecSetupArgs a) {
   __shared__ uint64_t scratch[kWarps + 1];
   const WsPtrs w = ws_ptrs(a.ws, a.lay);
-  for (uint64_t b = threadIdx.x; b < a.count; b += kThreads) {
-    DecItem it{};
-    if (a.items == nullptr) {
-      it.src = static_cast<const uint8_t*>(a.src);
-      it.src_size = a.src_size;
-      it.dst = static_cast<uint8_t*>(a.dst);
-      it.dst_capacity = a.dst_capacity;
-    } else {
-      const cuda::DecompressItem di = a.items[b];
-      it.src = static_cast<const uint8_t*>(di.src);
-      it.src_size = di.src_size;
-      it.dst = static_cast<uint8_t*>(di.dst);
-      it.dst_capacity = di.dst_capacity;
-    }
-    DecPlan p;
-    plan_decode(it, a.limit, a.verify, &p);
-    w.plans[b] = p;  // read back below by the same thread
-  }
-  // Hash-area prefix of the frames that verify block checks.
-  __syncthreads();
-  uint64_t hash_carry = 0;
+  uint64_t hash_carry = 0, tile_carry = 0;
   for (uint64_t base = 0; base < a.count; base += kThreads) {
     const uint64_t b = base + threadIdx.x;
-    const uint64_t checks = b < a.count ? w.plans[b].n_checks : 0;
-    uint64_t tot = 0;
-    const uint64_t ex = block_excl_scan64(checks, scratch, &tot);
+    DecPlan p{};
     if (b < a.count) {
-      DecPlan& p = w.plans[b];
-      p.hash_off = hash_carry + ex;
-      if (p.hash_off + checks > a.lay.hashes_bound) {
+      DecItem it{};
+      if (a.items == nullptr) {
+        it.src = static_cast<const uint8_t*>(a.src);
+        it.src_size = a.src_size;
+        it.dst = static_cast<uint8_t*>(a.dst);
+        it.dst_capacity = a.dst_capacity;
+      } else {
+        const cuda::DecompressItem di = a.items[b];
+        it.src = static_cast<const uint8_t*>(di.src);
+        it.src_size = di.src_size;
+        it.dst = static_cast<uint8_t*>(di.dst);
+        it.dst_capacity = di.dst_capacity;
+      }
+      plan_decode(it, a.limit, a.verify, &p);
+    }
+    const bool live = b < a.count && p.status == static_cast<int32_t>(Status::ok);
+    const uint64_t checks = live ? p.n_checks : 0;
+    const uint64_t tiles = live ? p.tiles : 0;
+    uint64_t tot_checks = 0, tot_tiles = 0;
+    const uint64_t eh = block_excl_scan64(checks, scratch, &tot_checks);
+    const uint64_t et = block_excl_scan64(tiles, scratch, &tot_tiles);
+    if (b < a.count) {
+      p.hash_off = hash_carry + eh;
+      p.tile_begin = tile_carry + et;
+      if (!live) p.tiles = 0;
+      // A frame past the workspace's sizing fails alone; its tile range
+      // stays reserved (a hole the main kernel skips).
+      if (p.hash_off + checks > a.lay.hashes_bound || p.tile_begin + p.tiles > a.lay.tiles_bound) {
         p.status = static_cast<int32_t>(Status::invalid_argument);
         p.tiles = 0;
       }
+      w.plans[b] = p;
+      w.tally[b].escapes_seen = 0;
+      w.tally[b].err = kNoError;
     }
-    hash_carry += tot;
+    hash_carry += tot_checks;
+    tile_carry += tot_tiles;
   }
-  __syncthreads();
-  uint64_t tile_base = 0, ord_base = 0;
-  for (uint32_t d = 1; d <= 4; ++d) {
-    if (threadIdx.x == 0) {
-      w.ctrl->dtype_tiles[d - 1] = tile_base;
-      w.ctrl->dtype_ord[d - 1] = ord_base;
-    }
-    const uint64_t rounds = (a.count + kThreads - 1) / kThreads;
-    for (uint64_t r = 0; r < rounds; ++r) {
-      const uint64_t b = r * kThreads + threadIdx.x;
-      const bool mine = b < a.count && w.plans[b].h.dtype == d && w.plans[b].tiles > 0 &&
-                        w.plans[b].status == static_cast<int32_t>(Status::ok);
-      const uint64_t tiles = mine ? w.plans[b].tiles : 0;
-      uint64_t tot_tiles = 0, tot_frames = 0;
-      const uint64_t et = block_excl_scan64(tiles, scratch, &tot_tiles);
-      const uint64_t ef = block_excl_scan64(mine ? 1 : 0, scratch, &tot_frames);
-      if (mine) {
-        DecPlan& p = w.plans[b];
-        p.tile_begin = tile_base + et;
-        // A frame past the workspace's sizing fails alone; its tile range
-        // stays reserved (a hole the main kernel skips).
-        if (p.tile_begin + p.tiles > a.lay.tiles_bound) {
-          p.status = static_cast<int32_t>(Status::invalid_argument);
-          p.tiles = 0;
-        }
-        w.ord[ord_base + ef] = b;
-      }
-      tile_base += tot_tiles;
-      ord_base += tot_frames;
-    }
-  }
+  const uint64_t total = tile_carry < a.lay.tiles_bound ? tile_carry : a.lay.tiles_bound;
   if (threadIdx.x == 0) {
-    w.ctrl->dtype_tiles[4] = tile_base;
-    w.ctrl->dtype_ord[4] = ord_base;
-    for (int d = 0; d < 4; ++d) w.ctrl->dtype_ticket[d] = 0;
+    w.ctrl->ticket = 0;
+    w.ctrl->total_tiles = total;
     w.ctrl->count = a.count;
   }
-  const uint64_t total = tile_base < a.lay.tiles_bound ? tile_base : a.lay.tiles_bound;
   for (uint64_t i = threadIdx.x; i < total; i += kThreads) w.states[i] = 0;
 }
 
@@ -154,7 +131,7 @@ SZ_UNROLL
       s.excl = excl;
       const uint64_t E = plan.h.escape_count;
       s.patch = !counts_bad && excl <= E && agg <= E - excl;
-      if (local + 1 == plan.tiles) w.plans[s.buffer].escapes_seen = excl + agg;
+      if (local + 1 == plan.tiles) w.tally[s.buffer].escapes_seen = excl + agg;
     }
   }
   __syncthreads();
@@ -164,44 +141,45 @@ SZ_UNROLL
   } else if (t == 0 && !counts_bad) {
     note_error(err, Status::bad_escape_counts);  // escapes past E
   }
-  if (err != kNoError) atomicMin(&w.plans[s.buffer].err, err);
+  if (err != kNoError) atomicMin(&w.tally[s.buffer].err, err);
 }
 
-// Frames of dtype T only (one launch per dtype, so each is compiled for
-// its own registers). Persistent CTAs take the dtype's tiles in increasing
-// order from its ticket.
-template <class T, uint32_t kDtype>
-__global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
+// One kernel for every dtype: the dtype comes from the frame's header (its
+// plan), and each tile dispatches to the dtype's code. Persistent CTAs take
+// tiles in increasing order from the ticket.
+template <class T>
+__device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs& w, uint64_t tile, uint64_t local) {
   // A tile of fp8 is half a checksum block, written by two CTAs: those
   // blocks are hashed by dec_hash_kernel after the main kernel instead.
   constexpr bool kHashInMain = (kTileElems * T::kBytes) % kChecksumBlockBytes == 0;
+  if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
+  else dec_tile<T>(s, w, tile, local);
+  if (kHashInMain && s.plan.n_checks > 0) {
+    // The tile's output is complete and visible to this CTA: hash its
+    // checksum blocks (tiles of 2- and 4-byte dtypes hold whole blocks).
+    __syncthreads();
+    const uint64_t bytes = s.plan.out_bytes;
+    const uint64_t b0 = (local << kTileLog2) * T::kBytes;
+    const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
+    cta_block_hashes(s.plan.dst, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
   __shared__ __align__(16) DecMainShared s;
   const WsPtrs w = ws_ptrs(ws, lay);
-  const uint64_t first = w.ctrl->dtype_tiles[kDtype - 1];
-  const uint64_t end_all = w.ctrl->dtype_tiles[kDtype];
-  const uint64_t end = end_all < lay.tiles_bound ? end_all : lay.tiles_bound;
-  const uint64_t ord_first = w.ctrl->dtype_ord[kDtype - 1];
-  const uint64_t ord_end = w.ctrl->dtype_ord[kDtype];
+  const uint64_t total = w.ctrl->total_tiles;
+  const uint64_t count = w.ctrl->count;
   uint64_t current = ~uint64_t{0};
   for (;;) {
     if (threadIdx.x == 0) {
-      const uint64_t tile =
-          first + atomicAdd(reinterpret_cast<unsigned long long*>(&w.ctrl->dtype_ticket[kDtype - 1]), 1ull);
+      const uint64_t tile = atomicAdd(reinterpret_cast<unsigned long long*>(&w.ctrl->ticket), 1ull);
       s.ticket = tile;
-      if (tile < end) {
-        // Last frame (in ord order) whose tile_begin <= tile.
-        uint64_t lo = ord_first, hi = ord_end;
-        while (lo < hi) {
-          const uint64_t mid = (lo + hi) / 2;
-          if (w.plans[w.ord[mid]].tile_begin <= tile) lo = mid + 1;
-          else hi = mid;
-        }
-        s.buffer = w.ord[lo - 1];
-      }
+      if (tile < total) s.buffer = find_plan(w.plans, count, tile);
     }
     __syncthreads();
     const uint64_t tile = s.ticket;
-    if (tile >= end) break;
+    if (tile >= total) break;
     if (s.buffer != current) {
       current = s.buffer;
       if (threadIdx.x == 0) s.plan = w.plans[current];
@@ -211,16 +189,11 @@ __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, Work
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
     if (local < s.plan.tiles) {
-      if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
-      else dec_tile<T>(s, w, tile, local);
-      if (kHashInMain && s.plan.n_checks > 0) {
-        // The tile's output is complete and visible to this CTA: hash its
-        // checksum blocks (tiles of 2- and 4-byte dtypes hold whole blocks).
-        __syncthreads();
-        const uint64_t bytes = s.plan.out_bytes;
-        const uint64_t b0 = (local << kTileLog2) * T::kBytes;
-        const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
-        cta_block_hashes(s.plan.dst, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+      switch (s.plan.h.dtype) {  // uniform over the CTA
+        case 1: dec_tile_and_hash<Bf16Traits>(s, w, tile, local); break;
+        case 2: dec_tile_and_hash<Fp16Traits>(s, w, tile, local); break;
+        case 3: dec_tile_and_hash<Fp32Traits>(s, w, tile, local); break;
+        default: dec_tile_and_hash<Fp8E5M2Traits>(s, w, tile, local); break;
       }
     }
     __syncthreads();
@@ -257,7 +230,10 @@ __global__ void __launch_bounds__(kThreads) dec_finalize_kernel(uint8_t* ws, Wor
   const WsPtrs w = ws_ptrs(ws, lay);
   const uint64_t count = w.ctrl->count;
   for (uint64_t b = threadIdx.x; b < count; b += kThreads) {
-    dec_finalize(w.plans[b], sizes + b, statuses + b);
+    DecPlan& p = w.plans[b];  // the main kernel has ended: plans are writable again
+    p.escapes_seen = w.tally[b].escapes_seen;
+    p.err = w.tally[b].err;
+    dec_finalize(p, sizes + b, statuses + b);
     if (corrupt_blocks != nullptr) corrupt_blocks[b] = kNoBlock;
   }
   __syncthreads();
@@ -296,51 +272,45 @@ __global__ void __launch_bounds__(kThreads) dec_finalize_kernel(uint8_t* ws, Wor
 
 }  // namespace
 
+Status decode_launches(const DeviceInfo& info, const DecSetupArgs& a, DecodeLaunches* out) {
+  if (info.sms <= 0 || info.dec_ctas_per_sm <= 0) return Status::backend_unavailable;
+  if (a.count == 0 || a.count > kMaxBatchCount) return Status::invalid_argument;
+  const uint64_t resident = static_cast<uint64_t>(info.sms) * static_cast<uint64_t>(info.dec_ctas_per_sm);
+  const uint64_t main_grid = a.lay.tiles_bound < resident ? a.lay.tiles_bound : resident;
+  out->setup = {1, kThreads};
+  out->main = {static_cast<uint32_t>(main_grid > 0 ? main_grid : 1), kThreads};
+  // Grid from host arguments only (capturable): at most one CTA per checksum
+  // block the workspace can hold, capped at the resident count.
+  const uint64_t hash_grid = a.lay.hashes_bound < resident ? a.lay.hashes_bound : resident;
+  out->hash = {a.verify ? static_cast<uint32_t>(hash_grid > 0 ? hash_grid : 1) : 0u, kThreads};
+  out->finalize = {1, kThreads};
+  return Status::ok;
+}
+
 Status enqueue_decode(const DecSetupArgs& a, uint64_t* d_sizes, Status* d_statuses, uint64_t* d_corrupt,
                       cudaStream_t stream) {
+  // Validated before the first launch (see enqueue_encode).
   DeviceInfo info;
   Status s = device_info(&info);
   if (s != Status::ok) return s;
-  const uint64_t resident = static_cast<uint64_t>(info.sms) * static_cast<uint64_t>(info.dec_ctas_per_sm);
-  const uint64_t main_grid = a.lay.tiles_bound < resident ? a.lay.tiles_bound : resident;
-
-  dec_setup_kernel<<<1, kThreads, 0, stream>>>(a);
-  if ((s = launch_status()) != Status::ok) return s;
-  // One launch per dtype; a launch with no frames of its dtype ends at its
-  // first ticket.
-  const auto grid = static_cast<unsigned>(main_grid > 0 ? main_grid : 1);
-  dec_main_kernel<Bf16Traits, 1><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
-  dec_main_kernel<Fp16Traits, 2><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
-  dec_main_kernel<Fp32Traits, 3><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
-  dec_main_kernel<Fp8E5M2Traits, 4><<<grid, kThreads, 0, stream>>>(a.ws, a.lay);
-  if ((s = launch_status()) != Status::ok) return s;
-  if (a.verify) {
-    // Grid from host arguments only (capturable): at most one CTA per
-    // checksum block the workspace can hold, capped at the resident count.
-    const uint64_t hash_grid = a.lay.hashes_bound < resident ? a.lay.hashes_bound : resident;
-    dec_hash_kernel<<<static_cast<unsigned>(hash_grid > 0 ? hash_grid : 1), kThreads, 0, stream>>>(a.ws, a.lay);
-    if ((s = launch_status()) != Status::ok) return s;
-  }
-  dec_finalize_kernel<<<1, kThreads, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses, d_corrupt);
+  DecodeLaunches L;
+  if ((s = decode_launches(info, a, &L)) != Status::ok) return s;
+  if ((s = pending_error()) != Status::ok) return s;
+  dec_setup_kernel<<<L.setup.grid, L.setup.block, 0, stream>>>(a);
+  dec_main_kernel<<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay);
+  if (L.hash.grid > 0) dec_hash_kernel<<<L.hash.grid, L.hash.block, 0, stream>>>(a.ws, a.lay);
+  dec_finalize_kernel<<<L.finalize.grid, L.finalize.block, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses, d_corrupt);
   return launch_status();
 }
 
-// Resident CTAs per SM of the main kernel (the smallest over dtypes).
+// Resident CTAs per SM of the main kernel.
 int dec_main_occupancy() {
-  int best = 0;
-  const void* kernels[4] = {reinterpret_cast<const void*>(dec_main_kernel<Bf16Traits, 1>),
-                            reinterpret_cast<const void*>(dec_main_kernel<Fp16Traits, 2>),
-                            reinterpret_cast<const void*>(dec_main_kernel<Fp32Traits, 3>),
-                            reinterpret_cast<const void*>(dec_main_kernel<Fp8E5M2Traits, 4>)};
-  for (const void* k : kernels) {
-    int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return 0;
-    }
-    best = best == 0 || n < best ? n : best;
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dec_main_kernel, kThreads, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
   }
-  return best;
+  return n;
 }
 
 }  // namespace cuda_detail

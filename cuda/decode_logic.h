@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-thread decode steps of the CUDA kernels, host+device (see
 // encode_logic.h for why). Tile pipeline (one CTA per tile):
 //   1. dec_counts_sum / block scan / dec_counts_write: stream-4 counts of the

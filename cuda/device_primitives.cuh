@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-level scan, decoupled look-back and tile scheduling for the
 // persistent kernels. Device only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encode kernels: setup (plans, tile/staging/hash prefixes) -> main (single
 // read of the input, persistent CTAs, decoupled look-back, v2 block hashes
 // of the tile's checksum blocks) -> finalize (frame checksum, stored/coded
@@ -18,13 +19,14 @@ namespace {
 struct WsPtrs {
   Control* ctrl;
   EncPlan* plans;
+  EncTally* tally;
   uint64_t* states;
   uint64_t* hashes;
   uint8_t* stage;
 };
 __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& lay) {
   return {reinterpret_cast<Control*>(ws), reinterpret_cast<EncPlan*>(ws + lay.plans_off),
-          reinterpret_cast<uint64_t*>(ws + lay.states_off),
+          reinterpret_cast<EncTally*>(ws + lay.tally_off), reinterpret_cast<uint64_t*>(ws + lay.states_off),
           reinterpret_cast<uint64_t*>(ws + lay.hashes_off), ws + lay.stage_off};
 }
 
@@ -87,6 +89,7 @@ __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
         p.tiles = 0;
       }
       w.plans[b] = p;
+      w.tally[b].escapes = 0;
     }
     tile_carry += tot_tiles;
     stage_carry += tot_stage;
@@ -139,7 +142,7 @@ SZ_NO_UNROLL
     const uint64_t excl = lookback_resolve(w.states, tile, plan.tile_begin, agg);
     if (t == 0) {
       s.excl = excl;
-      if (local + 1 == plan.tiles) w.plans[s.buffer].escapes = excl + agg;
+      if (local + 1 == plan.tiles) w.tally[s.buffer].escapes = excl + agg;
     }
   }
   __syncthreads();
@@ -211,6 +214,7 @@ __global__ void __launch_bounds__(kThreads) enc_finalize_kernel(uint8_t* ws, Wor
     const uint64_t b = base + threadIdx.x;
     uint64_t units = 0;
     if (b < count) {
+      w.plans[b].escapes = w.tally[b].escapes;  // the main kernel has ended: plans are writable again
       enc_finalize(w.plans[b], sizes + b, statuses + b);
       units = w.plans[b].units;
     }
@@ -252,31 +256,44 @@ __global__ void __launch_bounds__(kThreads) enc_copy_kernel(uint8_t* ws, Workspa
 
 }  // namespace
 
-Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_sizes,
-                      Status* d_statuses, cudaStream_t stream) {
-  DeviceInfo info;
-  Status s = device_info(&info);
-  if (s != Status::ok) return s;
+Status encode_launches(const DeviceInfo& info, const EncSetupArgs& a, uint64_t elems_bound, EncodeLaunches* out) {
+  if (info.sms <= 0 || info.enc_ctas_per_sm <= 0) return Status::backend_unavailable;
+  const uint32_t bytes = geometry_of(a.dtype).bytes;
+  if (bytes == 0 || a.count == 0 || a.count > kMaxBatchCount || elems_bound > kMaxElems) return Status::invalid_argument;
   const uint64_t resident = static_cast<uint64_t>(info.sms) * static_cast<uint64_t>(info.enc_ctas_per_sm);
   const uint64_t main_grid = a.lay.tiles_bound < resident ? a.lay.tiles_bound : resident;
-  const uint32_t bytes = geometry_of(a.dtype).bytes;
   const uint64_t units_bound = elems_bound * bytes / kCopyUnitBytes + a.count;
   const uint64_t copy_cap = static_cast<uint64_t>(info.sms) * 8;
   const uint64_t copy_grid = units_bound < copy_cap ? units_bound : copy_cap;
+  out->setup = {1, kThreads};
+  out->main = {static_cast<uint32_t>(main_grid > 0 ? main_grid : 1), kThreads};
+  out->finalize = {1, kThreads};
+  out->copy = {static_cast<uint32_t>(copy_grid > 0 ? copy_grid : 1), kThreads};
+  return Status::ok;
+}
 
-  enc_setup_kernel<<<1, kThreads, 0, stream>>>(a);
-  if ((s = launch_status()) != Status::ok) return s;
-  const auto grid = static_cast<unsigned>(main_grid > 0 ? main_grid : 1);
+Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_sizes,
+                      Status* d_statuses, cudaStream_t stream) {
+  // Everything that can fail on the host is checked before the first launch
+  // (device, occupancy, grid shapes); a sticky error left by earlier work is
+  // reported without enqueuing anything.
+  DeviceInfo info;
+  Status s = device_info(&info);
+  if (s != Status::ok) return s;
+  EncodeLaunches L;
+  if ((s = encode_launches(info, a, elems_bound, &L)) != Status::ok) return s;
+  if ((s = pending_error()) != Status::ok) return s;
+  enc_setup_kernel<<<L.setup.grid, L.setup.block, 0, stream>>>(a);
   switch (a.dtype) {
-    case 1: enc_main_kernel<Bf16Traits><<<grid, kThreads, 0, stream>>>(a.ws, a.lay); break;
-    case 2: enc_main_kernel<Fp16Traits><<<grid, kThreads, 0, stream>>>(a.ws, a.lay); break;
-    case 3: enc_main_kernel<Fp32Traits><<<grid, kThreads, 0, stream>>>(a.ws, a.lay); break;
-    default: enc_main_kernel<Fp8E5M2Traits><<<grid, kThreads, 0, stream>>>(a.ws, a.lay); break;
+    case 1: enc_main_kernel<Bf16Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
+    case 2: enc_main_kernel<Fp16Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
+    case 3: enc_main_kernel<Fp32Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
+    default: enc_main_kernel<Fp8E5M2Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
   }
-  if ((s = launch_status()) != Status::ok) return s;
-  enc_finalize_kernel<<<1, kThreads, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
-  if ((s = launch_status()) != Status::ok) return s;
-  enc_copy_kernel<<<static_cast<unsigned>(copy_grid > 0 ? copy_grid : 1), kThreads, 0, stream>>>(a.ws, a.lay);
+  enc_finalize_kernel<<<L.finalize.grid, L.finalize.block, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
+  enc_copy_kernel<<<L.copy.grid, L.copy.block, 0, stream>>>(a.ws, a.lay);
+  // The shapes were validated above, so a launch can fail here only when the
+  // context itself broke (device fault, driver gone) between two launches.
   return launch_status();
 }
 

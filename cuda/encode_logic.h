@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-thread encode steps of the CUDA kernels, host+device so the CPU tests
 // run them by looping over tiles and thread indices (tests/cuda). The
 // kernels in encode.cu only add tile scheduling, barriers, the block scan
@@ -265,6 +266,23 @@ SZ_HD void enc_chunk_counts(const EncPlan& p, uint64_t tile_first, uint32_t t, c
     if (aligned) store2(cnt + 2 * q, v);
     else store_le16(cnt + 2 * q, v);
   }
+}
+
+// ---- dynamic calibration: the top-16 codebook in parallel ----
+
+// Thread e's part of top16_codebook (core/header.h, FORMAT.md 3) computed by
+// 256 threads at once: the rank of exponent e in the order "count
+// descending, ties by smaller exponent" over the non-zero counts, i.e. the
+// entry index top16_codebook gives e, or 16 or more when e is not taken.
+// Each rank is distinct, so the threads write disjoint entries; the count
+// is min(16, non-zero counts). Same result as the serial selection (CPU
+// tests compare them on random and tied histograms).
+SZ_HD uint32_t top16_rank(const uint64_t counts[256], uint32_t e) {
+  const uint64_t c = counts[e];
+  if (c == 0) return 256;
+  uint32_t rank = 0;
+  for (uint32_t f = 0; f < 256; ++f) rank += (counts[f] > c || (counts[f] == c && f < e)) ? 1u : 0u;
+  return rank;
 }
 
 // ---- after the main pass: per-buffer decision and byte moves ----

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Internal host-side entry points of the CUDA kernels: the public API
 // (api.cu) and the Backend adapter (cuda_backend.cu) both enqueue the same
 // kernel sequences through these. Host code, CUDA runtime types.
@@ -23,6 +24,26 @@ struct DeviceInfo {
 };
 Status device_info(DeviceInfo* out);
 
+// Grid sizes are 32-bit; larger batches are split by the caller.
+constexpr uint64_t kMaxBatchCount = (uint64_t{1} << 31) - 1;
+
+// The launches of one call, computed and validated on the host before the
+// first one is enqueued (api promise: an error status means nothing was
+// enqueued). Shapes depend only on host-side arguments and the device's
+// occupancy, so a call is graph-capturable.
+struct LaunchShape {
+  uint32_t grid = 0;
+  uint32_t block = 0;
+};
+struct EncodeLaunches {
+  LaunchShape setup, main, finalize, copy;
+  static constexpr uint32_t kLaunches = 4;
+};
+struct DecodeLaunches {
+  LaunchShape setup, main, hash, finalize;  // hash.grid == 0: not launched (no verification)
+  uint32_t launches() const { return hash.grid ? 4u : 3u; }
+};
+
 // Either a device array of items (batch) or one item held in the launch
 // arguments (single call, host codebook by value).
 struct EncSetupArgs {
@@ -43,6 +64,13 @@ struct EncSetupArgs {
   uint8_t* ws = nullptr;
   WorkspaceLayout lay{};
 };
+
+// The launch shapes of enqueue_encode / enqueue_decode (host only, no CUDA
+// call): invalid_argument or backend_unavailable when no valid launch exists.
+struct EncSetupArgs;
+struct DecSetupArgs;
+Status encode_launches(const DeviceInfo& info, const EncSetupArgs& a, uint64_t elems_bound, EncodeLaunches* out);
+Status decode_launches(const DeviceInfo& info, const DecSetupArgs& a, DecodeLaunches* out);
 
 // setup -> main (with block hashes) -> finalize -> copy. elems_bound: the most
 // elements in all (sizes the grids). No synchronisation.
@@ -75,6 +103,9 @@ Status enqueue_codebook(uint32_t dtype, const uint64_t* d_counts, Codebook* d_co
 
 // A launch error (bad configuration, no device) as a Status; clears it.
 Status launch_status();
+// An error left pending by earlier work on this thread (not cleared: it is
+// the caller's), as a Status; checked before a call enqueues anything.
+Status pending_error();
 
 }  // namespace cuda_detail
 }  // namespace splitzip

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Per-buffer plans and workspace layout shared by the CUDA kernels and their
 // CPU emulation (tests/cuda). Host+device, no CUDA headers.
 //
@@ -85,9 +86,9 @@ struct DecPlan {
   uint64_t tiles;
   uint32_t flags;
   int32_t status;       // rules 1-13 (and argument errors) from planning
-  int32_t err;          // rules 14-19 found by the kernels: minimum Status value, or kNoError
+  int32_t err;          // rules 14-19: minimum Status value, or kNoError (from the tally at finalize)
   uint32_t pad_;
-  uint64_t escapes_seen;  // sum of all per-chunk counts, by the frame's last tile
+  uint64_t escapes_seen;  // sum of all per-chunk counts (from the tally at finalize)
   uint64_t n_checks;      // v2 block checks verified (0: none, or v1)
   uint64_t hash_off;      // block hashes of the output, u64 index into the hash area
   uint64_t corrupt_block; // first block whose check differs, or kNoBlock
@@ -99,22 +100,28 @@ struct Control {
   uint64_t total_tiles;
   uint64_t total_units;
   uint64_t count;        // buffers
-  // Decode: frames of a batch may mix dtypes and each dtype has its own main
-  // kernel, so tiles are numbered dtype-major. Dtype d (1..4) owns tiles
-  // [dtype_tiles[d-1], dtype_tiles[d]) and frames ord[dtype_ord[d-1] ..
-  // dtype_ord[d]), in frame order, each with its own ticket.
-  uint64_t dtype_ticket[4];
-  uint64_t dtype_tiles[5];
-  uint64_t dtype_ord[5];
+};
+
+// What the main kernels find out per buffer while they run. Kept apart from
+// the plans, which are read-only after setup: a CTA copies a whole plan into
+// shared memory while other CTAs are still running, so nothing may write a
+// plan between the setup and the finalize kernels (no racy plan copy).
+struct EncTally {
+  uint64_t escapes;     // E, written by the buffer's last tile
+};
+struct DecTally {
+  uint64_t escapes_seen;  // sum of all per-chunk counts, by the frame's last tile
+  int32_t err;            // atomicMin over the tiles' first failing rules; kNoError
+  uint32_t pad_;
 };
 
 SZ_HD uint64_t align_up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
-// Workspace = Control | plans | [ord] | tile states (u64 each) | block
+// Workspace = Control | plans | tallies | tile states (u64 each) | block
 // hashes (u64 each) | exponent staging (encode).
 struct WorkspaceLayout {
   uint64_t plans_off;
-  uint64_t ord_off;     // decode: frame indices in dtype-major order
+  uint64_t tally_off;   // EncTally / DecTally per buffer
   uint64_t states_off;
   uint64_t hashes_off;
   uint64_t stage_off;
@@ -137,7 +144,8 @@ SZ_HD uint64_t tiles_bound(uint64_t total_elems, uint64_t count) {
 SZ_HD WorkspaceLayout encode_workspace(uint32_t dtype_id, uint64_t total_elems, uint64_t count) {
   WorkspaceLayout w{};
   w.plans_off = align_up(sizeof(Control), 256);
-  w.states_off = align_up(w.plans_off + count * sizeof(EncPlan), 256);
+  w.tally_off = align_up(w.plans_off + count * sizeof(EncPlan), 256);
+  w.states_off = align_up(w.tally_off + count * sizeof(EncTally), 256);
   w.tiles_bound = tiles_bound(total_elems, count);
   w.hashes_off = align_up(w.states_off + w.tiles_bound * 8, 256);
   w.hashes_bound = hashes_bound(total_elems * geometry_of(dtype_id).bytes, count);
@@ -151,8 +159,8 @@ SZ_HD WorkspaceLayout encode_workspace(uint32_t dtype_id, uint64_t total_elems, 
 SZ_HD WorkspaceLayout decode_workspace(uint64_t total_dst_bytes, uint64_t count) {
   WorkspaceLayout w{};
   w.plans_off = align_up(sizeof(Control), 256);
-  w.ord_off = align_up(w.plans_off + count * sizeof(DecPlan), 256);
-  w.states_off = align_up(w.ord_off + count * 8, 256);
+  w.tally_off = align_up(w.plans_off + count * sizeof(DecPlan), 256);
+  w.states_off = align_up(w.tally_off + count * sizeof(DecTally), 256);
   // n <= dst bytes (one byte per element at least).
   w.tiles_bound = tiles_bound(total_dst_bytes, count);
   w.hashes_off = align_up(w.states_off + w.tiles_bound * 8, 256);
@@ -249,6 +257,7 @@ SZ_HD void plan_decode(const DecItem& it, uint64_t limit, bool verify, DecPlan* 
   }
   FrameHeader h;
   Status s = parse_header(it.src, it.src_size, &h);
+  if (s == Status::ok && h.mode != kModeNibble) s = Status::unsupported_mode;  // capacity mode: not on the GPU yet
   if (s != Status::ok) {
     p->status = static_cast<int32_t>(s);
     return;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // 16/8-byte loads and stores for the kernels' hot paths, with a byte-wise
 // form for unaligned or partial groups. On the host (CPU emulation of the
 // kernels) the same calls use memcpy, so both builds run one code path.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the splitzip CLI (Release, every host backend) and runs the
 # whole-process CLI benchmark (bench/cli/run_cli_bench.py): splitzip
 # compress/decompress with default options at -T1/-T2 against zstd -1/-3,
@@ -24,7 +25,7 @@ while (($#)); do
   case "$1" in
     --quick) extra+=(--quick); OUT_DIR="$BUILD_DIR/bench-cli-quick" ;;
     --) shift; extra+=("$@"); break ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,15p' "$0"; exit 0 ;;
     *) echo "bench_cli.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the CPU benchmark harness (Release) and runs it: every available
 # host backend of splitzip against memcpy, zstd, lz4 and blosc on the bundled
 # real KV and a 512 MB synthetic buffer. Writes bench/results/cpu.json (Google

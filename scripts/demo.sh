@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's main command: installs what is missing, builds, and runs the
 # demo on the bundled real KV cache (ratio, escape rate, throughput per backend).
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs every Debian and PyPI package splitzip's build, tests, demo and
 # benchmarks need. Idempotent: only missing packages are fetched.
 set -euo pipefail
@@ -11,6 +12,7 @@ APT_PKGS=(
   libzstd-dev liblz4-dev libblosc-dev libxxhash-dev
   clang libclang-rt-14-dev
   python3 python3-venv
+  help2man man-db unzip binutils util-linux  # man page, packaging checks (readelf, nm, unshare)
   iproute2 libibverbs1  # examples/transfer: ip netns + tc; Mooncake's engine.so links libibverbs
 )
 

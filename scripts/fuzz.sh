@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets with clang (ASan+UBSan) in build-fuzz and runs
 # each for a bounded time. Fails on any crash, leak, sanitizer report or
 # broken invariant. Usable by CI.
@@ -40,7 +41,7 @@ if [ "${FUZZ_NO_BUILD:-0}" != 1 ]; then
     -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -DCMAKE_CXX_FLAGS=-fsanitize=fuzzer-no-link \
     -DSPLITZIP_BUILD_FUZZ=ON -DSPLITZIP_SANITIZE=address,undefined \
     -DSPLITZIP_BUILD_TESTS=OFF -DSPLITZIP_BUILD_BENCH=OFF -DSPLITZIP_BUILD_TOOLS=OFF \
-    -DSPLITZIP_CUDA=OFF -DSPLITZIP_KOKKOS=AUTO >"$BUILD.configure.log" 2>&1 \
+    -DSPLITZIP_CUDA=OFF -DSPLITZIP_KOKKOS=AUTO -DSPLITZIP_BUILD_SHARED=OFF >"$BUILD.configure.log" 2>&1 \
     || { cat "$BUILD.configure.log" >&2; exit 1; }
   ninja -C "$BUILD" -j"${FUZZ_BUILD_JOBS:-2}" $(printf 'fuzz_%s ' "${TARGETS[@]}")
 fi

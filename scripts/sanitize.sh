@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sanitizer runs (CUDA and Kokkos off):
 #   asan  configure, build and ctest the whole suite with the asan preset
 #         (address,undefined) in build-asan;

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: installs what is missing, builds everything and
-# runs every test suite: unit/golden/CLI tests (ctest), the same under
-# ASan+UBSan, the concurrency tests under TSan, a short fuzz run per target,
-# the Python package in a fresh virtualenv, and the installed-package consumer.
+# runs every test suite: unit/golden/CLI tests (ctest, including the packaging
+# checks: shared library exports and SONAME, no CUDA library in NEEDED, the
+# CLI on a host with no CUDA reachable, the pkg-config and C-only CMake
+# consumers, man page vs --help vs docs/CLI.md), the same under ASan+UBSan,
+# the concurrency tests under TSan, a short fuzz run per target, SPDX
+# headers, and the Python wheel (built, auditwheel-repaired, installed into
+# a fresh virtualenv, run without CUDA, mypy).
 # Usage: scripts/test.sh [--quick]   (--quick: main ctest only)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +33,10 @@ main_build() {
 stage "build + ctest" main_build
 
 if [ $quick -eq 0 ]; then
+  stage "spdx headers" bash scripts/spdx.sh --check
   stage "asan+ubsan / tsan" bash scripts/sanitize.sh
   stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
-  stage "python (fresh venv)" bash scripts/python_test.sh
+  stage "python wheel (auditwheel, fresh venv, no CUDA)" bash scripts/python_test.sh
 fi
 
 echo

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip-demo: the README's showcase. Compresses the bundled real KV cache
 // (data/kv/stories260k) with every available backend, once with a per-file
 // dynamic codebook and once with one calibrated K and one V codebook shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Kokkos backend: whole frames (kokkos_frame.h) on
 // Kokkos::DefaultExecutionSpace.
 //
@@ -52,6 +53,11 @@ class KokkosBackend final : public Backend {
   }
 
   FrameOutcome compress_frame(const CompressArgs& a) const override {
+    if (a.mode != Mode::fast) {  // the capacity mode is not implemented here
+      FrameOutcome out;
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     return run([&] { return kokkos_impl::compress_frame(Space(), a); });
   }
 

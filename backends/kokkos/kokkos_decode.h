@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Kokkos decoder: streams 1..6 -> values, with rules 14-18 (FORMAT.md 9).
 //
 //   1. in-stream padding bits                            (parallel_reduce)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Kokkos encoder: streams 1..6 of a coded frame (FORMAT.md 4.2); the rest
 // of the frame is kokkos_frame.h's.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Whole frames on a Kokkos execution space (backends/backend.h): the steps of
 // core/reference_encode.cpp / reference_decode.cpp, with every rule taken from
 // the format core (escape_budget, top16_codebook, layout_of, block hashes,
@@ -101,19 +102,14 @@ U64s<ExecSpace> block_hashes(const ExecSpace& space, const uint8_t* data, uint64
 template <class ExecSpace>
 FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
   FrameOutcome out;
-  if ((out.status = check_compress_args(a)) != Status::ok) return out;
-  const auto id = static_cast<uint32_t>(a.dtype);
+  FramePlan p;
+  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
+  const uint32_t id = p.dtype_id;
   const auto* src = static_cast<const uint8_t*>(a.src);
   auto* f = static_cast<uint8_t*>(a.dst);
-  const uint64_t bytes = a.n * dtype_bytes(a.dtype);
-  const uint64_t n_checks = a.checksum ? checksum_blocks(bytes) : 0;
-  const uint64_t budget = escape_budget(id, a.n, a.chunk_log2, a.capacity, n_checks);
-  const uint64_t stored_size = stored_frame_size(id, a.n, n_checks);
-  // Neither form fits: fail before reading the input.
-  if (budget == kNoEscapeBudget && stored_size > a.capacity) {
-    out.status = Status::dst_too_small;
-    return out;
-  }
+  const uint64_t bytes = p.bytes;
+  const uint64_t n_checks = p.n_checks;
+  const uint64_t budget = p.budget;
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
   Status s = Status::escape_overflow;
   if (budget != kNoEscapeBudget) {
@@ -140,13 +136,7 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
     }
   }
   if (s == Status::escape_overflow) {
-    // The coded frame fit the capacity with E = 0 but not with this E; the
-    // stored frame may be larger than the capacity still.
-    if (stored_size > a.capacity) {
-      out.status = Status::dst_too_small;
-      return out;
-    }
-    h.flags |= kFlagStored;
+    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
     Kokkos::deep_copy(space, Bytes<ExecSpace>(f + 64, bytes), ConstBytes<ExecSpace>(src, bytes));
   } else if (s != Status::ok) {
     out.status = s;
@@ -180,15 +170,17 @@ FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
   FrameOutcome out;
   if ((out.status = check_decompress_args(a)) != Status::ok) return out;
   const auto* f = static_cast<const uint8_t*>(a.src);
-  auto* dst = static_cast<uint8_t*>(a.dst);
   uint8_t hb[64] = {};
   const uint64_t head = a.src_size < 64 ? a.src_size : 64;
   Kokkos::deep_copy(space, HostBytes(hb, head), ConstBytes<ExecSpace>(f, head));
   space.fence();
+  auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
-  if ((out.status = parse_header(hb, a.src_size, &h)) != Status::ok) return out;  // rules 1-11
-  const uint64_t limit = a.max_output ? a.max_output : kNoBlock;
-  if ((out.status = check_output_room(h, a.capacity, limit, dst != nullptr)) != Status::ok) return out;  // 12-13
+  if ((out.status = open_frame(a, hb, &h)) != Status::ok) return out;  // rules 1-13
+  if (h.mode != kModeNibble) {  // the capacity mode is not implemented here
+    out.status = Status::unsupported_mode;
+    return out;
+  }
   const ConstBytes<ExecSpace> frame(f, h.frame_size);
   uint32_t mask = 0;
   Kokkos::parallel_reduce("splitzip::kokkos::check_gaps", Range<ExecSpace>(space, 0, 1),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Kokkos exponent histogram for dynamic calibration (FORMAT.md 3): each
 // index counts a block into a private table, then adds its non-zero bins to
 // the shared one with atomics. Counts are exact, so the order of the adds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lazy, once-only Kokkos initialization with finalize at exit.
 #include "backends/kokkos/kokkos_runtime.h"
 

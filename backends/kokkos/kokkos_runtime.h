@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Kokkos must be initialized before any kernel runs. The backend does it
 // lazily on first use (and finalizes at exit) unless the host program has
 // already initialized Kokkos itself, in which case that instance is used and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Shared pieces of the Kokkos kernels: unmanaged byte views over caller
 // buffers, policies with 64-bit indices, little-endian element access and the
 // small by-value tables the functors carry to the device.

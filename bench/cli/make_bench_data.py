@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes SIZE MiB of bf16 with the statistics of the bundled real KV cache.
 
 usage: make_bench_data.py OUT SIZE_MIB [DATA_DIR] [--seed N]

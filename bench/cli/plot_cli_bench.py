@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Chart of bench/results/cli.json: usage: plot_cli_bench.py CLI.json OUT.png
 
 Two panels (compress, decompress): best wall time of each whole process,

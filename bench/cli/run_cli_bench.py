@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Whole-process CLI benchmark: splitzip against zstd, lz4 and cp.
 
 usage: run_cli_bench.py [--splitzip PATH] [--size-mib 256] [--reps 3]

@@ -1,7 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU throughput of the stream-ordered CUDA API against the device-to-device
 // copy roofline measured in the same run, and optionally nvCOMP.
 //
-//   splitzip_bench_cuda [--out-json F] [--out-md F] [--iters N] [--quick] [--no-nvcomp]
+//   splitzip_bench_cuda [--out-json F] [--out-md F] [--iters N] [--quick] [--no-nvcomp | --only-nvcomp]
+//
+// Order: bf16 at the paper's size first, then per-layer / per-page buffer
+// sizes (64 KiB - 4 MiB, single calls and one batched call), then the other
+// dtypes. The JSON (and markdown) files are rewritten after every workload,
+// so a run cut short by a timeout still leaves every finished point.
+// nVCOMP is off the main path: --only-nvcomp runs just the nvCOMP side of
+// the workloads marked for it (scripts/gpu_check.sh runs it last).
 //
 // Timing: CUDA events around each call on one stream, warm-up first, median
 // of N. GB/s counts uncompressed bytes (input for encode, output for
@@ -304,6 +312,24 @@ Row run_workload(const Workload& w, int iters, bool with_nvcomp, cudaStream_t s)
   return r;
 }
 
+// nvCOMP only (the last, optional step of the GPU check).
+Row run_nvcomp_only(const Workload& w, int iters, cudaStream_t s) {
+  Row r;
+  r.name = w.name;
+  r.what = w.what;
+  r.dtype = dtype_name(w.dtype);
+  r.n = w.n;
+  const uint64_t bytes = w.n * dtype_bytes(w.dtype);
+  r.in_bytes = bytes;
+  r.frame_bytes = bytes;
+  r.roundtrip_ok = true;
+  DevMem src(bytes);
+  CK(cudaMemcpy(src.get(), w.host.data(), bytes, cudaMemcpyHostToDevice));
+  r.nvcomp = bench::run_nvcomp(src.get(), bytes, dtype_bytes(w.dtype), 65536, std::min(iters, 5), s);
+  for (const auto& v : r.nvcomp) r.roundtrip_ok &= !v.ok || v.roundtrip_ok;
+  return r;
+}
+
 // ---------------------------------------------------------------- output
 
 std::string json_str(const std::string& s) {
@@ -413,7 +439,7 @@ void write_md(const std::string& path, const std::string& device, const std::vec
 int main(int argc, char** argv) {
   std::string out_json, out_md;
   int iters = 20;
-  bool quick = false, with_nvcomp = true;
+  bool quick = false, with_nvcomp = true, only_nvcomp = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--out-json" && i + 1 < argc) out_json = argv[++i];
@@ -421,8 +447,9 @@ int main(int argc, char** argv) {
     else if (a == "--iters" && i + 1 < argc) iters = std::max(1, std::atoi(argv[++i]));
     else if (a == "--quick") quick = true;
     else if (a == "--no-nvcomp") with_nvcomp = false;
+    else if (a == "--only-nvcomp") only_nvcomp = true;
     else {
-      std::fprintf(stderr, "usage: %s [--out-json F] [--out-md F] [--iters N] [--quick] [--no-nvcomp]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--out-json F] [--out-md F] [--iters N] [--quick] [--no-nvcomp | --only-nvcomp]\n", argv[0]);
       return 2;
     }
   }
@@ -439,11 +466,25 @@ int main(int argc, char** argv) {
   const uint64_t gib = quick ? (uint64_t{1} << 24) : (uint64_t{1} << 30);  // --quick: 16 MiB smoke run
   const uint64_t paper_n = quick ? (uint64_t{1} << 22) : (uint64_t{256} << 20);
   std::vector<Row> rows;
+  if (only_nvcomp && !bench::nvcomp_available()) {
+    std::fprintf(stderr, "bench_cuda: --only-nvcomp: nvCOMP is not available in this build\n");
+    return 3;
+  }
   auto run = [&](Workload w) {
+    if (only_nvcomp && !w.nvcomp) return;
     std::printf("bench_cuda: %-28s %s %.2f GiB ...\n", w.name.c_str(), dtype_name(w.dtype),
                 static_cast<double>(w.host.size()) / (1ull << 30));
     std::fflush(stdout);
-    rows.push_back(run_workload(w, iters, with_nvcomp, s));
+    if (only_nvcomp) {
+      rows.push_back(run_nvcomp_only(w, iters, s));
+      if (!out_json.empty()) write_json(out_json, device, rows, iters);
+      std::printf("  nvCOMP: %zu algorithms\n", rows.back().nvcomp.size());
+      return;
+    }
+    rows.push_back(run_workload(w, iters, with_nvcomp && !only_nvcomp, s));
+    // Every finished point is on disk before the next one starts.
+    if (!out_json.empty()) write_json(out_json, device, rows, iters);
+    if (!out_md.empty()) write_md(out_md, device, rows, iters);
     const Row& r = rows.back();
     std::printf("  ratio %.3f  encode %.0f GB/s (%.1f%% roof)  decode %.0f GB/s (%.1f%% roof)  copy %.0f GB/s  %s\n",
                 static_cast<double>(r.in_bytes) / static_cast<double>(r.frame_bytes), r.enc_gbps, r.enc_roof,
@@ -454,6 +495,23 @@ int main(int argc, char** argv) {
     Workload w{"synth_bf16_256M", "gaussian_kv generator, 256M bf16 elements (the paper's size)", Dtype::bf16, paper_n};
     w.nvcomp = true;
     w.host = generate_parallel(synth::Generator::gaussian_kv, w.dtype, w.n, 1, 0);
+    run(std::move(w));
+  }
+  // Serving sizes: one layer / page per call (64 KiB - 4 MiB), then the same
+  // buffers as one batched call (target: 1 MiB at >= 25% of the 256M figure).
+  for (uint64_t kib : {64u, 256u, 1024u, 4096u}) {
+    Workload w{"realkv_bf16_" + std::to_string(kib) + "KiB", "bundled KV, one buffer of " + std::to_string(kib) +
+               " KiB per call", Dtype::bf16, kib * 512};
+    w.host = tiled_real(w.dtype, kib * 1024);
+    run(std::move(w));
+  }
+  for (uint64_t kib : {64u, 1024u}) {
+    const uint32_t items = kib == 64 ? 256 : 64;
+    Workload w{"realkv_bf16_" + std::to_string(kib) + "KiB_x" + std::to_string(items),
+               std::to_string(items) + " buffers of " + std::to_string(kib) + " KiB in one compress_batch_async",
+               Dtype::bf16, kib * 512 * items};
+    w.batch = items;
+    w.host = tiled_real(w.dtype, kib * 1024 * items);
     run(std::move(w));
   }
   {

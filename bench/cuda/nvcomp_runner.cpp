@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "bench/cuda/nvcomp_runner.h"
 
 #ifdef SPLITZIP_WITH_NVCOMP

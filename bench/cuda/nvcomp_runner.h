@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Optional nvCOMP side-by-side runs (batched LZ4, Cascaded, Bitcomp, ANS)
 // for bench_cuda. Compiled only when nvCOMP's headers and library are found
 // (SPLITZIP_WITH_NVCOMP); otherwise nvcomp_available() is false.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns splitzip_bench_cpu's Google Benchmark JSON into a Markdown report
 (throughput table, targets of issue 3 with PASS/MISS) and a PNG chart of
 throughput against compression ratio per method.

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* C consumer: the same round trip through the C API. */
 #include <splitzip/splitzip.h>
+#include <splitzip/version.h>
 
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +20,20 @@ int main(void) {
   int rc = 1;
   if (src == NULL || out == NULL || frame == NULL) goto done;
 
-  for (i = 0; i < n; ++i) {
-    const float v = 0.25f * sinf(0.001f * (float)i) * cosf(0.37f * (float)(i % 97));
-    uint32_t bits;
-    memcpy(&bits, &v, 4);
-    src[i] = (uint16_t)(bits >> 16); /* bf16 = top half of float32 */
+  /* KV-like values: small magnitudes around zero, from a xorshift generator
+   * (no libm, so the program links with the splitzip flags alone). */
+  {
+    uint32_t x = 2463534242u;
+    for (i = 0; i < n; ++i) {
+      float v;
+      uint32_t bits;
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      v = ((float)(x & 0xffffu) / 65536.0f - 0.5f) * (0.05f + 0.45f * (float)(i % 97) / 97.0f);
+      memcpy(&bits, &v, 4);
+      src[i] = (uint16_t)(bits >> 16); /* bf16 = top half of float32 */
+    }
   }
 
   s = sz_compress(SZ_BF16, src, n, frame, bound, NULL, &c);
@@ -38,10 +48,14 @@ int main(void) {
   }
   printf("c: %llu -> %llu bytes, ratio %.3f, backend %s, round trip ok\n", (unsigned long long)(n * 2),
          (unsigned long long)c.size, (double)(n * 2) / (double)c.size, c.backend ? c.backend : "?");
-  printf("c: backends compiled in:");
+  printf("c: splitzip %s (compiled against %s), backends compiled in:", sz_version(), SZ_VERSION_STRING);
   for (i = 0; i < sz_backend_count(); ++i)
     printf(" %s%s", sz_backend_name(i), sz_backend_available(sz_backend_name(i)) ? "" : "(unavailable)");
   printf("\n");
+  for (i = 0; i < sz_backend_count(); ++i) {
+    const char* why = sz_backend_unavailable_reason(sz_backend_name(i));
+    if (why != NULL) printf("c: %s unavailable: %s\n", sz_backend_name(i), why);
+  }
   rc = 0;
 done:
   free(src);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C++ consumer: compress a small bf16 buffer, decompress it, check the round
 // trip and print the ratio and the backend that ran.
 #include <splitzip/splitzip.hpp>

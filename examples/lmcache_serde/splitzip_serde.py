@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An LMCache-style serde for KV-cache chunks, built on splitzip.
 
 A KV chunk is a tensor laid out as ``[layers, 2, tokens, heads, head_dim]``
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
-import splitzip
+import splitzip_kv
 
 MAGIC = b"SZLC"
 VERSION = 1
@@ -90,8 +91,8 @@ def _header_size(layout):
 
 def estimate_serialized_size(layout):
     """Upper bound of serialize()'s output for this layout: header plus the
-    worst case of every frame (splitzip.compress_bound)."""
-    return _header_size(layout) + 2 * layout.layers * splitzip.compress_bound(
+    worst case of every frame (splitzip_kv.compress_bound)."""
+    return _header_size(layout) + 2 * layout.layers * splitzip_kv.compress_bound(
         layout.dtype, layout.frame_elems)
 
 
@@ -144,7 +145,7 @@ def serialize(src, dst, *, codebook=None, checksum=True):
 
     dst is any writable byte buffer (bytearray, numpy uint8, CPU uint8
     tensor) of at least estimate_serialized_size(KVLayout.of(src)) bytes.
-    A calibrated ``codebook`` (splitzip.calibrate over sample chunks) skips
+    A calibrated ``codebook`` (splitzip_kv.calibrate over sample chunks) skips
     the per-frame histogram; by default each frame uses its own top-16.
     """
     layout = KVLayout.of(src)
@@ -159,7 +160,7 @@ def serialize(src, dst, *, codebook=None, checksum=True):
     sizes = []
     for layer in range(layout.layers):
         for half in range(2):
-            res = splitzip.compress_into(kv[layer, half], out[off:], codebook=codebook,
+            res = splitzip_kv.compress_into(kv[layer, half], out[off:], codebook=codebook,
                                          checksum=checksum)
             sizes.append(res.size)
             off += res.size
@@ -214,11 +215,11 @@ def deserialize(src, dst, *, layers=None):
         for half in range(2):
             i = 2 * layer + half
             frame = buf[offsets[i]:offsets[i + 1]]
-            info = splitzip.frame_info(frame)
+            info = splitzip_kv.frame_info(frame)
             if info["frame_size"] != frame.size or info["dtype"] != layout.dtype \
                     or info["n_elems"] != layout.frame_elems:
                 raise SerdeError(f"frame {i} does not match the container layout")
             target = kv[layer, half]
-            splitzip.decompress(frame, out=target)
+            splitzip_kv.decompress(frame, out=target)
             written += target.nbytes
     return written

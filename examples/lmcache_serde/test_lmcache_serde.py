@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The LMCache-style serde on the bundled real KV sample (data/kv/stories260k)."""
 
 import pathlib
@@ -6,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import splitzip
+import splitzip_kv
 import splitzip_serde as serde
 
 DATA = pathlib.Path(__file__).resolve().parents[2] / "data" / "kv" / "stories260k"
@@ -56,11 +57,11 @@ def test_container_is_frames_back_to_back(chunk):
     layout, offsets, total = serde.read_header(dst)
     assert total == written and len(offsets) == 11
     payload = dst[offsets[0]:written]
-    infos = splitzip.frames(payload)
+    infos = splitzip_kv.frames(payload)
     assert len(infos) == 10
     assert all(i["n_elems"] == 8192 * 4 * 8 and i["checksum"] for i in infos)
     # The payload alone is a valid splitzip stream: all layers K/V in order.
-    np.testing.assert_array_equal(raw(splitzip.decompress(payload)), raw(chunk))
+    np.testing.assert_array_equal(raw(splitzip_kv.decompress(payload)), raw(chunk))
 
 
 def test_single_layer_decode(chunk):
@@ -84,7 +85,7 @@ def test_other_dtypes(dtype):
 
 
 def test_calibrated_codebook(chunk):
-    cb = splitzip.calibrate([chunk[:, 0]])  # keys only: one codebook for K
+    cb = splitzip_kv.calibrate([chunk[:, 0]])  # keys only: one codebook for K
     dst = bytearray(serde.estimate_serialized_size(serde.KVLayout.of(chunk)))
     written = serde.serialize(chunk, dst, codebook=cb)
     out = np.empty_like(chunk)
@@ -125,7 +126,7 @@ def test_errors(chunk):
         serde.deserialize(dst[:n - 1], np.empty_like(small))
     bad = bytearray(dst)
     bad[serde._header_size(layout) + 100] ^= 0x10  # inside the first frame's residuals
-    with pytest.raises(splitzip.SplitzipError) as e:
+    with pytest.raises(splitzip_kv.SplitzipError) as e:
         serde.deserialize(bad, np.empty_like(small))
     assert e.value.status == "CHECKSUM_MISMATCH"
     with pytest.raises(serde.SerdeError, match="contiguous"):

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Prefill -> decode KV handoff over the Mooncake Transfer Engine (TCP
 transport, P2PHANDSHAKE metadata), raw or SplitZip-compressed and streamed.
 

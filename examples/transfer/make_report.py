@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Figures and tables from run_sweep.py results (JSON lines).
 
   build-transfer/venv/bin/python examples/transfer/make_report.py \\

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Emulated link for the transfer example: two network namespaces joined by a
 # veth pair, the prefill side's egress shaped with tc tbf. Traffic stays
 # inside the two namespaces (10.231.0.1 <-> 10.231.0.2). Needs root and

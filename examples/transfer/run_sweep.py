@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Runs the raw vs compressed KV handoff over a sweep of link rates and
 payload sizes and appends one JSON line per run to --out.
 

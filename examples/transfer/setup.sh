@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds what the transfer example needs, under build-transfer/ of the repo:
 #   build-transfer/ex/libsplitzip_transfer.so  (splitzip + core/stream.h, C entry points)
 #   build-transfer/venv                         (Mooncake Transfer Engine, numpy, matplotlib)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes wrapper of libsplitzip_transfer.so (transfer_capi.cpp) and the KV
 payloads the transfer example moves.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Loopback test of the transfer pipeline without a network: the prefill
 side's StreamEncoder hands frames to the decode side's StreamDecoder by
 memcpy between their rings, as the transport would.

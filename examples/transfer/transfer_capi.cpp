@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // C entry points for the transfer example (loaded from Python with ctypes).
 // Thin wrappers: every call returns a splitzip status number (0 = ok); ctypes
 // releases the GIL around them, so the encoder/decoder threads and the

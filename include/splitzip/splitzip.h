@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* splitzip C API (C99). Mirrors splitzip.hpp: caller-owned buffers, 64-bit
  * sizes, status codes with the same numbers. Every options pointer may be
  * NULL (defaults); a zero-initialised options struct also means defaults.
@@ -8,11 +9,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "splitzip/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+SZ_PUBLIC_BEGIN
 
-#define SZ_FORMAT_VERSION 1
+#define SZ_FORMAT_VERSION 2     /* what encoders write */
+#define SZ_MIN_FORMAT_VERSION 1 /* oldest version decoders read */
 #define SZ_HEADER_SIZE 64
 #define SZ_DEFAULT_CHUNK_LOG2 10
 #define SZ_MIN_CHUNK_LOG2 6
@@ -47,7 +52,9 @@ typedef enum sz_status {
   SZ_IO_ERROR = 23,
   SZ_OUT_OF_MEMORY = 24,
   SZ_DEVICE_ERROR = 25,
-  SZ_INTERNAL_ERROR = 26
+  SZ_INTERNAL_ERROR = 26,
+  /* 27 is internal (escape overflow), never returned */
+  SZ_UNSUPPORTED_MODE = 28
 } sz_status;
 
 typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4 } sz_dtype;
@@ -61,7 +68,7 @@ typedef struct sz_codebook {
 typedef struct sz_compress_options {
   const sz_codebook* codebook; /* NULL: dynamic top-16 of this buffer */
   uint32_t chunk_log2;         /* 0: default (10) */
-  int checksum;                /* non-zero: store XXH64 of the input */
+  int checksum;                /* non-zero: store the block checksum of the input */
   const char* backend;         /* NULL: $SPLITZIP_BACKEND, else dispatch */
   int threads;                 /* 0: backend default */
 } sz_compress_options;
@@ -70,13 +77,18 @@ typedef struct sz_decompress_options {
   const char* backend;
   int threads;
   uint64_t max_output_bytes; /* 0: bounded by dst_capacity only */
-  int skip_checksum;         /* non-zero: do not verify a stored XXH64 */
+  int skip_checksum;         /* non-zero: do not verify a stored checksum */
 } sz_decompress_options;
 
 /* Output of the codec calls; may be NULL. */
+#define SZ_NO_BLOCK UINT64_MAX
+
 typedef struct sz_result {
   uint64_t size;       /* bytes written to dst */
   const char* backend; /* backend that ran (static string) or NULL */
+  /* SZ_CHECKSUM_MISMATCH of a v2 frame: index of the first checksum block
+   * (2^16 original bytes each) whose check failed; SZ_NO_BLOCK otherwise. */
+  uint64_t corrupt_block;
 } sz_result;
 
 typedef struct sz_frame_info {
@@ -90,8 +102,28 @@ typedef struct sz_frame_info {
   uint64_t frame_size;
   uint64_t decoded_size;
   uint64_t content_checksum;
+  uint32_t checksum_block_log2; /* v2 with checksum: log2 of the checksum block bytes, else 0 */
+  uint64_t checksum_blocks;     /* v2 with checksum: entries of the block-check stream, else 0 */
   sz_codebook codebook;
 } sz_frame_info;
+
+/* One frame of a stream, as the iterator yields it. */
+typedef struct sz_frame_view {
+  const uint8_t* data; /* frame start; NULL once the stream has ended */
+  uint64_t size;       /* frame_size */
+  uint64_t offset;     /* from the stream start */
+  sz_frame_info info;
+} sz_frame_view;
+
+/* Walks a stream of back-to-back frames in host memory (FORMAT.md 7),
+ * checking each header (rules 1-11) when it reaches it. A stream of zero
+ * bytes has no frames. Fields are private: use the functions below. */
+typedef struct sz_frame_iter {
+  const uint8_t* src;
+  uint64_t size;
+  uint64_t pos;
+  int32_t failed; /* sticky status once a frame was bad */
+} sz_frame_iter;
 
 const char* sz_status_name(sz_status s);
 const char* sz_status_message(sz_status s);
@@ -110,7 +142,20 @@ sz_status sz_decompress(const void* src, uint64_t src_size, void* dst, uint64_t 
 sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
                                uint64_t dst_capacity, const sz_decompress_options* opts,
                                sz_result* result);
+/* Reads and validates the header (rules 1-11) without decoding. */
 sz_status sz_frame_info_read(const void* src, uint64_t src_size, sz_frame_info* out);
+/* Rules 1-10 on the 64 header bytes at src alone (src must hold 64 bytes):
+ * a streaming reader learns frame_size before it has the rest of the frame. */
+sz_status sz_frame_header_info(const void* src, sz_frame_info* out);
+
+/* it over size bytes at src (NULL allowed when size is 0). */
+sz_status sz_frame_iter_init(sz_frame_iter* it, const void* src, uint64_t size);
+/* SZ_OK and out->data set: the next frame. SZ_OK and out->data NULL: the
+ * end. Any other status: the frame at sz_frame_iter_offset() is bad; every
+ * later call returns the same status. */
+sz_status sz_frame_iter_next(sz_frame_iter* it, sz_frame_view* out);
+/* Offset of the next frame (or of the bad one) from the stream start. */
+uint64_t sz_frame_iter_offset(const sz_frame_iter* it);
 
 sz_status sz_calibrate(sz_dtype dtype, const void* const* buffers, const uint64_t* n_elems,
                        size_t n_buffers, sz_codebook* out);
@@ -120,12 +165,24 @@ sz_status sz_codebook_deserialize(const void* src, uint64_t size, sz_codebook* o
 sz_status sz_codebook_save(const sz_codebook* cb, const char* path);
 sz_status sz_codebook_load(const char* path, sz_codebook* out);
 
+/* XXH64 (format v1) and XXH3-64 seed 0 (format v2), from libxxhash. */
 uint64_t sz_xxh64(const void* data, uint64_t size, uint64_t seed);
+uint64_t sz_xxh3_64(const void* data, uint64_t size);
 
 size_t sz_backend_count(void);
 const char* sz_backend_name(size_t index); /* NULL past the end */
 int sz_backend_available(const char* name);
+/* Why a backend cannot run here ("no CUDA driver ...", "not compiled into this
+ * build"), or NULL when it is available. Static string. */
+const char* sz_backend_unavailable_reason(const char* name);
 
+/* Version of the loaded library, e.g. "0.1.0" (SZ_VERSION_STRING is the one
+ * compiled against, in <splitzip/version.h>), and its ABI version (the
+ * SONAME's number). */
+const char* sz_version(void);
+uint32_t sz_abi_version(void);
+
+SZ_PUBLIC_END
 #ifdef __cplusplus
 }
 #endif

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip: lossless compression of LLM KV caches (SplitZip exponent coding).
 // C++ API. Caller-owned buffers, 64-bit sizes, no exceptions.
 // Byte format: core/FORMAT.md. C API: splitzip.h.
@@ -6,6 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "splitzip/export.h"
+
+SZ_PUBLIC_BEGIN
 namespace splitzip {
 
 inline constexpr uint32_t kFormatVersion = 2;     // what encoders write
@@ -50,6 +54,9 @@ enum class Status : int32_t {
   // Backend -> frame layer only: escapes exceed the budget, store instead.
   // Never returned by the public API.
   escape_overflow = 27,
+  // The chosen backend does not implement the frame's (or the requested)
+  // coding mode (FORMAT.md 4.1 byte 49); another backend may.
+  unsupported_mode = 28,
 };
 
 const char* status_name(Status s);     // "BAD_MAGIC"
@@ -103,12 +110,18 @@ Status codebook_deserialize(const void* src, uint64_t size, Codebook* out);
 Status codebook_save(const Codebook& cb, const char* path);
 Status codebook_load(const char* path, Codebook* out);
 
+// Exponent coding (FORMAT.md 4.1 byte 49): fast = the 4-bit codebook code
+// (ratio <= 4/3, fastest); capacity = per-block Huffman-coded exponents
+// (FORMAT.md 4.6, higher ratio). Recorded in each frame: decoders need no flag.
+enum class Mode : uint8_t { fast = 0, capacity = 1 };
+
 struct CompressOptions {
   const Codebook* codebook = nullptr;  // null: dynamic top-16 of this buffer
   uint32_t chunk_log2 = kDefaultChunkLog2;
   bool checksum = false;          // v2 block checksum (XXH3-64 per 64 KiB, FORMAT.md 4.5)
   const char* backend = nullptr;  // null: $SPLITZIP_BACKEND, else dispatch
   int threads = 0;                // 0: backend default (all cores for big buffers)
+  Mode mode = Mode::fast;         // capacity: codebook and chunk_log2 are not used
 };
 
 struct DecompressOptions {
@@ -157,6 +170,7 @@ struct FrameInfo {
   uint64_t content_checksum = 0;
   uint32_t checksum_block_log2 = 0;  // v2 with checksum: log2 of the checksum block bytes
   uint64_t checksum_blocks = 0;      // v2 with checksum: entries of the block-check stream
+  Mode mode = Mode::fast;            // v2 byte 49; stored frames are fast (0)
   Codebook codebook;
 };
 
@@ -203,4 +217,15 @@ size_t backend_count();
 const char* backend_name(size_t index);
 bool backend_available(const char* name);
 
+// Why a backend cannot run here ("no CUDA driver ...", "not compiled into
+// this build"), or null when it is available. Static string.
+const char* backend_unavailable_reason(const char* name);
+
+// Version of the loaded library ("0.1.0"; SZ_VERSION_STRING in
+// <splitzip/version.h> is the one
+// compiled against) and its ABI version (libsplitzip.so.<abi>).
+const char* version();
+uint32_t abi_version();
+
 }  // namespace splitzip
+SZ_PUBLIC_END

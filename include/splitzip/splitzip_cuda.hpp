@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip CUDA API: stream-ordered compression and decompression of
 // device-resident buffers, in the style of CUB.
 //
@@ -18,7 +19,14 @@
 //   that first call would otherwise fall inside a graph capture.
 //   device_available() may initialise the CUDA runtime.
 // - A host-side Status other than ok means nothing was enqueued and the
-//   device outputs are untouched. Data-dependent outcomes (escape overflow
+//   device outputs are untouched: every argument, the device, the kernel
+//   occupancy and every launch shape are checked before the first launch,
+//   and an error already pending on the thread (cudaPeekAtLastError, left
+//   for its owner) makes the call return device_error without enqueuing.
+//   The one failure that can follow a successful first launch is a broken
+//   context (device fault, driver reset) between two launches: the call
+//   then returns device_error, and that context runs no further work on any
+//   stream, so no partial result is ever observed as a success. Data-dependent outcomes (escape overflow
 //   -> stored frame, corrupt frames, bad items of a batch) are reported per
 //   buffer in the device status array.
 // - Frames are byte-identical to the CPU backends' (core/FORMAT.md).
@@ -40,6 +48,7 @@
 
 #include "splitzip/splitzip.hpp"
 
+SZ_PUBLIC_BEGIN
 namespace splitzip {
 namespace cuda {
 
@@ -51,6 +60,27 @@ bool device_available();
 // Call it before capturing a graph so no first-use work happens inside the
 // capture. No device synchronisation. backend_unavailable without a device.
 Status warm_up();
+
+// The stream the synchronous "cuda" Backend (splitzip::compress /
+// decompress / decompress_frames on device or managed buffers) uses for
+// calls made by this thread: every copy, allocation and kernel of such a
+// call is enqueued on it, after the work the caller already put there (no
+// other synchronisation is needed for an input produced on that stream),
+// and the call ends with one cudaStreamSynchronize of it (see
+// cuda/README.md for the count per call). Default: cudaStreamPerThread.
+// Thread-local; ScopedBackendStream restores the previous one.
+void set_backend_stream(cudaStream_t stream);
+cudaStream_t backend_stream();
+class ScopedBackendStream {
+ public:
+  explicit ScopedBackendStream(cudaStream_t s) : prev_(backend_stream()) { set_backend_stream(s); }
+  ~ScopedBackendStream() { set_backend_stream(prev_); }
+  ScopedBackendStream(const ScopedBackendStream&) = delete;
+  ScopedBackendStream& operator=(const ScopedBackendStream&) = delete;
+
+ private:
+  cudaStream_t prev_;
+};
 
 // ---------------------------------------------------------------- compress
 
@@ -150,3 +180,4 @@ Status codebook_from_histogram_async(Dtype dtype, const uint64_t* d_counts, Code
 
 }  // namespace cuda
 }  // namespace splitzip
+SZ_PUBLIC_END

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Turns any buffer-protocol object or DLPack producer into a flat view:
 // pointer, byte size, device and element type, without copying.
 #pragma once

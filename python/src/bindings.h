@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Registration functions, one per binding file.
 #pragma once
 

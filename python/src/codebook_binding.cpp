@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip.Codebook: the 16-entry exponent codebook, its .szcb file form
 // (FORMAT.md section 10) and pickling through that form.
 #include <nanobind/nanobind.h>

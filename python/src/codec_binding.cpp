@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compress / decompress / frame inspection / calibration entry points.
 // The Python layer (splitzip/_api.py) normalises arguments; these functions
 // validate everything again, since they are reachable directly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "status_error.h"
 
 namespace nb = nanobind;
@@ -20,7 +21,7 @@ void register_status_translator() {
       // The exception class lives in Python so that pure-Python code raises
       // the same type; it is looked up when needed, never at import time.
       try {
-        nb::object cls = nb::module_::import_("splitzip._errors").attr("SplitzipError");
+        nb::object cls = nb::module_::import_("splitzip_kv._errors").attr("SplitzipError");
         nb::object block = e.corrupt_block == kNoBlock ? nb::object(nb::none()) : nb::object(nb::int_(e.corrupt_block));
         nb::object inst = cls(splitzip::status_name(e.status), e.what(),
                               static_cast<int>(e.status), block);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A splitzip Status travelling from C++ to Python as splitzip.SplitzipError.
 #pragma once
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Shared fixtures: the bundled real KV sample and deterministic test arrays."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A minimal DLPack producer built with ctypes.
 
 It exports any memory with any DLPack dtype code and device type, so tests

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An independent numpy reading of core/FORMAT.md, used to check frames the
 bindings produce against the written spec rather than against the library.
 
@@ -11,7 +12,7 @@ import struct
 
 import numpy as np
 
-import splitzip
+import splitzip_kv
 
 BLOCK_LOG2 = 16  # v2 checksum block: 2^16 original bytes
 
@@ -47,7 +48,7 @@ def header_check(header, version):
     v1, XXH3-64 in v2 (seed 0 both)."""
     h = bytearray(header[:64])
     h[52:56] = b"\0\0\0\0"
-    full = splitzip.xxh64(bytes(h)) if version == 1 else splitzip.xxh3_64(bytes(h))
+    full = splitzip_kv.xxh64(bytes(h)) if version == 1 else splitzip_kv.xxh3_64(bytes(h))
     return full & 0xFFFFFFFF
 
 
@@ -55,15 +56,15 @@ def block_hashes(data):
     """v2: XXH3-64 of each 2^16-byte block of the original bytes."""
     data = bytes(data)
     size = 1 << BLOCK_LOG2
-    return [splitzip.xxh3_64(data[i:i + size]) for i in range(0, len(data), size)]
+    return [splitzip_kv.xxh3_64(data[i:i + size]) for i in range(0, len(data), size)]
 
 
 def content_checksum(data, version=2):
     """The header's content_checksum for original bytes `data`: v1 XXH64 of
     all bytes; v2 XXH3-64 of the block hashes as u64 little-endian."""
     if version == 1:
-        return splitzip.xxh64(bytes(data))
-    return splitzip.xxh3_64(struct.pack(f"<{len(block_hashes(data))}Q", *block_hashes(data)))
+        return splitzip_kv.xxh64(bytes(data))
+    return splitzip_kv.xxh3_64(struct.pack(f"<{len(block_hashes(data))}Q", *block_hashes(data)))
 
 
 def decode(frame):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """frame_info(), iter_frames(), frames() and streams of back-to-back frames."""
 
 import struct
@@ -5,17 +6,17 @@ import struct
 import numpy as np
 import pytest
 
-import splitzip
+import splitzip_kv
 from conftest import DTYPES, bits, kv_like
 import format_decoder
 
 
 def test_frame_info_fields():
     x = kv_like("fp16", 3000)
-    frame = splitzip.compress(x, checksum=True, chunk_log2=8)
-    info = splitzip.frame_info(frame)
-    assert info["version"] == splitzip.FORMAT_VERSION == 2
-    assert splitzip.MIN_FORMAT_VERSION == 1
+    frame = splitzip_kv.compress(x, checksum=True, chunk_log2=8)
+    info = splitzip_kv.frame_info(frame)
+    assert info["version"] == splitzip_kv.FORMAT_VERSION == 2
+    assert splitzip_kv.MIN_FORMAT_VERSION == 1
     assert info["dtype"] == "fp16"
     assert info["n_elems"] == 3000
     assert info["decoded_size"] == 6000
@@ -27,8 +28,8 @@ def test_frame_info_fields():
     assert info["checksum_block_log2"] == 16 and info["checksum_block_size"] == 65536
     assert info["checksum_blocks"] == 1  # 6000 bytes
     assert info["stored"] is False
-    assert isinstance(info["codebook"], splitzip.Codebook)
-    assert info["codebook"] == splitzip.calibrate(x)
+    assert isinstance(info["codebook"], splitzip_kv.Codebook)
+    assert info["codebook"] == splitzip_kv.calibrate(x)
     # The same fields straight from the header bytes (FORMAT.md 4.1).
     magic, version, dtype_id, flags, chunk_log2, n, escapes, size = struct.unpack_from(
         "<4sBBBBQQQ", frame)
@@ -38,58 +39,58 @@ def test_frame_info_fields():
 
 
 def test_frame_info_without_checksum():
-    info = splitzip.frame_info(splitzip.compress(kv_like("bf16", 10)))
+    info = splitzip_kv.frame_info(splitzip_kv.compress(kv_like("bf16", 10)))
     assert info["checksum"] is False and info["content_checksum"] == 0
     assert info["checksum_block_size"] is None and info["checksum_blocks"] == 0
 
 
 def test_stream_of_frames_decodes_as_one_array():
     parts = [kv_like("bf16", n, seed=n) for n in (100, 5000, 1, 777)]
-    stream = b"".join(splitzip.compress(p) for p in parts)
-    infos = splitzip.frames(stream)
+    stream = b"".join(splitzip_kv.compress(p) for p in parts)
+    infos = splitzip_kv.frames(stream)
     assert [i["n_elems"] for i in infos] == [100, 5000, 1, 777]
     assert infos[0]["offset"] == 0
     assert [i["offset"] for i in infos[1:]] == \
         list(np.cumsum([i["frame_size"] for i in infos])[:-1])
-    assert splitzip.frame_info(stream, offset=infos[2]["offset"])["n_elems"] == 1
-    y = splitzip.decompress(stream)
+    assert splitzip_kv.frame_info(stream, offset=infos[2]["offset"])["n_elems"] == 1
+    y = splitzip_kv.decompress(stream)
     np.testing.assert_array_equal(bits(y), bits(np.concatenate(parts)))
 
 
 def test_iter_frames_walks_a_stream():
     parts = [kv_like("bf16", n, seed=n) for n in (100, 5000, 1)]
-    frames = [splitzip.compress(p, checksum=True) for p in parts]
+    frames = [splitzip_kv.compress(p, checksum=True) for p in parts]
     stream = b"".join(frames)
-    it = splitzip.iter_frames(stream)
+    it = splitzip_kv.iter_frames(stream)
     assert iter(it) is it
     infos = list(it)
     assert [i["n_elems"] for i in infos] == [100, 5000, 1]
     assert [i["offset"] for i in infos] == [0, len(frames[0]), len(frames[0]) + len(frames[1])]
     assert [i["frame_size"] for i in infos] == [len(f) for f in frames]
-    assert infos == splitzip.frames(stream)
+    assert infos == splitzip_kv.frames(stream)
     # Any host buffer: bytearray, memoryview, numpy of any dtype.
-    assert list(splitzip.iter_frames(bytearray(stream))) == infos
-    assert list(splitzip.iter_frames(memoryview(stream))) == infos
-    assert list(splitzip.iter_frames(np.frombuffer(stream, np.uint8))) == infos
+    assert list(splitzip_kv.iter_frames(bytearray(stream))) == infos
+    assert list(splitzip_kv.iter_frames(memoryview(stream))) == infos
+    assert list(splitzip_kv.iter_frames(np.frombuffer(stream, np.uint8))) == infos
     with pytest.raises(StopIteration):
         next(it)
 
 
 def test_iter_frames_stops_at_a_bad_frame():
-    a = splitzip.compress(kv_like("bf16", 100))
-    b = bytearray(splitzip.compress(kv_like("fp16", 100)))
+    a = splitzip_kv.compress(kv_like("bf16", 100))
+    b = bytearray(splitzip_kv.compress(kv_like("fp16", 100)))
     b[0] ^= 0xFF
-    it = splitzip.iter_frames(a + bytes(b) + a)
+    it = splitzip_kv.iter_frames(a + bytes(b) + a)
     assert next(it)["offset"] == 0  # the good frame before it is yielded
-    with pytest.raises(splitzip.SplitzipError) as e:
+    with pytest.raises(splitzip_kv.SplitzipError) as e:
         next(it)
     assert e.value.status == "BAD_MAGIC"
     assert f"frame 1 at offset {len(a)}" in str(e.value)
     with pytest.raises(StopIteration):  # the walk ends there
         next(it)
     # trailing bytes that are not a whole frame
-    with pytest.raises(splitzip.SplitzipError) as e:
-        splitzip.frames(a + b"\0" * 10)
+    with pytest.raises(splitzip_kv.SplitzipError) as e:
+        splitzip_kv.frames(a + b"\0" * 10)
     assert e.value.status == "TRUNCATED"
 
 
@@ -97,16 +98,16 @@ def test_empty_stream_has_no_frames():
     """A stream of zero bytes is a valid stream of zero frames and decodes to
     zero bytes."""
     for empty in (b"", bytearray(), memoryview(b""), np.empty(0, np.uint8)):
-        assert list(splitzip.iter_frames(empty)) == []
-        assert splitzip.frames(empty) == []
-        y = splitzip.decompress(empty)
+        assert list(splitzip_kv.iter_frames(empty)) == []
+        assert splitzip_kv.frames(empty) == []
+        y = splitzip_kv.decompress(empty)
         assert y.shape == (0,) and y.dtype == np.uint8
     out = np.full(4, 7, np.uint8)
-    res = splitzip.decompress_into(b"", out)
+    res = splitzip_kv.decompress_into(b"", out)
     assert res.size == 0 and out.tolist() == [7, 7, 7, 7]
-    assert splitzip.decompress(b"", out=out) is out
+    assert splitzip_kv.decompress(b"", out=out) is out
     # The single-frame API needs a frame: a frame of 0 elements is not 0 bytes.
-    assert len(splitzip.compress(np.empty(0, DTYPES["bf16"]))) == 64
+    assert len(splitzip_kv.compress(np.empty(0, DTYPES["bf16"]))) == 64
 
 
 def to_v1(frame, original):
@@ -116,7 +117,7 @@ def to_v1(frame, original):
     h = format_decoder.parse_header(frame)
     size = h["frame_size"]
     if h["flags"] & 2:
-        size -= format_decoder.align16(4 * splitzip.frame_info(bytes(frame))["checksum_blocks"])
+        size -= format_decoder.align16(4 * splitzip_kv.frame_info(bytes(frame))["checksum_blocks"])
         del frame[size:]
         struct.pack_into("<Q", frame, 56, format_decoder.content_checksum(original, 1))
     struct.pack_into("<Q", frame, 24, size)
@@ -129,45 +130,45 @@ def to_v1(frame, original):
 @pytest.mark.parametrize("checksum", [False, True])
 def test_format_v1_frames_still_decode(checksum):
     x = kv_like("fp16", 70000, seed=3)
-    v1 = to_v1(splitzip.compress(x, checksum=checksum), x.tobytes())
-    info = splitzip.frame_info(v1)
+    v1 = to_v1(splitzip_kv.compress(x, checksum=checksum), x.tobytes())
+    info = splitzip_kv.frame_info(v1)
     assert info["version"] == 1 and info["checksum"] == checksum
     assert info["checksum_block_size"] is None and info["checksum_blocks"] == 0
     np.testing.assert_array_equal(format_decoder.decode(v1), bits(x))
-    np.testing.assert_array_equal(bits(splitzip.decompress(v1)), bits(x))
-    stream = v1 + splitzip.compress(x, checksum=True) + v1
-    assert [i["version"] for i in splitzip.iter_frames(stream)] == [1, 2, 1]
-    np.testing.assert_array_equal(bits(splitzip.decompress(stream)), bits(np.concatenate([x, x, x])))
+    np.testing.assert_array_equal(bits(splitzip_kv.decompress(v1)), bits(x))
+    stream = v1 + splitzip_kv.compress(x, checksum=True) + v1
+    assert [i["version"] for i in splitzip_kv.iter_frames(stream)] == [1, 2, 1]
+    np.testing.assert_array_equal(bits(splitzip_kv.decompress(stream)), bits(np.concatenate([x, x, x])))
     if checksum:
         bad = bytearray(v1)
         bad[64 + 1000] ^= 1
-        with pytest.raises(splitzip.SplitzipError) as e:
-            splitzip.decompress(bad)
+        with pytest.raises(splitzip_kv.SplitzipError) as e:
+            splitzip_kv.decompress(bad)
         assert e.value.status == "CHECKSUM_MISMATCH" and e.value.corrupt_block is None
 
 
 def test_mixed_dtype_stream_needs_a_byte_target():
     a, b = kv_like("bf16", 100), kv_like("fp32", 50)
-    stream = splitzip.compress(a) + splitzip.compress(b)
-    with pytest.raises(splitzip.SplitzipError, match="different dtypes"):
-        splitzip.decompress(stream)
-    with pytest.raises(splitzip.SplitzipError, match="raw uint8"):
-        splitzip.decompress(stream, out=np.empty(100, DTYPES["bf16"]))
-    total = sum(i["decoded_size"] for i in splitzip.frames(stream))
-    out = splitzip.decompress(stream, out=np.empty(total, np.uint8))
+    stream = splitzip_kv.compress(a) + splitzip_kv.compress(b)
+    with pytest.raises(splitzip_kv.SplitzipError, match="different dtypes"):
+        splitzip_kv.decompress(stream)
+    with pytest.raises(splitzip_kv.SplitzipError, match="raw uint8"):
+        splitzip_kv.decompress(stream, out=np.empty(100, DTYPES["bf16"]))
+    total = sum(i["decoded_size"] for i in splitzip_kv.frames(stream))
+    out = splitzip_kv.decompress(stream, out=np.empty(total, np.uint8))
     assert out.tobytes() == a.tobytes() + b.tobytes()
 
 
 def test_frame_info_offset_past_end():
-    frame = splitzip.compress(kv_like("bf16", 10))
-    with pytest.raises(splitzip.SplitzipError):
-        splitzip.frame_info(frame, offset=len(frame) + 1)
-    with pytest.raises(splitzip.SplitzipError) as e:
-        splitzip.frame_info(frame, offset=len(frame))
+    frame = splitzip_kv.compress(kv_like("bf16", 10))
+    with pytest.raises(splitzip_kv.SplitzipError):
+        splitzip_kv.frame_info(frame, offset=len(frame) + 1)
+    with pytest.raises(splitzip_kv.SplitzipError) as e:
+        splitzip_kv.frame_info(frame, offset=len(frame))
     assert e.value.status == "TRUNCATED"
 
 
 def test_backends_lists_reference():
-    b = splitzip.backends()
+    b = splitzip_kv.backends()
     assert b["reference"] is True
     assert list(b)[0] == "reference"

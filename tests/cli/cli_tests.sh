@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CLI tests for build/bin/splitzip, one case per ctest test.
 # usage: cli_tests.sh CASE SPLITZIP DATA_DIR
 # Each case runs in a fresh temp directory and fails (exit 1) with a message

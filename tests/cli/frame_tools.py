@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Frame surgery for the CLI tests (stdlib only, no splitzip import).
 
   frame_tools.py to-v1 IN.sz OUT.sz [ORIGINAL]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes small .npy and .safetensors files for the CLI tests using only the
 standard library (numpy may not be installed). Each payload is also written
 raw, so the test can compare the decompressed output with it.

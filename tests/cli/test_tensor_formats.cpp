@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the CLI's input parsers (.npy, .safetensors, JSON) and
 // size parsing: valid files parse to the right view, every malformed or
 // truncated variant is rejected with a message and no out-of-bounds read

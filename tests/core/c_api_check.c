@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Exercises the C API from C99 code: proves splitzip.h is valid C and that
  * zero-initialised / NULL options mean defaults. Returns 0 or a failing
  * line number; test_c_api.cpp calls it. */
@@ -31,6 +32,10 @@ int splitzip_c_api_selftest(void) {
   uint8_t cbfile[SZ_CODEBOOK_FILE_SIZE];
   sz_dtype d;
   size_t i;
+  uint8_t* two = NULL;
+  sz_frame_iter it;
+  sz_frame_view view;
+  uint64_t first_size;
   if (!src || !out || !frame) {
     rc = -1;
     goto done;
@@ -38,7 +43,8 @@ int splitzip_c_api_selftest(void) {
   /* Values near 1.0: a handful of exponents. */
   for (i = 0; i < N; ++i) src[i] = (uint16_t)(0x3F00u + (i * 37u) % 0x200u);
 
-  CHECK(cap == 64 + 10000 + 0);
+  /* Stored size with the block checks of one 64 KiB block (16 bytes). */
+  CHECK(cap == 64 + 10000 + 16);
   CHECK(sz_compress_bound((sz_dtype)9, 1) == 0);
   CHECK(sz_compress(SZ_BF16, src, N, frame, cap, NULL, &res) == SZ_OK);
   CHECK(res.size < cap && res.size % 16 == 0);
@@ -57,17 +63,58 @@ int splitzip_c_api_selftest(void) {
   copts.backend = "reference";
   CHECK(sz_compress(SZ_BF16, src, N, frame, cap, &copts, &res) == SZ_OK);
   CHECK(sz_frame_info_read(frame, res.size, &info) == SZ_OK);
-  CHECK(info.has_checksum && info.chunk_log2 == 6 && info.content_checksum == sz_xxh64(src, N * 2, 0));
+  CHECK(info.has_checksum && info.chunk_log2 == 6 && info.version == SZ_FORMAT_VERSION);
+  CHECK(info.checksum_block_log2 == 16 && info.checksum_blocks == 1);
+  {
+    /* One block: content_checksum = XXH3 of its hash as u64 little-endian. */
+    uint64_t h = sz_xxh3_64(src, N * 2);
+    uint8_t le[8];
+    for (i = 0; i < 8; ++i) le[i] = (uint8_t)(h >> (8 * i));
+    CHECK(info.content_checksum == sz_xxh3_64(le, 8));
+  }
   memset(&dopts, 0, sizeof dopts);
   dopts.max_output_bytes = N * 2 - 1;
   CHECK(sz_decompress(frame, res.size, out, N * 2, &dopts, NULL) == SZ_LIMIT_EXCEEDED);
   dopts.max_output_bytes = 0;
-  frame[64] ^= 1; /* residual bit: checksum catches it unless skipped */
-  CHECK(sz_decompress(frame, res.size, out, N * 2, &dopts, NULL) == SZ_CHECKSUM_MISMATCH);
+  res.corrupt_block = 7;
+  first_size = info.frame_size;
+  CHECK(sz_decompress(frame, first_size, out, N * 2, &dopts, &res) == SZ_OK && res.corrupt_block == SZ_NO_BLOCK);
+  /* Two frames back to back for the iterator: the checksummed one twice. */
+  two = malloc(2 * first_size);
+  CHECK(two != NULL);
+  memcpy(two, frame, first_size);
+  memcpy(two + first_size, frame, first_size);
+  CHECK(sz_frame_iter_init(&it, two, 2 * first_size) == SZ_OK);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_OK && view.data == two && view.offset == 0);
+  CHECK(view.size == first_size && view.info.n_elems == N && view.info.checksum_blocks == 1);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_OK && view.data == two + first_size && view.offset == first_size);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_OK && view.data == NULL);
+  CHECK(sz_frame_iter_offset(&it) == 2 * first_size);
+  /* A partial second frame: TRUNCATED at its offset, and it stays so. */
+  CHECK(sz_frame_iter_init(&it, two, 2 * first_size - 1) == SZ_OK);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_OK && view.data == two);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_TRUNCATED && view.data == NULL);
+  CHECK(sz_frame_iter_offset(&it) == first_size);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_TRUNCATED);
+  /* The empty stream: zero frames, zero bytes. */
+  CHECK(sz_frame_iter_init(&it, NULL, 0) == SZ_OK);
+  CHECK(sz_frame_iter_next(&it, &view) == SZ_OK && view.data == NULL);
+  CHECK(sz_frame_iter_init(&it, NULL, 5) == SZ_INVALID_ARGUMENT);
+  CHECK(sz_decompress_frames(NULL, 0, NULL, 0, NULL, &res) == SZ_OK && res.size == 0);
+  CHECK(sz_decompress_frames(two, 0, out, N * 2, NULL, &res) == SZ_OK && res.size == 0);
+  CHECK(sz_decompress(two, 0, out, N * 2, NULL, NULL) == SZ_TRUNCATED);
+  /* Header-only query: rules 1-10 on 64 bytes, frame_size before the rest. */
+  memset(&info, 0, sizeof info);
+  CHECK(sz_frame_header_info(two, &info) == SZ_OK && info.frame_size == first_size && info.n_elems == N);
+  CHECK(sz_frame_header_info(NULL, &info) == SZ_INVALID_ARGUMENT);
+
+  frame[64] ^= 1; /* residual bit of element 0: block 0's check catches it unless skipped */
+  CHECK(sz_decompress(frame, first_size, out, N * 2, &dopts, &res) == SZ_CHECKSUM_MISMATCH);
+  CHECK(res.corrupt_block == 0);
   dopts.skip_checksum = 1;
-  CHECK(sz_decompress(frame, res.size, out, N * 2, &dopts, NULL) == SZ_OK);
+  CHECK(sz_decompress(frame, first_size, out, N * 2, &dopts, NULL) == SZ_OK);
   frame[0] = 0;
-  CHECK(sz_decompress(frame, res.size, out, N * 2, NULL, NULL) == SZ_BAD_MAGIC);
+  CHECK(sz_decompress(frame, first_size, out, N * 2, NULL, NULL) == SZ_BAD_MAGIC);
   CHECK(sz_decompress(frame, 10, out, N * 2, NULL, NULL) == SZ_TRUNCATED);
   copts.backend = "bogus";
   CHECK(sz_compress(SZ_BF16, src, N, frame, cap, &copts, NULL) == SZ_UNKNOWN_BACKEND);
@@ -110,7 +157,9 @@ int splitzip_c_api_selftest(void) {
   CHECK(sz_backend_name(sz_backend_count()) == NULL);
   CHECK(sz_backend_available("reference") == 1 && sz_backend_available("bogus") == 0);
   CHECK(sz_xxh64("", 0, 0) == 0xEF46DB3751D8E999ull);
+  CHECK(sz_xxh3_64("", 0) == 0x2D06800538D394C2ull);
 done:
+  free(two);
   free(src);
   free(out);
   free(frame);

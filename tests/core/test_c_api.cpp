@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API: the C99 self-test plus checks of the C/C++ mapping.
 #include <gtest/gtest.h>
 
@@ -62,6 +63,111 @@ TEST(CApi, NullOutputsAndFiles) {
   EXPECT_EQ(cpp.dtype, Dtype::fp16);
   std::remove(path.c_str());
   EXPECT_EQ(sz_codebook_load(path.c_str(), &back), SZ_IO_ERROR);
+}
+
+}  // namespace
+}  // namespace splitzip
+
+namespace splitzip {
+namespace {
+
+// corrupt_block travels through the C API; frame info fields match C++.
+TEST(CApi, CorruptBlockAndBlockInfo) {
+  const uint64_t n = 3 * 32768 + 5;  // bf16: 4 checksum blocks
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, 8);
+  std::vector<uint8_t> f(sz_compress_bound(SZ_BF16, n));
+  sz_compress_options co{};
+  co.checksum = 1;
+  sz_result r{};
+  ASSERT_EQ(sz_compress(SZ_BF16, in.data(), n, f.data(), f.size(), &co, &r), SZ_OK);
+  const uint64_t size = r.size;
+  sz_frame_info ci{};
+  FrameInfo info;
+  ASSERT_EQ(sz_frame_info_read(f.data(), size, &ci), SZ_OK);
+  ASSERT_EQ(frame_info(f.data(), size, &info), Status::ok);
+  EXPECT_EQ(ci.version, 2u);
+  EXPECT_EQ(ci.checksum_block_log2, 16u);
+  EXPECT_EQ(ci.checksum_blocks, 4u);
+  EXPECT_EQ(ci.checksum_blocks, info.checksum_blocks);
+  EXPECT_EQ(ci.content_checksum, info.content_checksum);
+  EXPECT_EQ(ci.frame_size, info.frame_size);
+  EXPECT_EQ(ci.escape_count, info.escape_count);
+  // Residual byte of element 3*32768 (first element of block 3).
+  std::vector<uint8_t> out(2 * n);
+  f[64 + 3 * 32768] ^= 1;
+  r.corrupt_block = 0;
+  EXPECT_EQ(sz_decompress(f.data(), size, out.data(), out.size(), nullptr, &r), SZ_CHECKSUM_MISMATCH);
+  EXPECT_EQ(r.corrupt_block, 3u);
+  EXPECT_EQ(sz_decompress_frames(f.data(), size, out.data(), out.size(), nullptr, &r), SZ_CHECKSUM_MISMATCH);
+  EXPECT_EQ(r.corrupt_block, 3u);
+  const Result cpp = decompress(f.data(), size, out.data(), out.size());
+  EXPECT_EQ(cpp.corrupt_block, 3u);
+  // Another fault: corrupt_block back to "none".
+  f[0] ^= 1;
+  EXPECT_EQ(sz_decompress(f.data(), size, out.data(), out.size(), nullptr, &r), SZ_BAD_MAGIC);
+  EXPECT_EQ(r.corrupt_block, SZ_NO_BLOCK);
+}
+
+// The C iterator yields exactly what the C++ FrameIterator yields.
+TEST(CApi, FrameIteratorMatchesCpp) {
+  std::vector<uint8_t> stream;
+  for (uint64_t n : {500ull, 0ull, 70000ull, 3ull}) {
+    const auto in = synth::generate(synth::Generator::heavy_tail, Dtype::fp16, n, n + 1);
+    std::vector<uint8_t> f(compress_bound(Dtype::fp16, n));
+    CompressOptions o;
+    o.checksum = n > 100;
+    const Result r = compress(Dtype::fp16, in.data(), n, f.data(), f.size(), o);
+    ASSERT_EQ(r.status, Status::ok);
+    stream.insert(stream.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(r.size));
+  }
+  stream.resize(stream.size() + 10, 0);  // a partial trailing "frame"
+  FrameIterator it(stream.data(), stream.size());
+  sz_frame_iter cit;
+  ASSERT_EQ(sz_frame_iter_init(&cit, stream.data(), stream.size()), SZ_OK);
+  int frames = 0;
+  for (;;) {
+    FrameView v;
+    sz_frame_view cv;
+    const Status s = it.next(&v);
+    const sz_status cs = sz_frame_iter_next(&cit, &cv);
+    ASSERT_EQ(static_cast<int>(cs), static_cast<int>(s));
+    EXPECT_EQ(sz_frame_iter_offset(&cit), it.offset());
+    if (s != Status::ok || v.data == nullptr) {
+      EXPECT_EQ(cv.data, nullptr);
+      EXPECT_EQ(s, Status::truncated);
+      break;
+    }
+    ++frames;
+    EXPECT_EQ(cv.data, v.data);
+    EXPECT_EQ(cv.size, v.size);
+    EXPECT_EQ(cv.offset, v.offset);
+    EXPECT_EQ(cv.info.n_elems, v.info.n_elems);
+    EXPECT_EQ(cv.info.checksum_blocks, v.info.checksum_blocks);
+    EXPECT_EQ(cv.info.codebook.count, v.info.codebook.count);
+  }
+  EXPECT_EQ(frames, 4);
+}
+
+TEST(CApi, HashesAndHeaderInfo) {
+  const auto in = synth::generate(synth::Generator::random_bits, Dtype::bf16, 3000, 1);
+  for (uint64_t len : {0ull, 5ull, 200ull, 6000ull}) {
+    EXPECT_EQ(sz_xxh3_64(in.data(), len), xxh3_64(in.data(), len));
+    EXPECT_EQ(sz_xxh64(in.data(), len, 9), xxh64(in.data(), len, 9));
+  }
+  EXPECT_EQ(sz_xxh3_64(nullptr, 5), 0u);
+  std::vector<uint8_t> f(compress_bound(Dtype::bf16, 3000));
+  const Result r = compress(Dtype::bf16, in.data(), 3000, f.data(), f.size());
+  ASSERT_EQ(r.status, Status::ok);
+  sz_frame_info ci{};
+  ASSERT_EQ(sz_frame_header_info(f.data(), &ci), SZ_OK);
+  EXPECT_EQ(ci.frame_size, r.size);
+  EXPECT_EQ(ci.stored, 1);  // random bits
+  EXPECT_EQ(ci.checksum_blocks, 0u);
+  EXPECT_EQ(sz_frame_header_info(f.data(), nullptr), SZ_INVALID_ARGUMENT);
+  f[51] = 1;
+  EXPECT_EQ(sz_frame_header_info(f.data(), &ci), SZ_HEADER_CORRUPT);
+  EXPECT_EQ(SZ_FORMAT_VERSION, static_cast<int>(kFormatVersion));
+  EXPECT_EQ(SZ_MIN_FORMAT_VERSION, static_cast<int>(kMinFormatVersion));
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Codebook rules, deterministic top-16, calibration and the .szcb file.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Registry and dispatch: explicit list, forced names, $SPLITZIP_BACKEND,
 // no silent fallback.
 #include <gtest/gtest.h>
@@ -171,29 +172,83 @@ TEST(Dispatch, EveryAvailableBackendRoundTrips) {
   }
 }
 
-TEST(BackendDefaults, HistogramAndByteHelpers) {
+// Backend's default decompress_stream walks frames with the FrameIterator
+// and calls decompress_frame; read_header_bytes copies 64 host bytes.
+TEST(BackendDefaults, StreamWalkAndHeaderBytes) {
   const Backend* b = reference_backend();
   const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp16, 999, 4);
-  uint64_t counts[256];
-  std::memset(counts, 0xFF, sizeof counts);  // overwritten, not added to
-  ASSERT_EQ(b->histogram(Dtype::fp16, in.data(), 999, counts, 0), Status::ok);
-  Histogram h(Dtype::fp16);
-  h.add(in.data(), 999);
-  uint64_t total = 0;
-  for (uint32_t e = 0; e < 256; ++e) {
-    EXPECT_EQ(counts[e], h.count(e));
-    total += counts[e];
+  std::vector<uint8_t> stream;
+  for (int k = 0; k < 3; ++k) {
+    std::vector<uint8_t> f(compress_bound(Dtype::fp16, 999));
+    CompressArgs c;
+    c.dtype = Dtype::fp16;
+    c.src = in.data();
+    c.n = 999;
+    c.dst = f.data();
+    c.capacity = f.size();
+    c.checksum = k == 1;
+    const FrameOutcome o = b->compress_frame(c);
+    ASSERT_EQ(o.status, Status::ok);
+    stream.insert(stream.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(o.frame_size));
   }
-  EXPECT_EQ(total, 999u);
-  EXPECT_EQ(b->histogram(static_cast<Dtype>(0), in.data(), 999, counts, 0), Status::invalid_argument);
-  uint64_t hash = 0;
-  ASSERT_EQ(b->content_hash(in.data(), in.size(), &hash), Status::ok);
-  EXPECT_EQ(hash, xxh64(in.data(), in.size()));
-  std::vector<uint8_t> buf(10, 7);
-  ASSERT_EQ(b->zero_bytes(buf.data(), 10), Status::ok);
-  EXPECT_EQ(buf, std::vector<uint8_t>(10, 0));
-  ASSERT_EQ(b->copy_bytes(buf.data(), in.data(), 10), Status::ok);
-  EXPECT_EQ(std::memcmp(buf.data(), in.data(), 10), 0);
+  std::vector<uint8_t> out(3 * in.size());
+  DecompressArgs d;
+  d.src = stream.data();
+  d.src_size = stream.size();
+  d.dst = out.data();
+  d.capacity = out.size();
+  FrameOutcome o = b->decompress_stream(d);
+  ASSERT_EQ(o.status, Status::ok);
+  EXPECT_EQ(o.frame_size, stream.size());
+  EXPECT_EQ(o.decoded_size, out.size());
+  for (int k = 0; k < 3; ++k)
+    EXPECT_EQ(std::memcmp(out.data() + k * in.size(), in.data(), in.size()), 0) << k;
+  // The stream-wide output limit, and a bad middle frame's status.
+  d.max_output = 2 * in.size();
+  EXPECT_EQ(b->decompress_stream(d).status, Status::limit_exceeded);
+  d.max_output = 0;
+  d.src_size = 0;  // the empty stream: zero frames
+  o = b->decompress_stream(d);
+  EXPECT_EQ(o.status, Status::ok);
+  EXPECT_EQ(o.decoded_size, 0u);
+  d.src_size = stream.size() - 1;
+  EXPECT_EQ(b->decompress_stream(d).status, Status::truncated);
+
+  uint8_t hb[64] = {};
+  ASSERT_EQ(b->read_header_bytes(stream.data(), hb), Status::ok);
+  EXPECT_EQ(std::memcmp(hb, stream.data(), 64), 0);
+  EXPECT_EQ(b->read_header_bytes(nullptr, hb), Status::invalid_argument);
+  EXPECT_EQ(b->workspace_size(Dtype::bf16, 1000, Direction::encode), 0u);
+  EXPECT_STREQ(b->unavailable_reason(), "");
+}
+
+// Encode with A, decode with B, for every ordered pair of available host backends.
+TEST(Dispatch, EveryBackendPairCrossDecodes) {
+  std::vector<const char*> names;
+  for (size_t i = 0; i < backend_count(); ++i)
+    if (backend_available(backend_name(i)) && find_backend(backend_name(i))->accepts(MemoryKind::host))
+      names.push_back(backend_name(i));
+  ASSERT_FALSE(names.empty());
+  for (Dtype dt : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}) {
+    const uint64_t n = 70001;  // several chunks, several checksum blocks
+    const auto in = synth::generate(synth::Generator::heavy_tail, dt, n, 9);
+    for (const char* enc : names) {
+      std::vector<uint8_t> f(compress_bound(dt, n));
+      CompressOptions o;
+      o.backend = enc;
+      o.checksum = true;
+      const Result r = compress(dt, in.data(), n, f.data(), f.size(), o);
+      ASSERT_EQ(r.status, Status::ok) << enc;
+      for (const char* dec : names) {
+        std::vector<uint8_t> out(in.size());
+        DecompressOptions d;
+        d.backend = dec;
+        const Result rd = decompress(f.data(), r.size, out.data(), out.size(), d);
+        ASSERT_EQ(rd.status, Status::ok) << enc << " -> " << dec << " " << dtype_name(dt);
+        EXPECT_EQ(out, in) << enc << " -> " << dec << " " << dtype_name(dt);
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frame-layer API contract: argument checks, capacity handling, codebook
 // checks, frame_info, the backend name in Result.
 #include <gtest/gtest.h>
@@ -6,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
 #include "core/layout.h"
 #include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/test_data.h"
 
 namespace splitzip {
 namespace {
@@ -69,8 +72,19 @@ TEST(FrameApi, CapacityBetweenCodedAndBound) {
   EXPECT_EQ(compress(Dtype::bf16, in.data(), n, tight.data(), 63).status, Status::dst_too_small);
   // Stored frames need their full size.
   const auto rnd = synth::generate(synth::Generator::random_bits, Dtype::bf16, n, 2);
-  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size() - 1).status, Status::dst_too_small);
-  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size()).status, Status::ok);
+  // (compress_bound also counts the block checks of a checksummed frame.)
+  const uint64_t stored = 64 + 2 * n;
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), stored - 1).status, Status::dst_too_small);
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), stored).status, Status::ok);
+  CompressOptions ck;
+  ck.checksum = true;
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), stored, ck).status, Status::dst_too_small);
+  EXPECT_EQ(compress(Dtype::bf16, rnd.data(), n, full.data(), full.size(), ck).size, full.size());
+  // Escapes above the budget of a capacity below the stored size: the
+  // stored fallback does not fit either (never a write past capacity).
+  const auto heavy = synth::generate(synth::Generator::heavy_tail, Dtype::bf16, n, 2, {0.2});
+  std::vector<uint8_t> small(rf.size);
+  EXPECT_EQ(compress(Dtype::bf16, heavy.data(), n, small.data(), small.size()).status, Status::dst_too_small);
 }
 
 TEST(FrameApi, DecompressArgumentChecks) {
@@ -99,7 +113,7 @@ TEST(FrameApi, FrameInfoFieldsAndBackendName) {
 #endif
   FrameInfo info;
   ASSERT_EQ(frame_info(f.data(), r.size, &info), Status::ok);
-  EXPECT_EQ(info.version, 1u);
+  EXPECT_EQ(info.version, 2u);
   EXPECT_EQ(info.dtype, Dtype::fp32);
   EXPECT_FALSE(info.stored);
   EXPECT_TRUE(info.has_checksum);
@@ -107,10 +121,12 @@ TEST(FrameApi, FrameInfoFieldsAndBackendName) {
   EXPECT_EQ(info.n_elems, n);
   EXPECT_EQ(info.frame_size, r.size);
   EXPECT_EQ(info.decoded_size, n * 4);
-  EXPECT_EQ(info.content_checksum, xxh64(in.data(), in.size()));
+  EXPECT_EQ(info.content_checksum, test::expected_content_checksum(in.data(), in.size()));
+  EXPECT_EQ(info.checksum_block_log2, 16u);
+  EXPECT_EQ(info.checksum_blocks, 1u);  // 12000 bytes
   EXPECT_EQ(info.codebook.dtype, Dtype::fp32);
   EXPECT_EQ(info.codebook.count, 16);
-  EXPECT_EQ(info.frame_size, coded_layout(3, n, 12, info.escape_count).frame_size);
+  EXPECT_EQ(info.frame_size, coded_layout(3, n, 12, info.escape_count, 1).frame_size);
   std::vector<uint8_t> out(n * 4);
   DecompressOptions d;
   d.backend = "reference";
@@ -133,6 +149,123 @@ TEST(FrameApi, DynamicCodebookEqualsExplicitTopSixteen) {
   ASSERT_TRUE(ra.ok() && rb.ok());
   ASSERT_EQ(ra.size, rb.size);
   EXPECT_EQ(std::memcmp(a.data(), b.data(), ra.size), 0);
+}
+
+}  // namespace
+}  // namespace splitzip
+
+namespace splitzip {
+namespace {
+
+// FORMAT.md 7: a stream of zero bytes is a valid stream of zero frames and
+// decodes to zero bytes; decompress() of a single frame needs a frame.
+TEST(EmptyStream, ZeroFramesZeroBytes) {
+  uint8_t buf[16] = {};
+  for (const void* src : {static_cast<const void*>(nullptr), static_cast<const void*>(buf)}) {
+    Result r = decompress_frames(src, 0, nullptr, 0);
+    EXPECT_EQ(r.status, Status::ok);
+    EXPECT_EQ(r.size, 0u);
+    r = decompress_frames(src, 0, buf, sizeof buf);
+    EXPECT_EQ(r.status, Status::ok);
+    EXPECT_EQ(r.size, 0u);
+    for (size_t i = 0; i < backend_count(); ++i) {
+      const char* be = backend_name(i);
+      if (!backend_available(be)) continue;
+      DecompressOptions o;
+      o.backend = be;
+      r = decompress_frames(src, 0, buf, sizeof buf, o);
+      EXPECT_EQ(r.status, Status::ok) << be;
+      EXPECT_EQ(r.size, 0u) << be;
+    }
+    EXPECT_EQ(decompress(src, 0, buf, sizeof buf).status, Status::truncated);
+    FrameIterator it(src, 0);
+    FrameView v;
+    v.data = buf;
+    EXPECT_EQ(it.next(&v), Status::ok);
+    EXPECT_EQ(v.data, nullptr);
+    EXPECT_EQ(it.offset(), 0u);
+    EXPECT_EQ(it.next(&v), Status::ok);  // stays at the end
+    EXPECT_EQ(v.data, nullptr);
+  }
+  // A frame of zero elements is not an empty stream: one 64-byte frame.
+  std::vector<uint8_t> f(compress_bound(Dtype::bf16, 0));
+  const Result c = compress(Dtype::bf16, buf, 0, f.data(), f.size());
+  ASSERT_EQ(c.status, Status::ok);
+  EXPECT_EQ(c.size, 64u);
+  FrameIterator it(f.data(), c.size);
+  FrameView v;
+  ASSERT_EQ(it.next(&v), Status::ok);
+  EXPECT_EQ(v.data, f.data());
+  EXPECT_EQ(v.info.n_elems, 0u);
+  EXPECT_EQ(it.next(&v), Status::ok);
+  EXPECT_EQ(v.data, nullptr);
+  EXPECT_EQ(decompress_frames(f.data(), c.size, nullptr, 0).status, Status::ok);
+}
+
+TEST(FrameIteratorApi, WalksFramesAndStopsAtTheFirstBadOne) {
+  std::vector<uint8_t> stream;
+  std::vector<uint64_t> offsets, sizes;
+  const uint64_t ns[] = {1000, 0, 40000, 7};
+  for (int k = 0; k < 4; ++k) {
+    const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, ns[k], 50 + k);
+    std::vector<uint8_t> f(compress_bound(Dtype::bf16, ns[k]));
+    CompressOptions o;
+    o.checksum = k % 2 == 0;
+    const Result r = compress(Dtype::bf16, in.data(), ns[k], f.data(), f.size(), o);
+    ASSERT_EQ(r.status, Status::ok);
+    offsets.push_back(stream.size());
+    sizes.push_back(r.size);
+    stream.insert(stream.end(), f.begin(), f.begin() + static_cast<std::ptrdiff_t>(r.size));
+  }
+  FrameIterator it(stream.data(), stream.size());
+  FrameView v;
+  for (int k = 0; k < 4; ++k) {
+    ASSERT_EQ(it.next(&v), Status::ok) << k;
+    ASSERT_NE(v.data, nullptr);
+    EXPECT_EQ(v.offset, offsets[k]);
+    EXPECT_EQ(v.size, sizes[k]);
+    EXPECT_EQ(v.data, stream.data() + offsets[k]);
+    EXPECT_EQ(v.info.n_elems, ns[k]);
+    EXPECT_EQ(v.info.version, 2u);
+    EXPECT_EQ(v.info.checksum_blocks, k % 2 == 0 ? checksum_blocks(2 * ns[k]) : 0u);
+  }
+  ASSERT_EQ(it.next(&v), Status::ok);
+  EXPECT_EQ(v.data, nullptr);
+  EXPECT_EQ(it.offset(), stream.size());
+  // A bad magic in the third frame: two frames, then BAD_MAGIC at its offset, sticky.
+  stream[offsets[2]] ^= 1;
+  FrameIterator bad(stream.data(), stream.size());
+  ASSERT_EQ(bad.next(&v), Status::ok);
+  ASSERT_EQ(bad.next(&v), Status::ok);
+  EXPECT_EQ(bad.next(&v), Status::bad_magic);
+  EXPECT_EQ(bad.offset(), offsets[2]);
+  EXPECT_EQ(bad.next(&v), Status::bad_magic);
+  EXPECT_EQ(v.data, nullptr);
+  EXPECT_EQ(bad.next(nullptr), Status::invalid_argument);
+  FrameIterator null_src(nullptr, 10);
+  EXPECT_EQ(null_src.next(&v), Status::invalid_argument);
+}
+
+TEST(FrameHeaderInfo, RulesOneToTenOnSixtyFourBytes) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp16, 5000, 2);
+  std::vector<uint8_t> f(compress_bound(Dtype::fp16, 5000));
+  CompressOptions o;
+  o.checksum = true;
+  const Result r = compress(Dtype::fp16, in.data(), 5000, f.data(), f.size(), o);
+  ASSERT_EQ(r.status, Status::ok);
+  // Only the 64 header bytes, in a buffer of exactly 64: rule 11 is the caller's.
+  std::vector<uint8_t> hdr(f.begin(), f.begin() + 64);
+  FrameInfo info, full;
+  ASSERT_EQ(frame_header_info(hdr.data(), &info), Status::ok);
+  ASSERT_EQ(frame_info(f.data(), r.size, &full), Status::ok);
+  EXPECT_EQ(info.frame_size, r.size);
+  EXPECT_EQ(info.content_checksum, full.content_checksum);
+  EXPECT_EQ(info.checksum_blocks, full.checksum_blocks);
+  EXPECT_EQ(frame_info(hdr.data(), 64, &full), Status::truncated);
+  hdr[49] = 1;  // mode
+  EXPECT_EQ(frame_header_info(hdr.data(), &info), Status::header_corrupt);
+  EXPECT_EQ(frame_header_info(nullptr, &info), Status::invalid_argument);
+  EXPECT_EQ(frame_header_info(hdr.data(), nullptr), Status::invalid_argument);
 }
 
 }  // namespace

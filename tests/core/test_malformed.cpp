@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed frames: each fault gets its own status (FORMAT.md 9), nothing
 // crashes or reads out of bounds (run under ASan), every bit flip is caught
 // or changes the output.
@@ -35,11 +36,9 @@ void put16(uint8_t* p, uint32_t v) {
 }
 
 // Recomputes header_check so a modified header reaches the later rules.
+// header_check is XXH3 (v2) or XXH64 (v1) by the version byte.
 void reseal(std::vector<uint8_t>& f) {
-  uint8_t tmp[64];
-  std::memcpy(tmp, f.data(), 64);
-  std::memset(tmp + 52, 0, 4);
-  const auto c = static_cast<uint32_t>(xxh64(tmp, 64));
+  const uint32_t c = header_check(f.data());
   for (int i = 0; i < 4; ++i) f[52 + i] = static_cast<uint8_t>(c >> (8 * i));
 }
 
@@ -177,8 +176,11 @@ TEST_P(Malformed, EachHeaderFaultHasItsOwnStatus) {
     }
   };
   expect([](auto& f) { f[0] = 'X'; }, Status::bad_magic, false);
-  expect([](auto& f) { f[4] = 2; }, Status::unsupported_version, false);
+  expect([](auto& f) { f[4] = 3; }, Status::unsupported_version, false);
   expect([](auto& f) { f[4] = 0; }, Status::unsupported_version, false);
+  // v2 -> v1 without the v1 check: corrupt; resealed as v1, byte 50 is reserved there.
+  expect([](auto& f) { f[4] = 1; }, Status::header_corrupt, false);
+  expect([](auto& f) { f[4] = 1; }, Status::reserved_bits);
   expect([](auto& f) { f[20] ^= 1; }, Status::header_corrupt, false);
   expect([](auto& f) { f[53] ^= 0x80; }, Status::header_corrupt, false);
   expect([](auto& f) { f[5] = 0; }, Status::bad_dtype);
@@ -186,7 +188,12 @@ TEST_P(Malformed, EachHeaderFaultHasItsOwnStatus) {
   expect([](auto& f) { f[5] = 255; }, Status::bad_dtype);
   for (uint8_t bit = 2; bit < 8; ++bit)
     expect([bit](auto& f) { f[6] |= static_cast<uint8_t>(1u << bit); }, Status::reserved_bits);
-  for (int byte = 49; byte <= 51; ++byte) expect([byte](auto& f) { f[byte] = 1; }, Status::reserved_bits);
+  expect([](auto& f) { f[51] = 1; }, Status::reserved_bits);
+  expect([](auto& f) { f[51] = 0x80; }, Status::reserved_bits);
+  expect([](auto& f) { f[49] = 1; }, Status::bad_header);   // mode 1: reserved for a future mode
+  expect([](auto& f) { f[49] = 255; }, Status::bad_header);
+  expect([](auto& f) { f[50] = 15; }, Status::bad_header);  // block_log2 must be 16 with CHECKSUM
+  expect([](auto& f) { f[50] = 0; }, Status::bad_header);
   expect([](auto& f) { f[7] = 5; }, Status::bad_chunk_size);
   expect([](auto& f) { f[7] = 16; }, Status::bad_chunk_size);
   expect([](auto& f) { f[7] = 0; }, Status::bad_chunk_size);
@@ -207,12 +214,13 @@ TEST_P(Malformed, EachHeaderFaultHasItsOwnStatus) {
   expect([&](auto& f) {
     const uint64_t e = s.h.escape_count - 1;
     put64(&f[16], e);
-    const FrameLayout L2 = coded_layout(static_cast<uint32_t>(d), s.n, 6, e);
+    const FrameLayout L2 = coded_layout(static_cast<uint32_t>(d), s.n, 6, e, s.h.n_checks());
     // Rebuild the tail at the new offsets so only the total disagrees.
     std::vector<uint8_t> g(f.begin(), f.begin() + static_cast<long>(L2.pos_off));
     g.resize(L2.frame_size, 0);
     std::memcpy(&g[L2.pos_off], &s.frame[s.L.pos_off], 2 * e);
     std::memcpy(&g[L2.exp_off], &s.frame[s.L.exp_off], e);
+    std::memcpy(&g[L2.check_off], &s.frame[s.L.check_off], s.L.check_size);
     put64(&g[24], L2.frame_size);
     f = g;
   }, Status::bad_escape_counts);
@@ -232,11 +240,12 @@ TEST_P(Malformed, DestinationAndLimit) {
   // A frame claiming 2^56 elements is refused before any allocation.
   std::vector<uint8_t> f = s.frame;
   f[6] = kFlagStored;
+  f[50] = 0;  // block_log2: no checksum
   put64(&f[8], uint64_t{1} << 56);
   put64(&f[16], 0);
   std::memset(&f[32], 0, 17);
   put64(&f[56], 0);
-  put64(&f[24], compress_bound(s.dtype, uint64_t{1} << 56));
+  put64(&f[24], stored_frame_size(static_cast<uint32_t>(s.dtype), uint64_t{1} << 56));
   reseal(f);
   EXPECT_EQ(decompress(f.data(), f.size(), dst.data(), dst.size()).status, Status::truncated);
   o.max_output_bytes = 1 << 20;
@@ -258,7 +267,10 @@ TEST_P(Malformed, PayloadFaults) {
   if (L.high_size) expect([&](auto& f) { f[L.high_off + L.high_size - 1] |= 0x80; }, Status::bad_padding);
   uint64_t gaps = 0;
   const uint64_t ends[] = {L.res_off + L.res_size, L.high_off + L.high_size, L.code_off + L.code_size,
-                           L.count_off + L.count_size, L.pos_off + L.pos_size, L.exp_off + L.exp_size};
+                           L.count_off + L.count_size, L.pos_off + L.pos_size, L.exp_off + L.exp_size,
+                           L.check_off + L.check_size};
+  ASSERT_EQ(L.check_size, 4u * s.h.n_checks());
+  ASSERT_NE((L.check_off + L.check_size) % 16, 0u) << "sample needs a gap after stream 7";
   for (uint64_t end : ends) {
     if (end % 16 == 0) continue;
     ++gaps;
@@ -311,9 +323,22 @@ TEST_P(Malformed, PayloadFaults) {
     std::memset(&f[32 + 12], 0, 4);
     reseal(f);
   }, Status::bad_code);
-  // Rule 19: a residual bit flipped.
+  // Rule 19: a residual bit flipped (block 0), a block check flipped, the
+  // combined checksum changed (every block check still matches).
   const uint64_t payload = L.res_size ? L.res_off : L.high_off;
-  expect([&](auto& f) { f[payload] ^= 1; }, Status::checksum_mismatch);
+  auto expect_block = [&](auto&& edit, uint64_t block) {
+    std::vector<uint8_t> f = s.frame, out(s.input.size());
+    edit(f);
+    const Result r = decompress(f.data(), f.size(), out.data(), out.size());
+    EXPECT_EQ(r.status, Status::checksum_mismatch);
+    EXPECT_EQ(r.corrupt_block, block);
+  };
+  expect_block([&](auto& f) { f[payload] ^= 1; }, 0);
+  expect_block([&](auto& f) { f[L.check_off + 3] ^= 0x40; }, 0);
+  expect_block([&](auto& f) {
+    f[60] ^= 1;
+    reseal(f);
+  }, ~uint64_t{0});
   std::vector<uint8_t> f = s.frame, out;
   f[payload] ^= 1;
   DecompressOptions no_verify;
@@ -340,6 +365,12 @@ TEST_P(Malformed, StoredFrameFaults) {
   expect([](auto& f) { f[6] &= static_cast<uint8_t>(~kFlagStored); }, Status::bad_codebook);  // coded, count 0
   expect([&](auto& f) { f[64] ^= 4; }, Status::checksum_mismatch);
   expect([](auto& f) { put64(&f[24], get64(&f[24]) + 16); }, Status::size_mismatch);
+  // Stream 7 after the padded data: its check and the zero gap after it.
+  const uint64_t check_off = stored_check_off(static_cast<uint32_t>(s.dtype), s.n);
+  ASSERT_EQ(s.frame.size(), check_off + 16);
+  expect([&](auto& f) { f[check_off] ^= 1; }, Status::checksum_mismatch);
+  expect([&](auto& f) { f[check_off + 4] = 1; }, Status::bad_padding);
+  expect([&](auto& f) { f[check_off + 15] = 1; }, Status::bad_padding);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDtypes, Malformed, ::testing::ValuesIn(kDtypes),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Status, dtype and memory-kind names: stable, distinct, parseable.
 #include <gtest/gtest.h>
 

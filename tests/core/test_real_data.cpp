@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bundled real KV sample: byte-exact round trips for every file and
 // dtype, and the SplitZip ratio 2/(1.5+3e) once the measured header and
 // per-chunk count overhead is accounted for.

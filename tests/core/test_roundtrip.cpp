@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trips through the public API for every dtype: sizes around 0 and
 // chunk boundaries, every generator, special values, small codebooks, the
 // stored fallback (and the 4.4 decision itself), checksums, frame streams.
@@ -10,7 +11,9 @@
 #include "core/header.h"
 #include "core/layout.h"
 #include "core/synthetic.h"
+#include "core/hash.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/test_data.h"
 #include "tests/support/compare.h"
 
 namespace splitzip {
@@ -50,7 +53,8 @@ std::vector<uint8_t> round_trip(Dtype d, const std::vector<uint8_t>& in, uint64_
   EXPECT_EQ(info.decoded_size, n * dtype_bytes(d));
   EXPECT_EQ(info.has_checksum, opts.checksum);
   if (opts.checksum) {
-    EXPECT_EQ(info.content_checksum, xxh64(in.data(), n * dtype_bytes(d)));
+    EXPECT_EQ(info.content_checksum, test::expected_content_checksum(in.data(), n * dtype_bytes(d)));
+    EXPECT_EQ(info.checksum_blocks, checksum_blocks(n * dtype_bytes(d)));
   }
 
   // The stored/coded choice (4.4), recomputed from the codebook the encoder
@@ -65,8 +69,9 @@ std::vector<uint8_t> round_trip(Dtype d, const std::vector<uint8_t>& in, uint64_
     EXPECT_TRUE(info.stored);
   } else {
     const uint64_t e = count_escapes(d, in.data(), n, cb);
-    const uint64_t coded = coded_layout(id, n, opts.chunk_log2, e).frame_size;
-    const bool expect_coded = coded < stored_frame_size(id, n);
+    const uint64_t checks = opts.checksum ? checksum_blocks(n * dtype_bytes(d)) : 0;
+    const uint64_t coded = coded_layout(id, n, opts.chunk_log2, e, checks).frame_size;
+    const bool expect_coded = coded < stored_frame_size(id, n, checks);
     EXPECT_EQ(!info.stored, expect_coded) << "E=" << e << " coded=" << coded;
     if (!info.stored) {
       EXPECT_EQ(info.escape_count, e);
@@ -74,7 +79,7 @@ std::vector<uint8_t> round_trip(Dtype d, const std::vector<uint8_t>& in, uint64_
       EXPECT_EQ(std::memcmp(info.codebook.entries, cb.entries, 16), 0);
       EXPECT_EQ(r.size, coded);
     } else {
-      EXPECT_EQ(r.size, stored_frame_size(id, n));
+      EXPECT_EQ(r.size, stored_frame_size(id, n, checks));
     }
   }
 

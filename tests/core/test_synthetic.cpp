@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synthetic generators: deterministic, range-composable, hitting their
 // advertised escape rates; float conversions round to nearest even.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Shared pieces of the CPU backend tests: per-target parameterisation and
 // input builders.
 #pragma once

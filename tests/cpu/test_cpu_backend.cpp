@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend at the Backend interface: registration and dispatch,
-// the escape budget and capacity, invalid jobs, the histogram, thread
-// defaults, and the target hooks the other tests rely on.
+// the escape budget and capacity, invalid arguments, the histogram, thread
+// defaults, unaligned buffers, and the target hooks the other tests rely on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "core/header.h"
 #include "core/layout.h"
 #include "core/reference.h"
+#include "cpu/parallel_codec.h"
 #include "core/synthetic.h"
 #include "hwy/targets.h"
 #include "tests/cpu/cpu_test_util.h"
@@ -69,103 +71,135 @@ TEST(CpuBackend, TargetHooks) {
 
 class CpuJobs : public cpu_test::PerTarget {};
 
-struct JobSetup {
-  Dtype dtype;
-  std::vector<uint8_t> input;
-  uint64_t n;
-  Codebook cb;
-  uint64_t escapes;  // by the reference
-  std::vector<uint8_t> ref_frame;
-};
+FrameOutcome cpu_compress(const CompressArgs& a) { return cpu_be()->compress_frame(a); }
 
-JobSetup setup(Dtype d, uint64_t n) {
-  JobSetup s;
-  s.dtype = d;
-  s.n = n;
-  synth::Params p;
-  p.escape_rate = 0.02;
-  s.input = synth::generate(synth::Generator::heavy_tail, d, n, 5, p);
-  s.cb = cpu_test::body_prefix(d, 12);
-  const uint32_t id = static_cast<uint32_t>(d);
-  s.ref_frame.assign(coded_layout(id, n, 10, n).frame_size, 0);
-  EncodeJob job{d, s.input.data(), n, 10, &s.cb, s.ref_frame.data(), s.ref_frame.size(), n, 1};
-  EXPECT_EQ(reference_backend()->encode(job), Status::ok);
-  s.escapes = job.escape_count;
-  return s;
+CompressArgs args_for(Dtype d, const std::vector<uint8_t>& in, uint64_t n, uint8_t* dst, uint64_t cap,
+                      const Codebook* cb, int threads, bool checksum) {
+  CompressArgs a;
+  a.dtype = d;
+  a.src = in.data();
+  a.n = n;
+  a.dst = dst;
+  a.capacity = cap;
+  a.codebook = cb;
+  a.chunk_log2 = 10;
+  a.checksum = checksum;
+  a.threads = threads;
+  return a;
 }
 
-// Escape budget: E > max_escapes is escape_overflow for both backends, and
-// nothing is written past the capacity; E == max_escapes fits exactly.
+// Capacity at the escape budget's edges (FORMAT.md 4.4): the exact coded
+// size is coded and byte-identical; one byte less must store, which does
+// not fit either (dst_too_small). Nothing is written past the capacity.
 TEST_P(CpuJobs, EscapeBudgetAndCapacity) {
+  synth::Params p;
+  p.escape_rate = 0.02;
   for (Dtype d : kDtypes) {
+    const Codebook cb = cpu_test::body_prefix(d, 12);
     for (uint64_t n : {uint64_t{5000}, uint64_t{70001}}) {
-      const JobSetup s = setup(d, n);
-      ASSERT_GT(s.escapes, 10u);
-      const uint32_t id = static_cast<uint32_t>(d);
-      const uint64_t exact = coded_layout(id, n, 10, s.escapes).frame_size;
-      for (int t : kThreads) {
-        SCOPED_TRACE(::testing::Message() << dtype_name(d) << " n=" << n << " threads=" << t);
-        // Budget one short: overflow, with a guard zone after the capacity.
-        const uint64_t cap = coded_layout(id, n, 10, s.escapes - 1).frame_size;
-        std::vector<uint8_t> buf(cap + 256, 0xAB);
-        EncodeJob job{d, s.input.data(), n, 10, &s.cb, buf.data(), cap, s.escapes - 1, t};
-        EXPECT_EQ(cpu_be()->encode(job), Status::escape_overflow);
-        for (uint64_t i = cap; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xAB) << "wrote past capacity at " << i;
-        EncodeJob rjob = job;
-        std::vector<uint8_t> rbuf(cap, 0);
-        rjob.frame = rbuf.data();
-        EXPECT_EQ(reference_backend()->encode(rjob), Status::escape_overflow);
-        // A tiny budget stops early, still overflow.
-        job.max_escapes = 0;
-        EXPECT_EQ(cpu_be()->encode(job), Status::escape_overflow);
-        // Exact budget and capacity: ok, same stream bytes as the reference.
-        std::vector<uint8_t> ok(exact + 256, 0xAB);
-        EncodeJob good{d, s.input.data(), n, 10, &s.cb, ok.data(), exact, s.escapes, t};
-        ASSERT_EQ(cpu_be()->encode(good), Status::ok);
-        EXPECT_EQ(good.escape_count, s.escapes);
-        for (uint64_t i = exact; i < ok.size(); ++i) ASSERT_EQ(ok[i], 0xAB) << "wrote past capacity at " << i;
-        // Compare streams only (the gaps are the frame layer's).
-        const FrameLayout L = coded_layout(id, n, 10, s.escapes);
-        const uint64_t offs[6] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off};
-        const uint64_t sizes[6] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size};
-        for (int k = 0; k < 6; ++k)
-          EXPECT_TRUE(test::bytes_equal(ok.data() + offs[k], sizes[k], s.ref_frame.data() + offs[k], sizes[k]))
-              << "stream " << k + 1;
+      const auto in = synth::generate(synth::Generator::heavy_tail, d, n, 5, p);
+      for (bool checksum : {false, true}) {
+        std::vector<uint8_t> ref(compress_bound(d, n));
+        const FrameOutcome r = reference_compress(args_for(d, in, n, ref.data(), ref.size(), &cb, 1, checksum));
+        ASSERT_EQ(r.status, Status::ok);
+        FrameHeader h;
+        ASSERT_EQ(parse_header(ref.data(), r.frame_size, &h), Status::ok);
+        if (h.stored()) continue;  // fp8 with 12 entries may store
+        ASSERT_GT(h.escape_count, 10u);
+        for (int t : kThreads) {
+          SCOPED_TRACE(::testing::Message() << dtype_name(d) << " n=" << n << " threads=" << t
+                                            << " checksum=" << checksum);
+          std::vector<uint8_t> buf(r.frame_size + 256, 0xAB);
+          FrameOutcome o = cpu_compress(args_for(d, in, n, buf.data(), r.frame_size, &cb, t, checksum));
+          ASSERT_EQ(o.status, Status::ok);
+          EXPECT_TRUE(test::bytes_equal(buf.data(), o.frame_size, ref.data(), r.frame_size));
+          for (uint64_t i = r.frame_size; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xAB) << "past capacity at " << i;
+          std::fill(buf.begin(), buf.end(), 0xAB);
+          o = cpu_compress(args_for(d, in, n, buf.data(), r.frame_size - 1, &cb, t, checksum));
+          EXPECT_EQ(o.status, Status::dst_too_small);
+          for (uint64_t i = r.frame_size - 1; i < buf.size(); ++i)
+            ASSERT_EQ(buf[i], 0xAB) << "past capacity at " << i;
+        }
       }
     }
   }
 }
 
-TEST_P(CpuJobs, InvalidJobs) {
-  const JobSetup s = setup(Dtype::bf16, 1000);
-  std::vector<uint8_t> buf(s.ref_frame.size());
-  EncodeJob job{Dtype::bf16, s.input.data(), s.n, 10, &s.cb, buf.data(), buf.size(), s.n, 1};
-  EncodeJob j = job;
-  j.codebook = nullptr;
-  EXPECT_EQ(cpu_be()->encode(j), Status::invalid_argument);
-  j = job;
-  j.frame = nullptr;
-  EXPECT_EQ(cpu_be()->encode(j), Status::invalid_argument);
-  j = job;
-  j.src = nullptr;
-  EXPECT_EQ(cpu_be()->encode(j), Status::invalid_argument);
-  j = job;
-  j.dtype = static_cast<Dtype>(9);
-  EXPECT_EQ(cpu_be()->encode(j), Status::invalid_argument);
-  j = job;
-  j.chunk_log2 = 16;
-  EXPECT_EQ(cpu_be()->encode(j), Status::invalid_argument);
-  // Capacity below the E = 0 frame: refused before writing (the frame
-  // layer never asks for this; it stores instead).
-  j = job;
-  j.capacity = 64;
-  EXPECT_EQ(cpu_be()->encode(j), Status::internal_error);
-  DecodeJob dj{nullptr, buf.data(), buf.data(), 1};
-  EXPECT_EQ(cpu_be()->decode(dj), Status::invalid_argument);
-  uint64_t counts[256];
-  EXPECT_EQ(cpu_be()->histogram(Dtype::bf16, nullptr, 10, counts, 1), Status::invalid_argument);
-  EXPECT_EQ(cpu_be()->histogram(static_cast<Dtype>(0), s.input.data(), 10, counts, 1), Status::invalid_argument);
-  EXPECT_EQ(cpu_be()->histogram(Dtype::bf16, s.input.data(), 10, nullptr, 1), Status::invalid_argument);
+// Every element an escape: the coding pass overflows its budget (and stops
+// early) and the frame is stored, exactly at the stored size's capacity.
+TEST_P(CpuJobs, OverflowStoresAtExactCapacity) {
+  for (Dtype d : kDtypes) {
+    const Codebook cb = cpu_test::body_prefix(d, 4);
+    synth::Params p;
+    p.codebook = &cb;
+    for (uint64_t n : {uint64_t{3000}, uint64_t{200001}}) {
+      const auto in = synth::generate(synth::Generator::all_escape, d, n, 9, p);
+      for (bool checksum : {false, true}) {
+        const uint64_t checks = checksum ? checksum_blocks(n * dtype_bytes(d)) : 0;
+        const uint64_t cap = stored_frame_size(static_cast<uint32_t>(d), n, checks);
+        std::vector<uint8_t> ref(cap);
+        const FrameOutcome r = reference_compress(args_for(d, in, n, ref.data(), cap, &cb, 1, checksum));
+        ASSERT_EQ(r.status, Status::ok);
+        ASSERT_EQ(r.frame_size, cap);
+        for (int t : kThreads) {
+          std::vector<uint8_t> buf(cap + 64, 0xAB);
+          const FrameOutcome o = cpu_compress(args_for(d, in, n, buf.data(), cap, &cb, t, checksum));
+          ASSERT_EQ(o.status, Status::ok);
+          EXPECT_TRUE(test::bytes_equal(buf.data(), o.frame_size, ref.data(), r.frame_size))
+              << dtype_name(d) << " n=" << n << " threads=" << t << " checksum=" << checksum;
+          for (uint64_t i = cap; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xAB);
+        }
+      }
+    }
+  }
+}
+
+// Argument faults: the reference's status, before anything is written.
+TEST_P(CpuJobs, InvalidArgumentsMatchReference) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 1000, 3);
+  std::vector<uint8_t> buf(compress_bound(Dtype::bf16, 1000));
+  const Codebook good = cpu_test::body_prefix(Dtype::bf16, 12);
+  Codebook bad = good;
+  bad.entries[1] = bad.entries[0];
+  const Codebook other = cpu_test::body_prefix(Dtype::fp16, 12);
+  const CompressArgs base = args_for(Dtype::bf16, in, 1000, buf.data(), buf.size(), nullptr, 2, true);
+  std::vector<CompressArgs> cases;
+  CompressArgs a = base;
+  a.dst = nullptr;
+  cases.push_back(a);
+  a = base;
+  a.src = nullptr;
+  cases.push_back(a);
+  a = base;
+  a.dtype = static_cast<Dtype>(9);
+  cases.push_back(a);
+  a = base;
+  a.chunk_log2 = 16;
+  cases.push_back(a);
+  a = base;
+  a.chunk_log2 = 5;
+  cases.push_back(a);
+  a = base;
+  a.codebook = &bad;
+  cases.push_back(a);
+  a = base;
+  a.codebook = &other;
+  cases.push_back(a);
+  a = base;
+  a.capacity = 64;  // neither form fits
+  cases.push_back(a);
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Status want = reference_compress(cases[k]).status;
+    EXPECT_NE(want, Status::ok) << "case " << k;
+    EXPECT_EQ(cpu_compress(cases[k]).status, want) << "case " << k;
+  }
+  DecompressArgs d;
+  d.src = nullptr;
+  d.src_size = 10;
+  EXPECT_EQ(cpu_be()->decompress_frame(d).status, reference_decompress(d).status);
+  d.src = buf.data();
+  d.src_size = 10;
+  EXPECT_EQ(cpu_be()->decompress_frame(d).status, Status::truncated);
 }
 
 TEST_P(CpuJobs, HistogramMatchesScalarCounts) {
@@ -180,7 +214,7 @@ TEST_P(CpuJobs, HistogramMatchesScalarCounts) {
         for (int t : kThreads) {
           uint64_t got[256];
           std::memset(got, 0xCD, sizeof got);
-          ASSERT_EQ(cpu_be()->histogram(d, in.data(), n, got, t), Status::ok);
+          cpu::exponent_histogram(d, in.data(), n, got, t);
           for (int b = 0; b < 256; ++b)
             ASSERT_EQ(got[b], want[b]) << dtype_name(d) << " " << synth::generator_name(g) << " n=" << n
                                        << " threads=" << t << " bin " << b;

@@ -1,13 +1,15 @@
-// Malformed coded frames: the CPU backend returns the reference's status
-// (and, on success, its output) for every single-byte corruption of the
-// payload and for targeted faults of rules 14-18, per Highway target and
-// with 1 and several threads.
+// SPDX-License-Identifier: Apache-2.0
+// Malformed frames: the CPU backend returns the reference's status (and,
+// on success, its output) for every single-byte corruption of the payload,
+// for targeted faults of rules 14-18, and for corrupted checksummed frames
+// (with the first corrupt block), per Highway target, 1 and several threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/codec_args.h"
 #include "core/header.h"
 #include "core/layout.h"
 #include "core/synthetic.h"
@@ -168,6 +170,138 @@ TEST_P(CpuMalformed, TargetedFaultsGiveTheirRule) {
       const uint64_t i = where[1];
       f[L.code_off + i / 2] |= static_cast<uint8_t>(0xF << (4 * (i & 1)));
     }, Status::bad_escape_value);
+  }
+}
+
+Result decode_result(const char* backend, const std::vector<uint8_t>& f, uint64_t out_bytes, int threads,
+                     std::vector<uint8_t>* out = nullptr) {
+  std::vector<uint8_t> dst(out_bytes);
+  DecompressOptions o;
+  o.backend = backend;
+  o.threads = threads;
+  const Result r = decompress(f.data(), f.size(), dst.data(), dst.size(), o);
+  if (out != nullptr) *out = dst;
+  return r;
+}
+
+// A checksummed frame (stored or coded) with one flipped payload bit:
+// CHECKSUM_MISMATCH naming the block of that bit, from the cpu backend at
+// every thread count and from the reference; a flipped check (stream 7)
+// names its own block.
+TEST_P(CpuMalformed, ChecksumMismatchNamesTheCorruptBlock) {
+  for (Dtype d : kDtypes) {
+    const uint32_t eb = dtype_bytes(d);
+    const uint64_t n = 5 * (65536 / eb) + 777;  // 6 blocks, the last one short
+    const uint64_t bytes = n * eb;
+    const auto in = synth::generate(synth::Generator::gaussian_kv, d, n, 41);
+    for (bool stored : {false, true}) {
+      std::vector<uint8_t> frame(compress_bound(d, n));
+      CompressOptions o;
+      o.checksum = true;
+      o.backend = "reference";
+      // A capacity below the coded size forces nothing; a stored frame comes
+      // from random bits (no codebook wins).
+      const auto rnd = synth::generate(synth::Generator::random_bits, d, n, 42);
+      const auto& src = stored ? rnd : in;
+      const Result r = compress(d, src.data(), n, frame.data(), frame.size(), o);
+      ASSERT_TRUE(r.ok());
+      frame.resize(r.size);
+      FrameHeader h;
+      ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
+      ASSERT_EQ(h.stored(), stored) << dtype_name(d);
+      ASSERT_EQ(h.n_checks(), 6u);
+      // (frame byte, block it corrupts, mask)
+      struct Hit {
+        uint64_t at, block;
+        uint8_t mask;
+      };
+      std::vector<Hit> hits;
+      const uint64_t check_off = stored ? stored_check_off(h.dtype, n) : layout_of(h).check_off;
+      if (stored) {
+        for (uint64_t off : {uint64_t{0}, uint64_t{65535}, uint64_t{65536}, uint64_t{3 * 65536 + 100}, bytes - 1})
+          hits.push_back({64 + off, off >> 16, 0x01});
+      } else {
+        const FrameLayout L = layout_of(h);
+        const uint32_t k = geometry_of(h.dtype).res_bytes;
+        for (uint64_t i : {uint64_t{0}, uint64_t{65536} / eb - 1, uint64_t{65536} / eb, 3 * (uint64_t{65536} / eb) + 5, n - 1}) {
+          if (k > 0) {  // a residual byte of element i (stream 1)
+            hits.push_back({L.res_off + i * k + k - 1, i * eb >> 16, 0x01});
+          } else {      // fp8: bit 0 of the 3-bit part's byte holding element i's first bit
+            const uint64_t byte = 3 * i / 8;
+            hits.push_back({L.high_off + byte, (8 * byte / 3) * eb >> 16, 0x01});
+          }
+        }
+      }
+      hits.push_back({check_off + 4 * 4 + 2, 4, 0x40});  // the 5th block's check
+      for (const Hit& hit : hits) {
+        std::vector<uint8_t> f = frame;
+        f[hit.at] ^= hit.mask;
+        const Result want = decode_result("reference", f, bytes, 1);
+        EXPECT_EQ(want.status, Status::checksum_mismatch) << dtype_name(d) << " byte " << hit.at;
+        EXPECT_EQ(want.corrupt_block, hit.block) << dtype_name(d) << " byte " << hit.at;
+        for (int t : {1, 2, 3, 7}) {
+          const Result got = decode_result("cpu", f, bytes, t);
+          EXPECT_EQ(got.status, Status::checksum_mismatch)
+              << dtype_name(d) << " stored=" << stored << " byte " << hit.at << " threads=" << t;
+          EXPECT_EQ(got.corrupt_block, hit.block)
+              << dtype_name(d) << " stored=" << stored << " byte " << hit.at << " threads=" << t;
+        }
+        // Not verifying: the frame decodes (to the corrupted values).
+        std::vector<uint8_t> a, b;
+        DecompressOptions no;
+        no.verify_checksum = false;
+        for (const char* be : {"cpu", "reference"}) {
+          no.backend = be;
+          std::vector<uint8_t>& dst = be[0] == 'c' ? a : b;
+          dst.assign(bytes, 0);
+          EXPECT_TRUE(decompress(f.data(), f.size(), dst.data(), bytes, no).ok()) << be;
+        }
+        EXPECT_EQ(a, b);
+      }
+      // Intact: decodes, verified, no block named.
+      std::vector<uint8_t> out;
+      const Result ok = decode_result("cpu", frame, bytes, 3, &out);
+      EXPECT_TRUE(ok.ok());
+      EXPECT_EQ(ok.corrupt_block, kNoBlock);
+      EXPECT_EQ(out, src);
+    }
+  }
+}
+
+// A v1 frame (XXH64 header check and content checksum, no block checks)
+// still decodes; a corrupted payload byte is CHECKSUM_MISMATCH, no block.
+TEST_P(CpuMalformed, V1FramesDecodeAndVerify) {
+  for (Dtype d : kDtypes) {
+    const uint64_t n = 100003;
+    const uint64_t bytes = n * dtype_bytes(d);
+    for (synth::Generator g : {synth::Generator::gaussian_kv, synth::Generator::random_bits}) {
+      const auto in = synth::generate(g, d, n, 5);
+      std::vector<uint8_t> frame(compress_bound(d, n));
+      CompressOptions o;
+      o.backend = "reference";
+      const Result r = compress(d, in.data(), n, frame.data(), frame.size(), o);
+      ASSERT_TRUE(r.ok());
+      frame.resize(r.size);
+      FrameHeader h;
+      ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
+      h.version = 1;
+      h.flags |= kFlagChecksum;
+      h.block_log2 = 0;
+      h.content_checksum = xxh64(in.data(), bytes, 0);
+      write_header(h, frame.data());
+      for (int t : {1, 3}) {
+        std::vector<uint8_t> out;
+        const Result ok = decode_result("cpu", frame, bytes, t, &out);
+        ASSERT_TRUE(ok.ok()) << status_name(ok.status);
+        EXPECT_EQ(out, in);
+        std::vector<uint8_t> f = frame;
+        f[64 + 1000] ^= 0x01;  // stream 1 or the stored data, or fp8's 3-bit part
+        const Result bad = decode_result("cpu", f, bytes, t);
+        EXPECT_EQ(bad.status, Status::checksum_mismatch) << dtype_name(d);
+        EXPECT_EQ(bad.corrupt_block, kNoBlock);
+        EXPECT_TRUE(test::same_decode_result("cpu", f.data(), f.size(), bytes));
+      }
+    }
   }
 }
 

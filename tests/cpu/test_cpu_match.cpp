@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend produces the reference's bytes, and each decodes the
 // other's frames: every runnable Highway target forced in turn, 1/2/3/7
 // threads, every dtype, edge sizes, real KV and escape-rich synthetic data.
@@ -43,8 +44,9 @@ TEST_P(CpuMatch, EdgeSizesEveryDtypeAndThreadCount) {
           CompressOptions o;
           o.threads = t;
           o.chunk_log2 = chunk_log2;
+          o.checksum = (n + t + chunk_log2) % 2 == 1;  // half the cases with the block checksum
           SCOPED_TRACE(::testing::Message() << dtype_name(d) << " n=" << n << " threads=" << t
-                                            << " chunk_log2=" << chunk_log2);
+                                            << " chunk_log2=" << chunk_log2 << " checksum=" << o.checksum);
           EXPECT_TRUE(test::matches_reference("cpu", d, heavy.data(), n, o)) << "stream=" << stream;
           EXPECT_TRUE(test::matches_reference("cpu", d, gauss.data(), n, o)) << "stream=" << stream;
           o.codebook = &body5;  // fixed codebook, count < 16, many escapes
@@ -57,6 +59,40 @@ TEST_P(CpuMatch, EdgeSizesEveryDtypeAndThreadCount) {
   cpu::set_stream_min_bytes(0);
 }
 
+// Sizes at checksum block edges (65535, 65536, 65537 bytes and several
+// blocks): thread ranges are whole blocks, each hashed by its thread.
+// Checksum on and off, dynamic and given codebook, streaming stores on and
+// off, 1/2/3/7 threads.
+TEST_P(CpuMatch, ChecksumBlockEdges) {
+  synth::Params p;
+  p.escape_rate = 0.02;
+  for (Dtype d : kDtypes) {
+    const uint64_t per_block = 65536 / dtype_bytes(d);
+    const Codebook body5 = cpu_test::body_prefix(d, 5);
+    for (uint64_t n : {per_block - 1, per_block, per_block + 1, 2 * per_block + 1, 5 * per_block + 333}) {
+      const auto in = synth::generate(synth::Generator::heavy_tail, d, n, 3 + n, p);
+      for (bool stream : {false, true}) {
+        cpu::set_stream_min_bytes(stream ? 1 : 0);
+        for (int t : kThreads) {
+          for (bool checksum : {false, true}) {
+            for (const Codebook* cb : {static_cast<const Codebook*>(nullptr), &body5}) {
+              CompressOptions o;
+              o.threads = t;
+              o.checksum = checksum;
+              o.codebook = cb;
+              o.chunk_log2 = cb ? 15 : 10;  // fp32: a chunk of two blocks
+              EXPECT_TRUE(test::matches_reference("cpu", d, in.data(), n, o))
+                  << dtype_name(d) << " n=" << n << " stream=" << stream << " threads=" << t
+                  << " checksum=" << checksum << " given codebook=" << (cb != nullptr);
+            }
+          }
+        }
+      }
+    }
+  }
+  cpu::set_stream_min_bytes(0);
+}
+
 TEST_P(CpuMatch, RealKvEveryDtype) {
   for (Dtype d : kDtypes) {
     const auto inputs = test::real_inputs(d);
@@ -65,8 +101,11 @@ TEST_P(CpuMatch, RealKvEveryDtype) {
       for (int t : kThreads) {
         CompressOptions o;
         o.threads = t;
-        SCOPED_TRACE(::testing::Message() << in.name << " threads=" << t);
-        EXPECT_TRUE(test::matches_reference("cpu", d, in.bytes.data(), in.n, o));
+        for (bool checksum : {false, true}) {
+          o.checksum = checksum;
+          SCOPED_TRACE(::testing::Message() << in.name << " threads=" << t << " checksum=" << checksum);
+          EXPECT_TRUE(test::matches_reference("cpu", d, in.bytes.data(), in.n, o));
+        }
       }
     }
   }
@@ -95,6 +134,7 @@ TEST_P(CpuMatch, EscapeRichSynthetic) {
           CompressOptions o;
           o.threads = t;
           o.chunk_log2 = chunk_log2;
+          o.checksum = chunk_log2 != 10;
           SCOPED_TRACE(::testing::Message() << dtype_name(d) << " " << synth::generator_name(g.g)
                                             << " rate=" << g.rate << " threads=" << t
                                             << " chunk_log2=" << chunk_log2);

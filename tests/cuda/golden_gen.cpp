@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes GPU-produced frames for tests/golden/gpu: every case of
 // gpu_golden_cases() compressed by cuda::compress_async on the current
 // device, plus MANIFEST.txt. Run by scripts/gpu_check.sh:

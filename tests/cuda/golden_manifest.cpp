@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/cuda/golden_manifest.h"
 
 #include <cstdio>
@@ -87,6 +88,17 @@ std::vector<GpuGoldenCase> gpu_golden_cases() {
   v.push_back(make_case("edge_fp8_33", Dtype::fp8_e5m2, 33, 6, "synth:gaussian_kv:20:0:0"));
   v.push_back(make_case("edge_fp16_1000", Dtype::fp16, 1000, 6, "synth:heavy_tail:21:0.01:0", "body"));
   v.push_back(make_case("edge_fp32_100", Dtype::fp32, 100, 6, "synth:gaussian_kv:22:0:0"));
+  // Coverage (GpuGolden.ManifestCoversEveryDtypeModeAndSizeClass): every
+  // dtype coded and stored, with and without the v2 checksum, and every
+  // size class (empty, a partial group, one tile, several tiles).
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}) {
+    const std::string dn = dtype_name(d);
+    v.push_back(make_case("cov_" + dn + "_coded_ck", d, 70001, 10, "synth:gaussian_kv:30:0:0", "dynamic", true));
+    v.push_back(make_case("cov_" + dn + "_stored", d, 40000, 10, "synth:random_bits:31:0:0", "dynamic", false));
+    v.push_back(make_case("cov_" + dn + "_stored_ck", d, 40000, 10, "synth:random_bits:32:0:0", "dynamic", true));
+    v.push_back(make_case("cov_" + dn + "_empty", d, 0, 10, "synth:gaussian_kv:33:0:0", "dynamic", true));
+    v.push_back(make_case("cov_" + dn + "_5", d, 5, 6, "synth:gaussian_kv:34:0:0"));
+  }
   return v;
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // GPU-produced golden frames (tests/golden/gpu): the case list the GPU
 // generator runs, the MANIFEST.txt format, and the CPU-side check that each
 // frame equals the CPU reference encoder's frame for the same input,

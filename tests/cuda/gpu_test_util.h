@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Helpers for the GPU tests: skip without a device, checked CUDA calls,
 // RAII device buffers.
 #pragma once

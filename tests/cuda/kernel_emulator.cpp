@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/cuda/kernel_emulator.h"
 
 #include <algorithm>
@@ -64,6 +65,7 @@ void emu_tile_hashes(const uint8_t* data, uint64_t bytes, uint64_t local, uint32
 
 struct EncRun {
   std::vector<EncPlan> plans;
+  std::vector<EncTally> tally;
   std::vector<uint8_t> stage;
   std::vector<uint64_t> hashes;
   uint64_t total_tiles = 0;
@@ -96,6 +98,7 @@ EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& ind
     }
   }
   run.total_tiles = std::min(tile_carry, lay.tiles_bound);
+  run.tally.assign(items.size(), EncTally{0});
   run.stage.assign(lay.stage_bytes, 0xA5);  // poison: every byte used must be written
   run.hashes.assign(lay.hashes_bound, 0xA5A5A5A5A5A5A5A5ull);
   return run;
@@ -144,14 +147,15 @@ void enc_main(EncRun& run, bool reverse) {
   }
   // Look-back: escapes of the buffer's earlier tiles.
   std::vector<uint64_t> excl(total, 0);
-  for (EncPlan& plan : run.plans) {
+  for (size_t b = 0; b < run.plans.size(); ++b) {
+    const EncPlan& plan = run.plans[b];
     uint64_t run_sum = 0;
     if (!(plan.flags & kPlanDense)) continue;
     for (uint64_t k = 0; k < plan.tiles; ++k) {
       excl[plan.tile_begin + k] = run_sum;
       run_sum += agg[plan.tile_begin + k];
     }
-    plan.escapes = run_sum;
+    run.tally[b].escapes = run_sum;  // the buffer's last tile writes its tally, never its plan
   }
   for (uint64_t tile : tile_order(total, reverse)) {
     if (!shared[tile]) continue;
@@ -175,6 +179,7 @@ std::vector<EmuResult> enc_finish(EncRun& run) {
       p.checksum = xxh3_by_steps(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks);
   uint64_t units = 0;
   for (size_t b = 0; b < run.plans.size(); ++b) {
+    run.plans[b].escapes = run.tally[b].escapes;
     enc_finalize(run.plans[b], &out[b].size, &out[b].status);
     run.plans[b].units_begin = units;
     units += run.plans[b].units;
@@ -215,44 +220,33 @@ EncItem to_item(const EmuEncodeItem& it) {
 
 struct DecRun {
   std::vector<DecPlan> plans;
+  std::vector<DecTally> tally;
   std::vector<uint64_t> hashes;
-  std::vector<uint64_t> ord;
-  uint64_t dtype_tiles[5] = {};
-  uint64_t dtype_ord[5] = {};
+  uint64_t total_tiles = 0;
 };
 
+// dec_setup_kernel: rules 1-13, hash and tile prefixes in frame order.
 DecRun dec_setup(const std::vector<DecItem>& items, uint64_t max_output, bool verify, const WorkspaceLayout& lay) {
   DecRun run;
   run.plans.resize(items.size());
-  uint64_t hash_carry = 0;
+  run.tally.assign(items.size(), DecTally{0, kNoError, 0});
+  uint64_t hash_carry = 0, tile_carry = 0;
   for (size_t b = 0; b < items.size(); ++b) {
     DecPlan& p = run.plans[b];
     plan_decode(items[b], max_output ? max_output : kNoBlock, verify, &p);
+    const bool live = p.status == static_cast<int32_t>(Status::ok);
+    const uint64_t checks = live ? p.n_checks : 0;
+    if (!live) p.tiles = 0;
     p.hash_off = hash_carry;
-    hash_carry += p.n_checks;
-    if (p.hash_off + p.n_checks > lay.hashes_bound) {
+    p.tile_begin = tile_carry;
+    hash_carry += checks;
+    tile_carry += p.tiles;
+    if (p.hash_off + checks > lay.hashes_bound || p.tile_begin + p.tiles > lay.tiles_bound) {
       p.status = static_cast<int32_t>(Status::invalid_argument);
       p.tiles = 0;
     }
   }
-  uint64_t tile_base = 0;
-  for (uint32_t d = 1; d <= 4; ++d) {
-    run.dtype_tiles[d - 1] = tile_base;
-    run.dtype_ord[d - 1] = run.ord.size();
-    for (size_t b = 0; b < items.size(); ++b) {
-      DecPlan& p = run.plans[b];
-      if (p.h.dtype != d || p.tiles == 0 || p.status != static_cast<int32_t>(Status::ok)) continue;
-      p.tile_begin = tile_base;
-      tile_base += p.tiles;
-      if (p.tile_begin + p.tiles > lay.tiles_bound) {
-        p.status = static_cast<int32_t>(Status::invalid_argument);
-        p.tiles = 0;
-      }
-      run.ord.push_back(b);
-    }
-  }
-  run.dtype_tiles[4] = tile_base;
-  run.dtype_ord[4] = run.ord.size();
+  run.total_tiles = std::min(tile_carry, lay.tiles_bound);
   return run;
 }
 
@@ -294,22 +288,13 @@ void dec_tile_patch(const DecPlan& plan, uint64_t local, uint64_t excl, const De
   for (int32_t e : errs) err = std::min(err, e);
 }
 
-void dec_main(DecRun& run, const WorkspaceLayout& lay, bool reverse) {
-  const uint64_t total = std::min(run.dtype_tiles[4], lay.tiles_bound);
+void dec_main(DecRun& run, bool reverse) {
+  const uint64_t total = run.total_tiles;
   std::vector<std::unique_ptr<DecTileState>> state(total);
-  std::vector<size_t> owner(total, SIZE_MAX);
+  const DecRun& frozen = run;  // plans are read-only while the main kernel runs
   for (uint64_t tile : tile_order(total, reverse)) {
-    uint32_t d = 1;
-    while (d < 4 && tile >= run.dtype_tiles[d]) ++d;
-    // Last frame of this dtype (ord order) whose tile_begin <= tile.
-    uint64_t lo = run.dtype_ord[d - 1], hi = run.dtype_ord[d];
-    while (lo < hi) {
-      const uint64_t mid = (lo + hi) / 2;
-      if (run.plans[run.ord[mid]].tile_begin <= tile) lo = mid + 1;
-      else hi = mid;
-    }
-    const size_t b = run.ord[lo - 1];
-    DecPlan& plan = run.plans[b];
+    const size_t b = find_plan_host(frozen.plans, tile);
+    const DecPlan& plan = frozen.plans[b];
     const uint64_t local = tile - plan.tile_begin;
     if (local >= plan.tiles) continue;
     if (plan.flags & kPlanStored) {
@@ -317,23 +302,23 @@ void dec_main(DecRun& run, const WorkspaceLayout& lay, bool reverse) {
       continue;
     }
     state[tile] = std::make_unique<DecTileState>();
-    owner[tile] = b;
     int32_t err = kNoError;
     with_dtype(plan.h.dtype, [&](auto tr) { dec_tile_dense<decltype(tr)>(plan, local, *state[tile], err); });
-    plan.err = std::min(plan.err, err);
+    run.tally[b].err = std::min(run.tally[b].err, err);
   }
   // Look-back per frame, then the patch of every tile.
-  for (DecPlan& plan : run.plans) {
+  for (size_t b = 0; b < frozen.plans.size(); ++b) {
+    const DecPlan& plan = frozen.plans[b];
     if (plan.tiles == 0 || (plan.flags & kPlanStored)) continue;
     uint64_t excl = 0;
     for (uint64_t k = 0; k < plan.tiles; ++k) {
       const DecTileState& st = *state[plan.tile_begin + k];
       int32_t err = kNoError;
       with_dtype(plan.h.dtype, [&](auto tr) { dec_tile_patch<decltype(tr)>(plan, k, excl, st, err); });
-      plan.err = std::min(plan.err, err);
+      run.tally[b].err = std::min(run.tally[b].err, err);
       excl += st.agg;
     }
-    plan.escapes_seen = excl;
+    run.tally[b].escapes_seen = excl;
   }
 }
 
@@ -379,7 +364,7 @@ std::vector<EmuResult> emulate_decompress_batch(const std::vector<EmuDecodeItem>
   std::vector<DecItem> dec(items.size());
   for (size_t b = 0; b < items.size(); ++b) dec[b] = to_item(items[b]);
   DecRun run = dec_setup(dec, max_output_bytes, verify, lay);
-  dec_main(run, lay, reverse_tiles);
+  dec_main(run, reverse_tiles);
   std::vector<EmuResult> out(items.size());
   // Block hashes of the output (main kernel per tile, or dec_hash_kernel).
   run.hashes.assign(lay.hashes_bound, 0xA5A5A5A5A5A5A5A5ull);
@@ -389,7 +374,11 @@ std::vector<EmuResult> emulate_decompress_batch(const std::vector<EmuDecodeItem>
     for (uint64_t local = 0; local < p.tiles; ++local)
       emu_tile_hashes(p.dst, p.out_bytes, local, eb, run.hashes.data() + p.hash_off);
   }
-  for (size_t b = 0; b < items.size(); ++b) dec_finalize(run.plans[b], &out[b].size, &out[b].status);
+  for (size_t b = 0; b < items.size(); ++b) {
+    run.plans[b].escapes_seen = run.tally[b].escapes_seen;
+    run.plans[b].err = run.tally[b].err;
+    dec_finalize(run.plans[b], &out[b].size, &out[b].status);
+  }
   for (size_t b = 0; b < items.size(); ++b) {
     DecPlan& p = run.plans[b];
     out[b].corrupt_block = kNoBlock;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // CPU emulation of the CUDA kernel pipelines: runs the kernels' per-thread
 // host+device steps (cuda/encode_logic.h, cuda/decode_logic.h, cuda/plan.h)
 // in the kernels' order, looping over tiles and thread indices between the

@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // The stream-ordered API (splitzip_cuda.hpp) on a GPU: single and batched
 // compress/decompress against the reference, on-device header validation,
 // calibration, checksums, a large buffer, and CUDA-graph capture.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -148,6 +150,10 @@ TEST(CudaApi, CorruptFramesOnDevice) {
         std::vector<uint8_t> bad = frame;
         bad[pos] ^= static_cast<uint8_t>(0x81u >> (pos % 5));
         ASSERT_TRUE(df.upload(bad.data(), bad.size()));
+        // Fresh poison for every case: no output, size or status can be a
+        // leftover of the previous case.
+        ASSERT_TRUE(out.fill(0xCD));
+        ASSERT_TRUE(res.fill(0xEE));
         ASSERT_EQ(cuda::decompress_async(df.get(), size, out.get(), bytes, {}, sz, st, ws.get(), ws.size(), 0),
                   Status::ok);
         SZ_CUDA_OK(cudaDeviceSynchronize());
@@ -245,6 +251,72 @@ TEST(CudaApi, BatchedCompressAndDecompress) {
   }
 }
 
+// A batch of N buffers (per layer / per page sizes, 64 KiB - 4 MiB, every
+// form) gives the same frames, sizes and statuses as N single calls.
+TEST(CudaApi, BatchEqualsSingleCalls) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes) {
+    std::vector<uint64_t> ns = {32768, 65536 / dtype_bytes(d), 1000003, (4u << 20) / dtype_bytes(d), 17, 0, 50000};
+    std::vector<std::vector<uint8_t>> inputs;
+    std::vector<Codebook> cbs;
+    uint64_t total = 0;
+    for (size_t k = 0; k < ns.size(); ++k) {
+      synth::Params p;
+      p.escape_rate = 0.01;
+      const auto g = k == 6 ? synth::Generator::random_bits : synth::Generator::heavy_tail;  // last: stored
+      inputs.push_back(ns[k] ? synth::generate(g, d, ns[k], 100 + k, p) : std::vector<uint8_t>{});
+      cbs.push_back(top16(d, inputs.back(), ns[k]));
+      total += ns[k];
+    }
+    const size_t count = ns.size();
+    std::vector<DeviceBuffer> srcs, dsts, singles;
+    std::vector<cuda::CompressItem> items(count);
+    for (size_t k = 0; k < count; ++k) {
+      srcs.emplace_back(inputs[k].size());
+      ASSERT_TRUE(srcs.back().upload(inputs[k].data(), inputs[k].size()));
+      dsts.emplace_back(compress_bound(d, ns[k]));
+      singles.emplace_back(compress_bound(d, ns[k]));
+      ASSERT_TRUE(dsts.back().fill(0xEE));
+      ASSERT_TRUE(singles.back().fill(0xDD));
+      items[k] = {srcs[k].get(), dsts[k].get(), ns[k], compress_bound(d, ns[k]), static_cast<uint32_t>(k), 0};
+    }
+    for (bool checksum : {false, true}) {
+      cuda::EncodeConfig cfg;
+      cfg.dtype = d;
+      cfg.checksum = checksum;
+      DeviceBuffer ditems(count * sizeof(cuda::CompressItem)), dcbs(count * sizeof(Codebook)), res(count * 16 + 16);
+      ASSERT_TRUE(ditems.upload(items.data(), count * sizeof(cuda::CompressItem)));
+      ASSERT_TRUE(dcbs.upload(cbs.data(), count * sizeof(Codebook)));
+      DeviceBuffer ws(cuda::compress_workspace_size(d, total, count));
+      auto* sizes = reinterpret_cast<uint64_t*>(res.get());
+      auto* stats = reinterpret_cast<Status*>(res.get() + 8 * count);
+      ASSERT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(ditems.get()), count, total,
+                                           reinterpret_cast<Codebook*>(dcbs.get()), static_cast<uint32_t>(count), cfg,
+                                           sizes, stats, ws.get(), ws.size(), 0),
+                Status::ok);
+      SZ_CUDA_OK(cudaDeviceSynchronize());
+      std::vector<uint64_t> bs(count);
+      std::vector<Status> bst(count);
+      SZ_CUDA_OK(cudaMemcpy(bs.data(), sizes, count * 8, cudaMemcpyDeviceToHost));
+      SZ_CUDA_OK(cudaMemcpy(bst.data(), stats, count * sizeof(Status), cudaMemcpyDeviceToHost));
+      for (size_t k = 0; k < count; ++k) {
+        DeviceBuffer sws(cuda::compress_workspace_size(d, ns[k])), sres(16);
+        ASSERT_EQ(cuda::compress_async(srcs[k].get(), ns[k], singles[k].get(), compress_bound(d, ns[k]), cbs[k], cfg,
+                                       reinterpret_cast<uint64_t*>(sres.get()),
+                                       reinterpret_cast<Status*>(sres.get() + 8), sws.get(), sws.size(), 0),
+                  Status::ok);
+        SZ_CUDA_OK(cudaDeviceSynchronize());
+        const auto ssize = download_value<uint64_t>(sres.get());
+        EXPECT_EQ(download_value<Status>(sres.get() + 8), bst[k]) << dtype_name(d) << " item " << k;
+        ASSERT_EQ(ssize, bs[k]) << dtype_name(d) << " item " << k;
+        EXPECT_TRUE(bytes_equal(dsts[k].download(bs[k]), singles[k].download(ssize))) << dtype_name(d) << " item " << k;
+        EXPECT_TRUE(bytes_equal(dsts[k].download(bs[k]), reference_frame(d, inputs[k].data(), ns[k], cbs[k], 10, checksum)))
+            << dtype_name(d) << " item " << k;
+      }
+    }
+  }
+}
+
 TEST(CudaApi, DeviceCalibrationMatchesHost) {
   SZ_REQUIRE_GPU();
   for (Dtype d : kDtypes) {
@@ -320,9 +392,125 @@ TEST(CudaApi, GraphCaptureAndReplay) {
     EXPECT_TRUE(bytes_equal(frame.download(download_value<uint64_t>(esz)), want)) << round;
     EXPECT_TRUE(bytes_equal(out.download(bytes), data)) << round;
   }
+  // 100 replays on one input: every frame and every output byte-identical
+  // (hashes compared; outputs re-poisoned before each replay).
+  const auto data = synth::generate(synth::Generator::heavy_tail, d, n, 77);
+  ASSERT_TRUE(src.upload(data.data(), bytes));
+  const auto want = reference_frame(d, data.data(), n, cb, 10, false);
+  const uint64_t want_frame = xxh3_64(want.data(), want.size()), want_out = xxh3_64(data.data(), bytes);
+  for (int replay = 0; replay < 100; ++replay) {
+    SZ_CUDA_OK(cudaMemsetAsync(frame.get(), 0xA5, bound, s));
+    SZ_CUDA_OK(cudaMemsetAsync(out.get(), 0x5A, bytes, s));
+    SZ_CUDA_OK(cudaMemsetAsync(res.get(), 0xFF, 32, s));
+    SZ_CUDA_OK(cudaGraphLaunch(exec, s));
+    SZ_CUDA_OK(cudaStreamSynchronize(s));
+    ASSERT_EQ(download_value<Status>(est), Status::ok) << replay;
+    ASSERT_EQ(download_value<Status>(dstat), Status::ok) << replay;
+    ASSERT_EQ(download_value<uint64_t>(esz), want.size()) << replay;
+    const auto f = frame.download(want.size());
+    ASSERT_EQ(xxh3_64(f.data(), f.size()), want_frame) << "replay " << replay;
+    const auto o = out.download(bytes);
+    ASSERT_EQ(xxh3_64(o.data(), o.size()), want_out) << "replay " << replay;
+  }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
+}
+
+// Small sizes through every kernel path, for compute-sanitizer (memcheck,
+// racecheck: slow per byte): every dtype coded / stored / checksum,
+// unaligned, a batch, the dynamic top-16, one corrupt frame per dtype.
+TEST(CudaSanitize, SmallEveryPath) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes) {
+    synth::Params p;
+    p.escape_rate = 0.02;
+    const auto data = synth::generate(synth::Generator::heavy_tail, d, 70001, 3, p);
+    for (uint64_t n : {uint64_t{0}, uint64_t{17}, uint64_t{70001}}) {
+      const Codebook cb = top16(d, data, n);
+      EXPECT_TRUE(async_round_trip(d, data, n, cb, 6, n % 2 == 1, n == 17 ? 2 : 0, 0)) << dtype_name(d) << " " << n;
+    }
+    const auto bits = synth::generate(synth::Generator::random_bits, d, 40000, 4);
+    EXPECT_TRUE(async_round_trip(d, bits, 40000, top16(d, bits, 40000), 10, true, 0, 0)) << "stored";
+    CompressOptions o;
+    o.backend = "cuda";
+    DeviceBuffer src(data.size());
+    ASSERT_TRUE(src.upload(data.data(), data.size()));
+    const uint64_t bound = compress_bound(d, 70001);
+    DeviceBuffer frame(bound);
+    const Result r = compress(d, src.get(), 70001, frame.get(), bound, o);  // dynamic top-16 on the device
+    ASSERT_EQ(r.status, Status::ok);
+    auto bad = frame.download(r.size);
+    bad[r.size / 2] ^= 0x24;
+    std::vector<uint8_t> want;
+    const Status sr = reference_decode(bad, bad.size(), data.size(), &want);
+    ASSERT_TRUE(frame.upload(bad.data(), bad.size()));
+    DecompressOptions dopt;
+    dopt.backend = "cuda";
+    DeviceBuffer out(data.size());
+    EXPECT_EQ(decompress(frame.get(), bad.size(), out.get(), data.size(), dopt).status, sr) << dtype_name(d);
+  }
+}
+
+// More than 2^31 elements of bf16 (4.3 GB, 65537 checksum blocks, a short
+// last block) through the async API with the v2 checksum: the GPU frame's
+// XXH3 equals the CPU reference frame's, and the decoded output's XXH3
+// equals the input's. Run by scripts/gpu_check.sh step 7 (CudaHuge.*).
+TEST(CudaHuge, Bf16Over2Pow31ElementsMatchesCpuByHash) {
+  SZ_REQUIRE_GPU();
+  const Dtype d = Dtype::bf16;
+  const uint64_t n = (uint64_t{1} << 31) + 12345, bytes = n * 2;
+  std::vector<uint8_t> input(bytes);
+  {
+    synth::Params p;
+    p.escape_rate = 0.01;
+    const auto pattern = synth::generate(synth::Generator::heavy_tail, d, uint64_t{1} << 24, 6, p);
+    for (uint64_t off = 0; off < bytes; off += pattern.size())
+      std::memcpy(input.data() + off, pattern.data(), std::min<uint64_t>(pattern.size(), bytes - off));
+    for (uint64_t i = 0; i < bytes; i += 65521) input[i] ^= static_cast<uint8_t>(i >> 16);  // blocks differ
+  }
+  const Codebook cb = top16(d, input, uint64_t{1} << 24);
+  const uint64_t bound = compress_bound(d, n);
+  std::vector<uint8_t> want(bound);
+  CompressOptions o;
+  o.backend = "reference";
+  o.codebook = &cb;
+  o.checksum = true;
+  const Result rr = compress(d, input.data(), n, want.data(), want.size(), o);
+  ASSERT_EQ(rr.status, Status::ok);
+  const uint64_t want_hash = xxh3_64(want.data(), rr.size), in_hash = xxh3_64(input.data(), bytes);
+  want = {};
+  uint64_t got_size = 0, got_hash = 0;
+  {
+    DeviceBuffer src(bytes), frame(bound), res(16);
+    ASSERT_TRUE(src.upload(input.data(), bytes));
+    DeviceBuffer ws(cuda::compress_workspace_size(d, n));
+    cuda::EncodeConfig cfg;
+    cfg.checksum = true;
+    ASSERT_EQ(cuda::compress_async(src.get(), n, frame.get(), bound, cb, cfg, reinterpret_cast<uint64_t*>(res.get()),
+                                   reinterpret_cast<Status*>(res.get() + 8), ws.get(), ws.size(), 0),
+              Status::ok);
+    SZ_CUDA_OK(cudaDeviceSynchronize());
+    ASSERT_EQ(download_value<Status>(res.get() + 8), Status::ok);
+    got_size = download_value<uint64_t>(res.get());
+    ASSERT_EQ(got_size, rr.size);
+    {
+      const auto f = frame.download(got_size);
+      got_hash = xxh3_64(f.data(), f.size());
+    }
+    EXPECT_EQ(got_hash, want_hash) << "GPU frame differs from the CPU reference's";
+    // Decode on the device into the (reused) source buffer, poisoned first.
+    ASSERT_TRUE(src.fill(0xCD));
+    DeviceBuffer dws(cuda::decompress_workspace_size(bytes));
+    ASSERT_EQ(cuda::decompress_async(frame.get(), got_size, src.get(), bytes, {}, reinterpret_cast<uint64_t*>(res.get()),
+                                     reinterpret_cast<Status*>(res.get() + 8), dws.get(), dws.size(), 0),
+              Status::ok);
+    SZ_CUDA_OK(cudaDeviceSynchronize());
+    ASSERT_EQ(download_value<Status>(res.get() + 8), Status::ok);
+    ASSERT_EQ(download_value<uint64_t>(res.get()), bytes);
+    const auto back = src.download(bytes);
+    EXPECT_EQ(xxh3_64(back.data(), bytes), in_hash) << "decoded bytes differ from the input";
+  }
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "cuda" Backend through the public frame API, on a GPU: byte-identical
 // frames to the reference, cross-decoding, corrupt frames, memory kinds.
 // Skips with a message when the machine has no CUDA device.
@@ -170,7 +171,7 @@ TEST(CudaBackend, CorruptFramesGiveReferenceStatuses) {
 // "cuda" Backend: the host oracle (libxxhash) accepts the device-written
 // frame (stream 7 and content checksum), and the device decoder verifies
 // and reproduces the input.
-TEST(CudaBackend, ChecksumFrameOver2Pow31Elements) {
+TEST(CudaHuge, Fp8ChecksumFrameOver2Pow31ElementsThroughBackend) {
   SZ_REQUIRE_GPU();
   const Dtype d = Dtype::fp8_e5m2;
   const uint64_t n = (uint64_t{1} << 31) + 4097;
@@ -202,6 +203,44 @@ TEST(CudaBackend, ChecksumFrameOver2Pow31Elements) {
   const Result dr = decompress(frame.get(), c.size, out.get(), n, dopt);
   ASSERT_EQ(dr.status, Status::ok);
   EXPECT_TRUE(out.download(n) == input);
+}
+
+// Every call of the synchronous backend runs on the caller's stream: an
+// input produced on a non-blocking stream by an async copy is compressed
+// right after it without any other synchronisation (cuda::ScopedBackendStream).
+TEST(CudaBackend, RunsOnTheCallersStream) {
+  SZ_REQUIRE_GPU();
+  const Dtype d = Dtype::bf16;
+  const uint64_t n = 3u << 20;
+  const auto data = synth::generate(synth::Generator::gaussian_kv, d, n, 41);
+  void* pinned = nullptr;
+  SZ_CUDA_OK(cudaMallocHost(&pinned, n * 2));
+  std::memcpy(pinned, data.data(), n * 2);
+  cudaStream_t s;
+  SZ_CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  DeviceBuffer src(n * 2), frame(compress_bound(d, n)), out(n * 2);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(src.fill(0));
+    SZ_CUDA_OK(cudaMemcpyAsync(src.get(), pinned, n * 2, cudaMemcpyHostToDevice, s));
+    cuda::ScopedBackendStream scope(s);
+    CompressOptions o;
+    o.backend = "cuda";
+    o.checksum = true;
+    const Result r = compress(d, src.get(), n, frame.get(), frame.size(), o);
+    ASSERT_EQ(r.status, Status::ok);
+    EXPECT_TRUE(matches_reference("cuda", d, data.data(), n, o));
+    std::vector<uint8_t> want(compress_bound(d, n));
+    o.backend = "reference";
+    const Result rr = compress(d, data.data(), n, want.data(), want.size(), o);
+    ASSERT_EQ(rr.status, Status::ok);
+    EXPECT_TRUE(bytes_equal(frame.download(r.size).data(), r.size, want.data(), rr.size)) << round;
+    DecompressOptions dopt;
+    dopt.backend = "cuda";
+    ASSERT_EQ(decompress(frame.get(), r.size, out.get(), n * 2, dopt).status, Status::ok);
+    EXPECT_TRUE(out.download(n * 2) == data);
+  }
+  cudaStreamDestroy(s);
+  cudaFreeHost(pinned);
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device side of the format's hashes against the host's: dev::xxh3_64
 // and dev::xxh64 (core/xxh_device.h, what device code runs) against
 // libxxhash, and the CUDA kernels' v2 block checksum (cuda/block_hash.h and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU-produced frames committed under tests/golden/gpu, verified byte for
 // byte against the CPU reference encoder on every run (no GPU needed).
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,53 @@ TEST(GpuGolden, CommittedFramesMatchCpuReference) {
   RecordProperty("gpu_frames_verified", static_cast<int>(verified));
   std::cout << "[ GPU golden ] " << verified << " GPU-produced frames verified against the CPU reference\n";
   if (verified == 0) GTEST_SKIP() << "0 GPU frames verified: MANIFEST.txt lists no frames";
+}
+
+// The case list covers every dtype x form (coded / stored) x checksum
+// (off / on), and every dtype x size class (empty, a partial 16-element
+// group, within one 32768-element tile, several tiles), so the GPU golden
+// frames pin every path of the kernels. The form of each case is the CPU
+// reference's (the GPU must produce the same frame).
+TEST(GpuGolden, ManifestCoversEveryDtypeModeAndSizeClass) {
+  const Dtype dtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+  auto size_class = [](uint64_t n) -> std::string {
+    if (n == 0) return "empty";
+    if (n < 16) return "partial-group";
+    if (n <= 32768) return "one-tile";
+    return "multi-tile";
+  };
+  std::set<std::string> have;
+  for (GpuGoldenCase c : gpu_golden_cases()) {
+    std::string err;
+    const std::vector<uint8_t> input = gpu_golden_input(c, &err);
+    ASSERT_EQ(input.size(), c.n * dtype_bytes(c.dtype)) << err;
+    ASSERT_TRUE(resolve_codebook(&c, input, &err)) << err;
+    std::vector<uint8_t> frame(compress_bound(c.dtype, c.n));
+    CompressOptions o;
+    o.backend = "reference";
+    o.codebook = &c.codebook;
+    o.chunk_log2 = c.chunk_log2;
+    o.checksum = c.checksum;
+    const Result r = compress(c.dtype, input.data(), c.n, frame.data(), frame.size(), o);
+    ASSERT_EQ(r.status, Status::ok) << c.name;
+    FrameInfo info;
+    ASSERT_EQ(frame_info(frame.data(), r.size, &info), Status::ok) << c.name;
+    const std::string d = dtype_name(c.dtype);
+    have.insert(d + (info.stored ? " stored" : " coded") + (c.checksum ? " checksum" : " plain"));
+    have.insert(d + " " + size_class(c.n));
+  }
+  std::vector<std::string> missing;
+  for (Dtype dt : dtypes) {
+    const std::string d = dtype_name(dt);
+    for (const char* form : {" coded", " stored"})
+      for (const char* ck : {" plain", " checksum"})
+        if (!have.count(d + form + ck)) missing.push_back(d + form + ck);
+    for (const char* sc : {"empty", "partial-group", "one-tile", "multi-tile"})
+      if (!have.count(d + " " + sc)) missing.push_back(d + " " + sc);
+  }
+  std::string list;
+  for (const auto& m : missing) list += "\n  " + m;
+  EXPECT_TRUE(missing.empty()) << "gpu_golden_cases() misses:" << list;
 }
 
 // The verifier itself, on frames the kernels' logic produces on the CPU:

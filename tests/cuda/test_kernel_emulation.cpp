@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA kernels' per-thread logic, run on the CPU by the emulator
 // (kernel_emulator.h), against the scalar reference: byte-identical frames,
 // identical decoded bytes, identical statuses on corrupt frames.
@@ -6,12 +7,14 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/header.h"
 #include "core/reference.h"
 #include "core/synthetic.h"
+#include "cuda/encode_logic.h"
 #include "tests/cuda/kernel_emulator.h"
 #include "tests/support/compare.h"
 #include "tests/support/test_data.h"
@@ -379,6 +382,35 @@ TEST(KernelEmulation, BlockChecksumFramesAndFirstCorruptBlock) {
       EXPECT_EQ(e.status, Status::checksum_mismatch) << dtype_name(d) << " n " << n;
       EXPECT_EQ(e.corrupt_block, rr.corrupt_block) << dtype_name(d) << " n " << n;
     }
+  }
+}
+
+// Dynamic calibration's parallel top-16 (codebook_kernel: one thread per
+// exponent, each computing its rank) equals the serial selection of the
+// format core on random, tied, sparse and fp8-range histograms.
+TEST(KernelEmulation, ParallelTop16EqualsSerialSelection) {
+  std::mt19937_64 rng(123);
+  for (int trial = 0; trial < 2000; ++trial) {
+    uint64_t counts[256] = {};
+    const int mode = trial % 5;
+    const uint32_t span = mode == 4 ? 32 : 256;  // fp8 exponents stay below 32
+    const int used = static_cast<int>(rng() % (mode == 2 ? 20 : span + 1));
+    for (int k = 0; k < used; ++k) {
+      const uint32_t e = static_cast<uint32_t>(rng() % span);
+      counts[e] = mode == 1 ? 1 + rng() % 3 : (mode == 3 ? uint64_t{1} << 40 : 1 + rng() % 100000);  // 1, 3: ties
+    }
+    uint8_t want[16];
+    const uint32_t want_count = top16_codebook(counts, want);
+    uint8_t got[16] = {};
+    uint32_t nonzero = 0;
+    for (uint32_t e = 0; e < 256; ++e) {  // the 256 threads
+      const uint32_t r = cuda_detail::top16_rank(counts, e);
+      if (r < 16) got[r] = static_cast<uint8_t>(e);
+      nonzero += counts[e] != 0;
+    }
+    const uint32_t got_count = nonzero < 16 ? nonzero : 16;
+    ASSERT_EQ(got_count, want_count) << trial;
+    ASSERT_EQ(std::memcmp(got, want, 16), 0) << trial;
   }
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Shared pieces of the fuzz targets: input slicing, the "compress case"
 // decoded from fuzz bytes, and a failure macro that crashes loudly (libFuzzer
 // and the replay driver both treat abort() as a finding).

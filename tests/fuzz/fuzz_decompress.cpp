@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // decompress / decompress_frames on arbitrary bytes. Every answer is checked
 // against the spec oracle: the status must be one FORMAT.md section 9 allows
 // (the exact lowest rule for rules 1-13 and for the reference backend), a
@@ -52,6 +53,12 @@ void check_single(const uint8_t* src, size_t size) {
     const splitzip::Result r = splitzip::decompress(src, size, dst.data(), out, o);
     const bool is_ref = backend != nullptr || (r.backend && std::strcmp(r.backend, "reference") == 0);
     check_status(v, r.status, is_ref, backend ? "decompress[reference]" : "decompress");
+    // v2 rule 19: the first block whose check fails, as the spec finds it.
+    if (r.status == v.first() && r.status == Status::checksum_mismatch)
+      FUZZ_CHECK(r.corrupt_block == v.corrupt_block, "corrupt_block %llu, spec %llu",
+                 (unsigned long long)r.corrupt_block, (unsigned long long)v.corrupt_block);
+    if (r.status != Status::checksum_mismatch)
+      FUZZ_CHECK(r.corrupt_block == ~uint64_t{0}, "corrupt_block set with %s", splitzip::status_name(r.status));
     if (r.ok()) {
       FUZZ_CHECK(r.size == v.decoded_size, "size %llu, expected %llu", (unsigned long long)r.size,
                  (unsigned long long)v.decoded_size);
@@ -65,6 +72,7 @@ void check_single(const uint8_t* src, size_t size) {
       const sz_status cs = sz_decompress(src, size, cdst.data(), out, nullptr, &cr);
       FUZZ_CHECK(static_cast<int>(cs) == static_cast<int>(r.status), "C API: %s, C++: %s",
                  sz_status_name(cs), splitzip::status_name(r.status));
+      FUZZ_CHECK(cr.corrupt_block == r.corrupt_block, "C API corrupt_block differs");
       if (r.ok())
         FUZZ_CHECK(cr.size == r.size && std::memcmp(cdst.data(), dst.data(), r.size) == 0, "C API bytes differ");
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every available backend against every other (FORMAT.md 11).
 // Byte 0 picks the mode:
 //   even: the rest is a compress case (fuzz_common.h). Each backend, forced
@@ -99,6 +100,10 @@ void frame_mode(uint8_t mode, const uint8_t* data, size_t size, const std::vecto
     if (name == "reference")
       FUZZ_CHECK(r.status == v.first(), "reference: %s, expected %s", splitzip::status_name(r.status),
                  splitzip::status_name(v.first()));
+    // Every backend names the same first bad checksum block as the spec.
+    if (r.status == Status::checksum_mismatch && v.first() == Status::checksum_mismatch)
+      FUZZ_CHECK(r.corrupt_block == v.corrupt_block, "%s: corrupt_block %llu, spec %llu", name.c_str(),
+                 (unsigned long long)r.corrupt_block, (unsigned long long)v.corrupt_block);
     if (r.ok())
       FUZZ_CHECK(r.size == v.decoded_size &&
                      (v.decoded_size == 0 || std::memcmp(dst.data(), v.output.data(), v.decoded_size) == 0),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // frame_info on arbitrary bytes: the status must be the lowest failing rule
 // of 1-11 (the spec oracle's), the fields must match the header bytes, and
 // every shorter view of an accepted frame must be TRUNCATED. The same bytes
@@ -29,7 +30,19 @@ void check(const uint8_t* src, size_t size) {
              splitzip::status_name(expect));
   if (s != Status::ok) return;
 
-  FUZZ_CHECK(fi.version == 1 && static_cast<uint32_t>(fi.dtype) == src[5], "version/dtype");
+  FUZZ_CHECK(fi.version == src[4] && fi.version == v.version && static_cast<uint32_t>(fi.dtype) == src[5],
+             "version/dtype");
+  // v2: byte 50 is block_log2 (16 with CHECKSUM), stream 7 has one entry per block.
+  FUZZ_CHECK(fi.checksum_block_log2 == (fi.version == 2 ? src[50] : 0u), "checksum_block_log2");
+  FUZZ_CHECK(fi.checksum_blocks == v.n_checks, "checksum_blocks %llu, spec %llu",
+             (unsigned long long)fi.checksum_blocks, (unsigned long long)v.n_checks);
+  {
+    // frame_header_info: rules 1-10 on the 64 header bytes alone.
+    std::vector<uint8_t> hdr(src, src + 64);
+    splitzip::FrameInfo hi;
+    FUZZ_CHECK(splitzip::frame_header_info(hdr.data(), &hi) == Status::ok && hi.frame_size == fi.frame_size,
+               "frame_header_info");
+  }
   FUZZ_CHECK(fi.stored == ((src[6] & 1) != 0) && fi.has_checksum == ((src[6] & 2) != 0), "flags");
   FUZZ_CHECK(fi.chunk_log2 == src[7], "chunk_log2");
   FUZZ_CHECK(fi.n_elems == le64(src + 8) && fi.escape_count == le64(src + 16), "counts");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trip: data, dtype, chunk size, checksum flag and codebook (user or
 // dynamic) come from the fuzz input. The frame must be exactly the one
 // FORMAT.md describes (stored-mode choice of 4.4, escape count, codebook),
@@ -21,9 +22,12 @@ constexpr uint8_t kCanaryByte = 0xA5;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const szfuzz::CompressCase c = szfuzz::decode_case(data, size);
-  const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
   const uint32_t bytes = splitzip::dtype_bytes(c.dtype);
-  FUZZ_CHECK(bound == szfuzz::spec_stored_size(static_cast<uint32_t>(c.dtype), c.n), "compress_bound");
+  const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
+  // The stored frame with block checks (FORMAT.md 5, v2).
+  FUZZ_CHECK(bound == szfuzz::spec_stored_size(static_cast<uint32_t>(c.dtype), c.n,
+                                                szfuzz::spec_checksum_blocks(c.n * bytes)),
+             "compress_bound");
 
   splitzip::CompressOptions o;
   o.codebook = c.user_codebook ? &c.codebook : nullptr;
@@ -57,10 +61,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const splitzip::Codebook cb = c.user_codebook ? c.codebook : szfuzz::spec_calibrate(c.dtype, src, c.n);
   const uint64_t e = szfuzz::spec_escape_count(c.dtype, src, c.n, cb);
   const uint32_t id = static_cast<uint32_t>(c.dtype);
-  const uint64_t coded_size = szfuzz::spec_coded_size(id, c.n, c.chunk_log2, e);
-  const bool coded = c.n > 0 && coded_size < szfuzz::spec_stored_size(id, c.n);
-  FUZZ_CHECK(r.size == (coded ? coded_size : bound), "frame size %llu, expected %llu (E=%llu)",
-             (unsigned long long)r.size, (unsigned long long)(coded ? coded_size : bound),
+  const uint64_t checks = c.checksum ? szfuzz::spec_checksum_blocks(c.n * bytes) : 0;
+  const uint64_t coded_size = szfuzz::spec_coded_size(id, c.n, c.chunk_log2, e, checks);
+  const uint64_t stored_size = szfuzz::spec_stored_size(id, c.n, checks);
+  const bool coded = c.n > 0 && coded_size < stored_size;
+  FUZZ_CHECK(r.size == (coded ? coded_size : stored_size), "frame size %llu, expected %llu (E=%llu)",
+             (unsigned long long)r.size, (unsigned long long)(coded ? coded_size : stored_size),
              (unsigned long long)e);
   splitzip::FrameInfo fi;
   const Status is = splitzip::frame_info(dst.data(), r.size, &fi);
@@ -73,7 +79,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                "codebook in frame differs from the expected one");
   }
   if (c.checksum)
-    FUZZ_CHECK(fi.content_checksum == splitzip::xxh64(src, c.n * bytes), "content checksum");
+    FUZZ_CHECK(fi.content_checksum ==
+                   szfuzz::spec_content_checksum_v2(static_cast<const uint8_t*>(src), c.n * bytes),
+               "content checksum");
+  FUZZ_CHECK(fi.version == 2 && fi.checksum_blocks == checks, "version / checksum_blocks");
 
   // Canonical per the spec, and decodes to the input.
   const szfuzz::SpecVerdict v = szfuzz::spec_check(dst.data(), r.size);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the committed seed corpora: small valid frames of every dtype and
 // mode, streams, frames with one hand-made fault per payload rule, slices of
 // the bundled KV sample, the small golden .sz frames, and compress cases for
@@ -87,7 +88,8 @@ Bytes compress(Dtype d, const Bytes& data, uint32_t chunk_log2, bool checksum,
 void fix_check(Bytes& f) {
   Bytes h(f.begin(), f.begin() + 64);
   std::memset(h.data() + 52, 0, 4);
-  const uint64_t c = splitzip::xxh64(h.data(), 64);
+  // v1 headers: XXH64; v2: XXH3-64.
+  const uint64_t c = f[4] == 1 ? splitzip::xxh64(h.data(), 64) : splitzip::xxh3_64(h.data(), 64);
   for (int i = 0; i < 4; ++i) f[52 + i] = static_cast<uint8_t>(c >> (8 * i));
 }
 
@@ -145,7 +147,8 @@ int main(int argc, char** argv) {
     const Bytes f = compress(Dtype::bf16, data, 6, true);
     splitzip::FrameInfo fi;
     splitzip::frame_info(f.data(), f.size(), &fi);
-    const splitzip::FrameLayout L = splitzip::coded_layout(1, fi.n_elems, fi.chunk_log2, fi.escape_count);
+    const splitzip::FrameLayout L =
+        splitzip::coded_layout(1, fi.n_elems, fi.chunk_log2, fi.escape_count, fi.checksum_blocks);
     Bytes b = f;
     b[L.code_off + L.code_size - 1] |= 0x80;  // odd n: padding nibble
     frame_seed("fault_padding_nibble", b);
@@ -174,6 +177,21 @@ int main(int argc, char** argv) {
     b[48] = 17;
     fix_check(b);
     frame_seed("fault_codebook_count", b);
+    // v2: stream 7 (block checks), mode and block_log2.
+    b = f;
+    b[L.check_off] ^= 1;
+    frame_seed("fault_block_check", b);
+    b = f;
+    b[L.check_off + L.check_size] = 1;  // gap after stream 7
+    frame_seed("fault_block_check_gap", b);
+    b = f;
+    b[49] = 1;
+    fix_check(b);
+    frame_seed("fault_mode_1", b);
+    b = f;
+    b[50] = 15;
+    fix_check(b);
+    frame_seed("fault_block_log2_15", b);
   }
 
   // Codebook files (FORMAT.md 10) for the frame_info target's second parser.
@@ -194,8 +212,9 @@ int main(int argc, char** argv) {
   if (!k0.empty()) frame_seed("kv_layer00_k_bf16", compress(Dtype::bf16, k0, 8, true));
   if (!v2.empty()) frame_seed("kv_layer02_v_f32", compress(Dtype::fp32, v2, 7, false));
 
-  // The smallest committed golden frames (tests/golden/sz), within the corpus budget.
-  const fs::path golden = g_root / "tests/golden/sz";
+  // The smallest committed v2 golden frames (tests/golden/v2/sz), within the
+  // corpus budget. (The v1 ones are kept as the committed v1_golden_* seeds.)
+  const fs::path golden = g_root / "tests/golden/v2/sz";
   if (fs::is_directory(golden))
     for (const auto& e : fs::directory_iterator(golden))
       if (e.path().extension() == ".sz" && fs::file_size(e.path()) <= 2200)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a fuzz target's LLVMFuzzerTestOneInput over files and directories
 // without libFuzzer, so any compiler (and any sanitizer build) can replay the
 // committed corpora and regression vectors under ctest.

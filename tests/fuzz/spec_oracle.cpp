@@ -1,5 +1,8 @@
+// SPDX-License-Identifier: Apache-2.0
 // FORMAT.md section 9 as a checklist. See spec_oracle.h.
 #include "spec_oracle.h"
+
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstring>
@@ -34,12 +37,12 @@ uint64_t le(const uint8_t* p, int bytes) {
 }
 
 struct Streams {
-  uint64_t off[7] = {};   // 1..6
-  uint64_t size[7] = {};
+  uint64_t off[8] = {};   // 1..7 (7: v2 block checks)
+  uint64_t size[8] = {};
   uint64_t end = 0;
 };
 
-Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e) {
+Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e, uint64_t n_checks) {
   const Geo g = geo(id);
   Streams s;
   s.size[1] = n * g.res_bytes;
@@ -48,8 +51,9 @@ Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e) {
   s.size[4] = 2 * cdiv(n, uint64_t{1} << chunk_log2);
   s.size[5] = 2 * e;
   s.size[6] = e;
+  s.size[7] = 4 * n_checks;
   uint64_t off = 64;
-  for (int i = 1; i <= 6; ++i) {
+  for (int i = 1; i <= 7; ++i) {
     s.off[i] = off;
     off = a16(off + s.size[i]);
   }
@@ -57,7 +61,17 @@ Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e) {
   return s;
 }
 
-uint64_t xxh(const uint8_t* p, uint64_t n) { return splitzip::xxh64(p, n, 0); }
+// The hashes, from libxxhash (not the library under test): v1 uses XXH64,
+// v2 XXH3-64, both seed 0.
+uint64_t xxh(const uint8_t* p, uint64_t n) { return XXH64(p, n, 0); }
+uint64_t xxh3(const uint8_t* p, uint64_t n) { return XXH3_64bits(p, n); }
+
+uint32_t header_check_of(const uint8_t* b) {
+  uint8_t tmp[64];
+  std::memcpy(tmp, b, 64);
+  std::memset(tmp + 52, 0, 4);
+  return static_cast<uint32_t>(b[4] == 1 ? xxh(tmp, 64) : xxh3(tmp, 64));
+}
 
 uint32_t bit(int rule) { return uint32_t{1} << rule; }
 
@@ -77,15 +91,14 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
                  uint32_t* chunk_log2, bool* checksum, uint64_t* content) {
   if (size < 64) return 1;
   if (!(b[0] == 0x53 && b[1] == 0x5A && b[2] == 0x4B && b[3] == 0x56)) return 2;
-  if (b[4] != 1) return 3;
-  uint8_t tmp[64];
-  std::memcpy(tmp, b, 64);
-  std::memset(tmp + 52, 0, 4);
-  if (le(b + 52, 4) != (xxh(tmp, 64) & 0xFFFFFFFFu)) return 4;
+  if (b[4] != 1 && b[4] != 2) return 3;
+  const uint32_t version = b[4];
+  if (le(b + 52, 4) != header_check_of(b)) return 4;
   const uint32_t id = b[5];
   if (id < 1 || id > 4) return 5;
   const uint8_t flags = b[6];
-  if ((flags & 0xFC) != 0 || b[49] || b[50] || b[51]) return 6;
+  // v1: bytes 49-51 reserved; v2: 49 is mode, 50 block_log2, 51 reserved.
+  if ((flags & 0xFC) != 0 || b[51] || (version == 1 && (b[49] || b[50]))) return 6;
   *chunk_log2 = b[7];
   if (*chunk_log2 < 6 || *chunk_log2 > 15) return 7;
   const uint64_t n = le(b + 8, 8), e = le(b + 16, 8);
@@ -96,6 +109,8 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   *cb_count = b[48];
   if (n > (uint64_t{1} << 56) || e > n) return 8;
   if (!*checksum && *content != 0) return 8;
+  if (version == 2 && b[49] != 0) return 8;                     // mode: only the nibble code
+  if (version == 2 && b[50] != (*checksum ? 16 : 0)) return 8;  // block_log2
   if (v.stored) {
     if (e != 0 || *cb_count != 0) return 8;
     for (int i = 0; i < 16; ++i)
@@ -113,7 +128,10 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   v.n_elems = n;
   v.escape_count = e;
   v.frame_size = le(b + 24, 8);
-  const uint64_t expect = v.stored ? spec_stored_size(id, n) : spec_coded_size(id, n, *chunk_log2, e);
+  v.version = version;
+  v.n_checks = version == 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
+  const uint64_t expect =
+      v.stored ? spec_stored_size(id, n, v.n_checks) : spec_coded_size(id, n, *chunk_log2, e, v.n_checks);
   if (v.frame_size != expect) return 10;
   if (size < v.frame_size) return 11;
   return 0;
@@ -146,13 +164,33 @@ bool SpecVerdict::allows(Status s) const {
   return false;
 }
 
-uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes) {
-  return streams_of(dtype_id, n, chunk_log2, escapes).end;
+uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes,
+                         uint64_t n_checks) {
+  return streams_of(dtype_id, n, chunk_log2, escapes, n_checks).end;
 }
 
-uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n) {
-  return 64 + a16(n * geo(dtype_id).bytes);
+uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n, uint64_t n_checks) {
+  return 64 + a16(n * geo(dtype_id).bytes) + a16(4 * n_checks);
 }
+
+uint64_t spec_checksum_blocks(uint64_t bytes) { return cdiv(bytes, 65536); }
+
+namespace {
+// XXH3-64 of each 2^16-byte block (the last may be short).
+std::vector<uint64_t> block_hashes(const uint8_t* data, uint64_t bytes) {
+  std::vector<uint64_t> h;
+  for (uint64_t off = 0; off < bytes; off += 65536) h.push_back(xxh3(data + off, std::min<uint64_t>(65536, bytes - off)));
+  return h;
+}
+uint64_t combine(const std::vector<uint64_t>& h) {
+  std::vector<uint8_t> le_bytes(8 * h.size());
+  for (size_t b = 0; b < h.size(); ++b)
+    for (int i = 0; i < 8; ++i) le_bytes[8 * b + i] = static_cast<uint8_t>(h[b] >> (8 * i));
+  return xxh3(le_bytes.data(), le_bytes.size());
+}
+}  // namespace
+
+uint64_t spec_content_checksum_v2(const uint8_t* data, uint64_t bytes) { return combine(block_hashes(data, bytes)); }
 
 SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opts) {
   SpecVerdict v;
@@ -181,16 +219,21 @@ SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opt
 
   std::vector<uint8_t> out(v.decoded_size);
   uint32_t def = 0, pos = 0;
+  // Stream 7 (v2 block checks): after the padded stored data, or the last stream.
+  uint64_t checks_off = 0;
   if (v.stored) {
+    checks_off = 64 + a16(v.decoded_size);
+    const uint64_t checks_end = checks_off + 4 * v.n_checks;
     for (uint64_t i = 64 + v.decoded_size; i < v.frame_size; ++i)
-      if (src[i]) def |= bit(14);
+      if (src[i] && !(i >= checks_off && i < checks_end)) def |= bit(14);
     if (v.decoded_size) std::memcpy(out.data(), src + 64, v.decoded_size);
   } else {
-    const Streams s = streams_of(id, n, chunk_log2, v.escape_count);
+    const Streams s = streams_of(id, n, chunk_log2, v.escape_count, v.n_checks);
+    checks_off = s.off[7];
     // Rule 14: every byte outside a stream is zero, and the unused bits at
     // the end of the code and 3-bit streams are zero.
     std::vector<bool> covered(v.frame_size, false);
-    for (int k = 1; k <= 6; ++k)
+    for (int k = 1; k <= 7; ++k)
       for (uint64_t i = 0; i < s.size[k]; ++i) covered[s.off[k] + i] = true;
     for (uint64_t i = 64; i < v.frame_size; ++i)
       if (!covered[i] && src[i]) def |= bit(14);
@@ -285,8 +328,24 @@ SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opt
   // Rule 19. Past a fault in rules 15-18 the output is undefined, so a
   // checksum failure is then a legitimate report too.
   if (checksum && opts.verify_checksum) {
-    if ((def | pos) & (bit(15) | bit(16) | bit(17) | bit(18))) pos |= bit(19);
-    else if (xxh(out.data(), out.size()) != content) def |= bit(19);
+    if ((def | pos) & (bit(15) | bit(16) | bit(17) | bit(18))) {
+      pos |= bit(19);
+    } else if (v.version == 1) {
+      if (xxh(out.data(), out.size()) != content) def |= bit(19);
+    } else {
+      // v2: the first block whose stored check differs, else the combined hash.
+      const std::vector<uint64_t> h = block_hashes(out.data(), out.size());
+      uint64_t first_bad = ~uint64_t{0};
+      for (uint64_t b = 0; b < h.size(); ++b) {
+        if (le(src + checks_off + 4 * b, 4) != (h[b] & 0xFFFFFFFFu)) {
+          first_bad = b;
+          break;
+        }
+      }
+      // Reported only when rule 19 is the frame's first broken rule.
+      if (def == 0) v.corrupt_block = first_bad;
+      if (first_bad != ~uint64_t{0} || combine(h) != content) def |= bit(19);
+    }
   }
   v.definite = def;
   v.possible = def | pos;
@@ -334,10 +393,7 @@ bool repair_header_checks(uint8_t* buf, uint64_t size) {
   uint64_t off = 0;
   while (size - off >= 64) {
     uint8_t* h = buf + off;
-    uint8_t tmp[64];
-    std::memcpy(tmp, h, 64);
-    std::memset(tmp + 52, 0, 4);
-    const uint64_t c = xxh(tmp, 64);
+    const uint32_t c = header_check_of(h);
     for (int i = 0; i < 4; ++i) {
       const auto b = static_cast<uint8_t>(c >> (8 * i));
       changed |= h[52 + i] != b;

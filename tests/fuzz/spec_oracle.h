@@ -1,5 +1,6 @@
-// An independent reading of FORMAT.md section 9: which rules a frame breaks
-// and what it decodes to. Written from the document, not from core/, so the
+/* SPDX-License-Identifier: Apache-2.0 */
+// An independent reading of FORMAT.md section 9 (format v1 and v2): which
+// rules a frame breaks and what it decodes to. Written from the document, not from core/, so the
 // fuzzers and reliability tests compare the library against the spec rather
 // than against itself. Slow and simple on purpose.
 #pragma once
@@ -27,7 +28,12 @@ struct SpecVerdict {
   // positions ambiguous; an undecodable frame has no output to checksum).
   uint32_t possible = 0;
   bool header_ok = false;      // rules 1-11 hold
+  uint32_t version = 0;        // 1 or 2, valid when header_ok
   bool stored = false;
+  uint64_t n_checks = 0;       // v2 with CHECKSUM: entries of stream 7
+  // Rule 19 of a v2 frame broken by a block check: the first such block;
+  // all ones otherwise (also when only the combined checksum differs).
+  uint64_t corrupt_block = ~uint64_t{0};
   uint32_t dtype_bytes = 0;
   uint64_t n_elems = 0;
   uint64_t escape_count = 0;
@@ -48,9 +54,15 @@ splitzip::Status rule_status(int rule);
 SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opts = {});
 
 // Frame size a header implies (FORMAT.md 4.2/4.3), computed independently of
-// core/layout.h. dtype_id must be 1..4.
-uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes);
-uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n);
+// core/layout.h. dtype_id must be 1..4. n_checks: entries of stream 7 (v2
+// with CHECKSUM: one per 2^16 original bytes; 0 for v1 or no checksum).
+uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes,
+                         uint64_t n_checks = 0);
+uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n, uint64_t n_checks = 0);
+// Checksum blocks of a v2 frame of `bytes` original bytes.
+uint64_t spec_checksum_blocks(uint64_t bytes);
+// v2 content checksum (FORMAT.md 4.5) of `bytes` bytes.
+uint64_t spec_content_checksum_v2(const uint8_t* data, uint64_t bytes);
 
 // Dynamic top-16 calibration (FORMAT.md 3) of one buffer, written from the text.
 splitzip::Codebook spec_calibrate(splitzip::Dtype dtype, const void* src, uint64_t n);
@@ -60,8 +72,8 @@ uint32_t spec_exponent(splitzip::Dtype dtype, const void* src, uint64_t i);
 uint64_t spec_escape_count(splitzip::Dtype dtype, const void* src, uint64_t n,
                            const splitzip::Codebook& cb);
 
-// Recomputes header_check of every frame of a stream in place, walking by the
-// frame_size fields, so mutated headers get past rule 4 and reach the deeper
+// Recomputes header_check (XXH64 for a version-1 header, else XXH3-64) of
+// every frame of a stream in place, walking by the frame_size fields, so mutated headers get past rule 4 and reach the deeper
 // rules. Returns true if anything changed.
 bool repair_header_checks(uint8_t* buf, uint64_t size);
 

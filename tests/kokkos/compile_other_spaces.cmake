@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Compiles the Kokkos backend, unchanged, against the OpenMP or the CUDA
 # execution space of the installed Kokkos 3.x headers (cmake -P). Debian's
 # Kokkos is built for Serial only, so the generated configuration headers are

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Checks cmake/FindSplitzipKokkos.cmake's choice (cmake -P): a tiny project
 # finds Kokkos through it, links splitzip::kokkos and runs a reduction.
 #   good    Kokkos_DIR = a well-formed Kokkos package  -> "config"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole frames through the public API with backend "kokkos": identical to the
 // reference frames (dynamic and fixed codebooks, checksums, every chunk size,
 // real and synthetic data) and cross-decodable, plus the golden cases.

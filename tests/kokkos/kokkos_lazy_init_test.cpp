@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Kokkos is started lazily by the first kernel call, not by registering or
 // querying the backend. Its own binary, so no earlier test has started it.
 #include <gtest/gtest.h>

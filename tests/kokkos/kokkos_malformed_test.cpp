@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Malformed coded frames: one targeted fault per FORMAT.md 9 rule 14-19,
 // each must give the named status on both backends; then random payload
 // corruption (often several faults at once) must give the reference's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Kokkos backend as the rest of splitzip sees it: registered under its
 // name (lazy start: kokkos_lazy_init_test.cpp), selectable by option and environment, and
 // safe to call from several host threads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Helpers for the Kokkos backend tests: whole-frame calls on the Backend
 // interface (backends/backend.h) next to the reference oracle
 // (core/reference.h), with guard bytes after every output so a write past

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A program that runs Kokkos itself: splitzip must use that instance, leave
 // its lifetime alone, and fail cleanly (not restart Kokkos) once the program
 // has finalized it. Its own binary: it ends Kokkos for the whole process.

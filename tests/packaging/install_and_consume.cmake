@@ -1,7 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
 # Driver for the packaging tests (cmake -P). MODE:
-#   install    cmake --install BUILD_DIR into WORK_DIR/prefix, check the layout
-#   cmake      configure, build and run examples/consumer with find_package
-#   pkgconfig  compile main.c and main.cpp with pkg-config flags and run them
+#   install       cmake --install BUILD_DIR into WORK_DIR/prefix, check the
+#                 layout (shared library + SONAME link, static archive,
+#                 package, .pc, man page, licence); `man splitzip` renders
+#   cmake         examples/consumer as a C-only project (project(x C)),
+#                 find_package(splitzip) -> the shared library; runs it
+#   cmake_static  examples/consumer with COMPONENTS static (C and C++)
+#   pkgconfig     cc main.c $(pkg-config --cflags --libs splitzip), no
+#                 --static, and the same for main.cpp; runs them
 cmake_minimum_required(VERSION 3.20)
 
 set(prefix "${WORK_DIR}/prefix")
@@ -26,11 +32,35 @@ function(check_consumer exe)
   if(CMAKE_MATCH_1 LESS_EQUAL 1.0)
     message(FATAL_ERROR "${exe}: ratio ${CMAKE_MATCH_1} is not above 1")
   endif()
+  # The C consumer prints sz_version() and SZ_VERSION_STRING: both the build's.
+  if(last_output MATCHES "c: splitzip ([^ ]+) \\(compiled against ([^)]+)\\)")
+    if(NOT CMAKE_MATCH_1 STREQUAL VERSION OR NOT CMAKE_MATCH_2 STREQUAL VERSION)
+      message(FATAL_ERROR "${exe}: sz_version() ${CMAKE_MATCH_1}, header ${CMAKE_MATCH_2}, build ${VERSION}")
+    endif()
+  elseif(exe MATCHES "consumer_c$")
+    message(FATAL_ERROR "${exe} did not print sz_version()")
+  endif()
+endfunction()
+
+# A consumer of the shared library: NEEDED names libsplitzip.so.<ABI>.
+function(check_links_shared exe)
+  execute_process(COMMAND readelf -d "${exe}" OUTPUT_VARIABLE out RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "\\[libsplitzip\\.so\\.${ABI}\\]")
+    message(FATAL_ERROR "${exe} does not link libsplitzip.so.${ABI}:\n${out}")
+  endif()
 endfunction()
 
 set(san_flags "")
 if(SANITIZE)
   set(san_flags "-fsanitize=${SANITIZE}")
+endif()
+
+# Consumers linked to libsplitzip.so without an rpath (pkg-config) find it here.
+file(GLOB_RECURSE _sz_so "${prefix}/*libsplitzip.so.*")
+if(_sz_so)
+  list(GET _sz_so 0 _sz_so)
+  get_filename_component(_sz_libdir "${_sz_so}" DIRECTORY)
+  set(ENV{LD_LIBRARY_PATH} "${_sz_libdir}")
 endif()
 
 if(MODE STREQUAL "install")
@@ -42,6 +72,31 @@ if(MODE STREQUAL "install")
     endif()
   endforeach()
   file(GLOB_RECURSE libs "${prefix}/*libsplitzip.a" "${prefix}/*libsplitzip.so")
+  file(GLOB_RECURSE shared "${prefix}/*libsplitzip.so.${ABI}")
+  file(GLOB_RECURSE static "${prefix}/*libsplitzip.a")
+  file(GLOB_RECURSE man "${prefix}/*splitzip.1")
+  file(GLOB_RECURSE licence "${prefix}/*LICENSE")
+  foreach(v shared static man licence)
+    if(NOT ${v})
+      message(FATAL_ERROR "installed tree lacks ${v}")
+    endif()
+  endforeach()
+  if(NOT EXISTS "${prefix}/include/splitzip/version.h")
+    message(FATAL_ERROR "not installed: include/splitzip/version.h")
+  endif()
+  # `man splitzip` must find and render the installed page.
+  find_program(MAN_PROGRAM man)
+  if(NOT MAN_PROGRAM)
+    message(FATAL_ERROR "man not found (Debian: man-db); cannot check the man page")
+  endif()
+  get_filename_component(mandir "${man}" DIRECTORY)
+  get_filename_component(mandir "${mandir}" DIRECTORY)
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env MANPAGER=cat PAGER=cat MANWIDTH=100
+                          "${MAN_PROGRAM}" -M "${mandir}" splitzip
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "SYNOPSIS|Usage|usage" OR NOT out MATCHES "compress")
+    message(FATAL_ERROR "man -M ${mandir} splitzip failed (${rc}):\n${out}\n${err}")
+  endif()
   file(GLOB_RECURSE configs "${prefix}/*/splitzipConfig.cmake")
   file(GLOB_RECURSE versions "${prefix}/*/splitzipConfigVersion.cmake")
   file(GLOB_RECURSE pcs "${prefix}/*/splitzip.pc")
@@ -60,13 +115,19 @@ if(MODE STREQUAL "install")
   endforeach()
   message(STATUS "installed to ${prefix}: ${libs}")
 
-elseif(MODE STREQUAL "cmake")
-  set(bdir "${WORK_DIR}/consumer-cmake")
+elseif(MODE STREQUAL "cmake" OR MODE STREQUAL "cmake_static")
+  set(bdir "${WORK_DIR}/consumer-${MODE}")
   file(REMOVE_RECURSE "${bdir}")
+  if(MODE STREQUAL "cmake")
+    set(mode_args -DSPLITZIP_CONSUMER_C_ONLY=ON)
+  else()
+    set(mode_args -DSPLITZIP_CONSUMER_STATIC=ON "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+                  "-DCMAKE_CXX_FLAGS=${san_flags}")
+  endif()
   run_checked("configuring examples/consumer" "${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/consumer" -B "${bdir}"
     -G "${GENERATOR}" "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
-    "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}"
-    "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_CXX_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}"
+    "-DCMAKE_BUILD_TYPE=${BUILD_TYPE}" ${mode_args}
+    "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}"
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
   message(STATUS "${last_output}")
   # The package must load cleanly into a consumer (no warnings from it or
@@ -78,14 +139,24 @@ elseif(MODE STREQUAL "cmake")
   if(NOT last_output MATCHES "from ${prefix}/")
     message(FATAL_ERROR "consumer did not find the package under ${prefix}")
   endif()
+  if(MODE STREQUAL "cmake")
+    # C only: the package must not have needed a C++ compiler.
+    if(NOT last_output MATCHES "languages: C\n" OR EXISTS "${bdir}/CMakeFiles/${CMAKE_VERSION}/CMakeCXXCompiler.cmake")
+      message(FATAL_ERROR "the C-only consumer enabled more than C:\n${last_output}")
+    endif()
+  endif()
   run_checked("building examples/consumer" "${CMAKE_COMMAND}" --build "${bdir}")
-  check_consumer("${bdir}/consumer_cpp")
+  if(MODE STREQUAL "cmake")
+    check_links_shared("${bdir}/consumer_c")
+  endif()
   check_consumer("${bdir}/consumer_c")
+  if(MODE STREQUAL "cmake_static")
+    check_consumer("${bdir}/consumer_cpp")
+  endif()
 
 elseif(MODE STREQUAL "pkgconfig")
   if(NOT PKG_CONFIG)
-    message(STATUS "pkg-config not found: skipped")
-    return()
+    message(FATAL_ERROR "pkg-config not found (Debian: pkg-config)")
   endif()
   file(GLOB_RECURSE pcs "${prefix}/*/splitzip.pc")
   list(GET pcs 0 pc)
@@ -96,7 +167,11 @@ elseif(MODE STREQUAL "pkgconfig")
   if(NOT v STREQUAL VERSION)
     message(FATAL_ERROR "splitzip.pc says version '${v}', the build is ${VERSION}")
   endif()
-  run_checked("pkg-config --cflags --libs --static" "${PKG_CONFIG}" --cflags --libs --static splitzip)
+  # Plain --libs: the shared library carries its own dependencies.
+  run_checked("pkg-config --cflags --libs" "${PKG_CONFIG}" --cflags --libs splitzip)
+  if(last_output MATCHES "cuda|hwy|gomp|kokkos|stdc")
+    message(FATAL_ERROR "pkg-config --libs asks for more than splitzip: ${last_output}")
+  endif()
   string(STRIP "${last_output}" flags)
   message(STATUS "pkg-config flags: ${flags}")
   separate_arguments(flags UNIX_COMMAND "${flags}")
@@ -106,6 +181,7 @@ elseif(MODE STREQUAL "pkgconfig")
   separate_arguments(san UNIX_COMMAND "${san_flags}")
   run_checked("cc main.c" "${C_COMPILER}" -std=c99 ${san} "${SOURCE_DIR}/examples/consumer/main.c"
     -o "${bdir}/consumer_c" ${flags})
+  check_links_shared("${bdir}/consumer_c")
   check_consumer("${bdir}/consumer_c")
   run_checked("c++ main.cpp" "${CXX_COMPILER}" -std=c++17 ${san} "${SOURCE_DIR}/examples/consumer/main.cpp"
     -o "${bdir}/consumer_cpp" ${flags})

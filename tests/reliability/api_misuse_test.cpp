@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad arguments get a clear status, never a crash: null pointers, invalid
 // dtypes and chunk sizes, element counts over the format's limit, unknown
 // backends, absurd thread counts. Every check runs on every available backend.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compress never writes past compress_bound (or past a smaller capacity),
 // and incompressible or escape-heavy input switches to stored mode exactly as
 // FORMAT.md 4.4 says. Destinations end at an inaccessible page, so one byte
@@ -75,7 +76,7 @@ Expected expected_frame(Dtype d, const std::vector<uint8_t>& data, const Codeboo
   const Codebook cb = user ? *user : szfuzz::spec_calibrate(d, data.data(), n);
   const uint64_t e = szfuzz::spec_escape_count(d, data.data(), n, cb);
   const uint32_t id = static_cast<uint32_t>(d);
-  const uint64_t coded = szfuzz::spec_coded_size(id, n, chunk_log2, e);
+  const uint64_t coded = szfuzz::spec_coded_size(id, n, chunk_log2, e);  // no checksum: no stream 7
   const uint64_t stored = szfuzz::spec_stored_size(id, n);
   if (n > 0 && coded < stored) return {false, e, coded};
   return {true, 0, stored};
@@ -200,10 +201,19 @@ TEST_P(BoundedOutput, SmallCapacityIsRefused) {
     const Outcome o = compress_guarded(d, data, cap, opts());
     EXPECT_EQ(o.status, Status::dst_too_small) << splitzip::status_name(o.status);
   }
-  // Random data needs the whole bound; one byte less is refused.
+  // Random data needs the whole stored frame; one byte less is refused.
+  // compress_bound is the stored frame WITH block checks (60000 bytes: one
+  // block, 16 bytes of stream 7), so without a checksum it has 16 to spare.
   const auto rnd = random_bytes(2 * 30000, 5);
   const uint64_t bound = splitzip::compress_bound(d, 30000);
-  EXPECT_EQ(compress_guarded(d, rnd, bound - 1, opts()).status, Status::dst_too_small);
+  const uint64_t stored = szfuzz::spec_stored_size(static_cast<uint32_t>(d), 30000);
+  EXPECT_EQ(bound, stored + 16);
+  EXPECT_EQ(compress_guarded(d, rnd, stored - 1, opts()).status, Status::dst_too_small);
+  EXPECT_EQ(compress_guarded(d, rnd, stored, opts()).status, Status::ok);
+  CompressOptions ck = opts();
+  ck.checksum = true;
+  EXPECT_EQ(compress_guarded(d, rnd, bound - 1, ck).status, Status::dst_too_small);
+  EXPECT_EQ(compress_guarded(d, rnd, bound, ck).status, Status::ok);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BoundedOutput, ::testing::ValuesIn(available_backends()),

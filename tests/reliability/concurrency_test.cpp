@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Many threads compressing and decompressing at once, sharing codebooks,
 // inputs and frames (all const). Meant for TSan (scripts/sanitize.sh): the
 // library's first use (backend availability, dispatch) happens inside the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic fault injection: the bytes of small valid frames (each
 // dtype, coded with escapes over several chunks, with and without checksum,
 // and stored) is corrupted in several ways, and every prefix is tried. Each
@@ -124,7 +125,8 @@ TEST(ReliabilityFaultInjection, EveryByteEveryBackend) {
     uint64_t res_begin = 64, res_end = 64;
     if (!fi.stored) {
       const splitzip::FrameLayout L =
-          splitzip::coded_layout(static_cast<uint32_t>(fi.dtype), fi.n_elems, fi.chunk_log2, fi.escape_count);
+          splitzip::coded_layout(static_cast<uint32_t>(fi.dtype), fi.n_elems, fi.chunk_log2, fi.escape_count,
+                                 fi.checksum_blocks);
       res_end = L.code_off;
     }
     for (uint64_t i = 0; i < f.bytes.size(); ++i) {

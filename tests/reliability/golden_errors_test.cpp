@@ -1,8 +1,18 @@
-// Replays tests/golden-errors/: each <name>.bin with its <name>.expect
-// (format in tests/golden-errors/README.md) on default dispatch and on every
-// available backend, and checks the expected status. The spec oracle must
-// agree with each expectation, so a vector cannot drift from FORMAT.md.
+// SPDX-License-Identifier: Apache-2.0
+// Replays tests/golden-errors/{v1,v2}/: each <name>.bin with its
+// <name>.expect (format in tests/golden-errors/README.md) on default dispatch
+// and on every available backend, and checks the expected status and, where
+// given, corrupt_block. The spec oracle must agree with each expectation, so
+// a vector cannot drift from FORMAT.md.
+//
+// The v2 vectors are generated here from frames of the public compress()
+// (SPLITZIP_REGEN_GOLDEN_ERRORS=1, then review and commit); v1 vectors are
+// kept as committed.
 #include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstdlib>
+#include <cstring>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "core/header.h"
+#include "core/synthetic.h"
 #include "test_data.h"
 #include "tests/fuzz/spec_oracle.h"
 
@@ -45,16 +57,30 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+// The vector sets, one directory per format version; every .expect in them.
+const char* const kSets[] = {"v1", "v2"};
+
 std::vector<Vector> load_vectors(std::string* error) {
   std::vector<Vector> out;
-  const fs::path dir(SPLITZIP_GOLDEN_ERRORS_DIR);
   std::vector<fs::path> expects;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".expect") expects.push_back(e.path());
+  for (const fs::path& e : fs::directory_iterator(fs::path(SPLITZIP_GOLDEN_ERRORS_DIR))) {
+    if (e.extension() == ".expect" || e.extension() == ".bin")
+      *error += e.filename().string() + ": vectors live in v1/ or v2/\n";
+  }
+  for (const char* set : kSets) {
+    const fs::path d = fs::path(SPLITZIP_GOLDEN_ERRORS_DIR) / set;
+    if (!fs::is_directory(d)) {
+      *error += std::string("missing ") + d.string() + "\n";
+      continue;
+    }
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".expect") expects.push_back(e.path());
+  }
   std::sort(expects.begin(), expects.end());
   for (const auto& p : expects) {
     Vector v;
-    v.name = p.stem().string();
+    v.name = p.parent_path().filename().string() + "/" + p.stem().string();
+    const fs::path dir = p.parent_path();
     std::ifstream in(p);
     std::string line;
     while (std::getline(in, line)) {
@@ -67,7 +93,7 @@ std::vector<Vector> load_vectors(std::string* error) {
       }
       v.keys[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
     }
-    std::ifstream bin(dir / (v.name + ".bin"), std::ios::binary);
+    std::ifstream bin(dir / (p.stem().string() + ".bin"), std::ios::binary);
     if (!bin) {
       *error += v.name + ": missing .bin\n";
       continue;
@@ -84,6 +110,7 @@ std::string key(const Vector& v, const std::string& k, const std::string& dflt) 
 }
 
 TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
+  if (std::getenv("SPLITZIP_REGEN_GOLDEN_ERRORS") != nullptr) GTEST_SKIP();
   std::string error;
   const std::vector<Vector> vectors = load_vectors(&error);
   ASSERT_EQ(error, "");
@@ -102,6 +129,13 @@ TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
       also.push_back(s);
     }
     const std::string api = key(v, "api", "decompress");
+    // corrupt_block: a block index, or "none" (all ones); absent: not checked.
+    const std::string block_key = key(v, "corrupt_block", "");
+    const bool check_block = !block_key.empty();
+    const uint64_t want_block = block_key == "none" || block_key.empty() ? ~uint64_t{0} : std::stoull(block_key);
+    if (check_block) {
+      ASSERT_NE(api, "frame_info") << "corrupt_block needs a decoding api";
+    }
     splitzip::DecompressOptions o;
     o.max_output_bytes = std::stoull(key(v, "max_output_bytes", "0"));
     o.verify_checksum = key(v, "verify_checksum", "1") != "0";
@@ -120,6 +154,9 @@ TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
       const szfuzz::SpecVerdict sv = szfuzz::spec_check(v.bytes.data(), v.bytes.size(), so);
       const Status spec = api == "frame_info" ? (sv.header_ok ? Status::ok : sv.first()) : sv.first();
       EXPECT_EQ(spec, want) << "spec oracle disagrees with the .expect file";
+      if (check_block) {
+        EXPECT_EQ(sv.corrupt_block, want_block) << "spec oracle's corrupt_block";
+      }
     }
 
     std::vector<const char*> backends = {nullptr};
@@ -128,23 +165,173 @@ TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
     for (const char* b : backends) {
       SCOPED_TRACE(b ? b : "dispatch");
       Status got;
+      uint64_t got_block = ~uint64_t{0};
       std::vector<uint8_t> out(cap + 1);
       o.backend = b;
       if (api == "frame_info") {
         if (b != nullptr) continue;  // no backend involved
         got = splitzip::frame_info(v.bytes.data(), v.bytes.size(), &fi);
       } else if (api == "decompress_frames") {
-        got = splitzip::decompress_frames(v.bytes.data(), v.bytes.size(), out.data(), cap, o).status;
+        const splitzip::Result r = splitzip::decompress_frames(v.bytes.data(), v.bytes.size(), out.data(), cap, o);
+        got = r.status;
+        got_block = r.corrupt_block;
       } else {
         ASSERT_EQ(api, "decompress");
-        got = splitzip::decompress(v.bytes.data(), v.bytes.size(), out.data(), cap, o).status;
+        const splitzip::Result r = splitzip::decompress(v.bytes.data(), v.bytes.size(), out.data(), cap, o);
+        got = r.status;
+        got_block = r.corrupt_block;
       }
       const bool is_ref = b != nullptr && std::string(b) == "reference";
       bool ok = got == want;
       if (!is_ref)
         for (Status a : also) ok |= got == a;
       EXPECT_TRUE(ok) << "got " << splitzip::status_name(got) << ", expected " << splitzip::status_name(want);
+      if (check_block && got == want) {
+        EXPECT_EQ(got_block, want_block) << "corrupt_block";
+      }
     }
+  }
+}
+
+// Every v2 vector the issue names is committed.
+TEST(ReliabilityGoldenErrors, V2SetIsComplete) {
+  for (const char* name : {"mode_1_reserved", "block_log2_15", "byte_51_set", "v2_header_check_is_xxh3",
+                           "block_check_stream_flipped", "residual_bit_in_block_2", "stored_block_checks_gap_set",
+                           "content_checksum_combine_wrong", "version_3", "empty_stream_zero_frames"}) {
+    const fs::path d = fs::path(SPLITZIP_GOLDEN_ERRORS_DIR) / "v2";
+    EXPECT_TRUE(fs::exists(d / (std::string(name) + ".bin"))) << name;
+    EXPECT_TRUE(fs::exists(d / (std::string(name) + ".expect"))) << name;
+  }
+}
+
+// ---- generator of the v2 vectors ----
+
+std::vector<uint8_t> v2_frame(splitzip::Dtype d, const std::vector<uint8_t>& in, bool checksum) {
+  const uint64_t n = in.size() / splitzip::dtype_bytes(d);
+  std::vector<uint8_t> f(splitzip::compress_bound(d, n));
+  splitzip::CompressOptions o;
+  o.checksum = checksum;
+  o.backend = "reference";
+  const splitzip::Result r = splitzip::compress(d, in.data(), n, f.data(), f.size(), o);
+  EXPECT_EQ(r.status, Status::ok);
+  f.resize(r.size);
+  return f;
+}
+
+void reseal(std::vector<uint8_t>& f) {
+  splitzip::store_le32(f.data() + splitzip::kHeaderCheckOffset, splitzip::header_check(f.data()));
+}
+
+void write_vector(const std::string& name, const std::vector<uint8_t>& bytes, const std::string& expect) {
+  const fs::path d = fs::path(SPLITZIP_GOLDEN_ERRORS_DIR) / "v2";
+  fs::create_directories(d);
+  std::ofstream bin(d / (name + ".bin"), std::ios::binary);
+  bin.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream ex(d / (name + ".expect"));
+  ex << expect;
+  ASSERT_TRUE(bin.good() && ex.good()) << name;
+}
+
+TEST(ReliabilityGoldenErrors, RegenerateV2Vectors) {
+  if (std::getenv("SPLITZIP_REGEN_GOLDEN_ERRORS") == nullptr)
+    GTEST_SKIP() << "set SPLITZIP_REGEN_GOLDEN_ERRORS=1 to rewrite tests/golden-errors/v2";
+  using splitzip::Dtype;
+  namespace synth = splitzip::synth;
+  // Small coded frame with CHECKSUM: bf16, 1001 values (one checksum block).
+  const auto small_in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 1001, 70);
+  const auto small = v2_frame(Dtype::bf16, small_in, true);
+  {
+    auto f = small;
+    f[49] = 1;
+    reseal(f);
+    write_vector("mode_1_reserved", f,
+                 "# v2 header byte 49 (mode) = 1: reserved for a future coding mode (rule 8, v2).\n"
+                 "status = BAD_HEADER\n");
+  }
+  {
+    auto f = small;
+    f[50] = 15;
+    reseal(f);
+    write_vector("block_log2_15", f,
+                 "# v2 CHECKSUM frame with byte 50 (block_log2) = 15; it must be 16 (rule 8, v2).\n"
+                 "status = BAD_HEADER\n");
+  }
+  {
+    auto f = small;
+    f[51] = 1;
+    reseal(f);
+    write_vector("byte_51_set", f, "# v2 header byte 51 (reserved) = 1 (rule 6).\nstatus = RESERVED_BITS\n");
+  }
+  {
+    auto f = small;
+    uint8_t tmp[64];
+    std::memcpy(tmp, f.data(), 64);
+    std::memset(tmp + 52, 0, 4);
+    splitzip::store_le32(f.data() + 52, static_cast<uint32_t>(XXH64(tmp, 64, 0)));
+    write_vector("v2_header_check_is_xxh3", f,
+                 "# A v2 header sealed with the v1 check (XXH64); v2 uses XXH3-64 (rule 4).\n"
+                 "status = HEADER_CORRUPT\n");
+  }
+  {
+    auto f = small;
+    f[4] = 3;
+    reseal(f);
+    write_vector("version_3", f, "# Format version 3 (rule 3).\nstatus = UNSUPPORTED_VERSION\n");
+  }
+  write_vector("empty_stream_zero_frames", {},
+               "# A stream of zero bytes: zero frames, zero bytes out (FORMAT.md 7).\n"
+               "status = OK\napi = decompress_frames\n");
+  // fp8, 65537 values: two checksum blocks (the second holds one byte).
+  const auto fp8_in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp8_e5m2, 65537, 71);
+  const auto fp8 = v2_frame(Dtype::fp8_e5m2, fp8_in, true);
+  splitzip::FrameHeader h;
+  ASSERT_EQ(splitzip::parse_header(fp8.data(), fp8.size(), &h), Status::ok);
+  ASSERT_FALSE(h.stored());
+  ASSERT_EQ(h.n_checks(), 2u);
+  {
+    auto f = fp8;
+    f[splitzip::layout_of(h).check_off + 4 + 2] ^= 0x01;  // block 1's check, byte 2
+    write_vector("block_check_stream_flipped", f,
+                 "# One bit of block 1's entry in stream 7 (block checks) flipped (rule 19, v2).\n"
+                 "status = CHECKSUM_MISMATCH\ncorrupt_block = 1\n");
+  }
+  {
+    // Every block check right, header checksum = XXH3 of all bytes at once
+    // (not the XXH3 of the block hashes).
+    auto f = fp8;
+    splitzip::store_le64(f.data() + 56, XXH3_64bits(fp8_in.data(), fp8_in.size()));
+    reseal(f);
+    write_vector("content_checksum_combine_wrong", f,
+                 "# content_checksum = XXH3 of the whole input instead of XXH3 of the block\n"
+                 "# hashes; every block check matches, so no block is named (rule 19, v2).\n"
+                 "status = CHECKSUM_MISMATCH\ncorrupt_block = none\n");
+  }
+  // bf16, 65537 values: three blocks; the last element alone is block 2.
+  const auto bf_in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 65537, 72);
+  {
+    auto f = v2_frame(Dtype::bf16, bf_in, true);
+    splitzip::FrameHeader bh;
+    ASSERT_EQ(splitzip::parse_header(f.data(), f.size(), &bh), Status::ok);
+    ASSERT_FALSE(bh.stored());
+    ASSERT_EQ(bh.n_checks(), 3u);
+    f[splitzip::layout_of(bh).res_off + 65536] ^= 0x04;  // residual byte of element 65536
+    write_vector("residual_bit_in_block_2", f,
+                 "# bf16, 3 checksum blocks: a residual bit of element 65536 (block 2) flipped.\n"
+                 "# Blocks 0 and 1 verify; block 2 is the first bad one (rule 19, v2).\n"
+                 "status = CHECKSUM_MISMATCH\ncorrupt_block = 2\n");
+  }
+  {
+    // Stored frame with CHECKSUM: random fp32, 101 values (404 bytes, one block).
+    const auto rnd = synth::generate(synth::Generator::random_bits, Dtype::fp32, 101, 73);
+    auto f = v2_frame(Dtype::fp32, rnd, true);
+    splitzip::FrameHeader sh;
+    ASSERT_EQ(splitzip::parse_header(f.data(), f.size(), &sh), Status::ok);
+    ASSERT_TRUE(sh.stored());
+    const uint64_t off = splitzip::stored_check_off(3, 101);  // dtype 3: fp32
+    f[off + 4 + 5] = 0x20;  // inside the zero gap after the one 4-byte check
+    write_vector("stored_block_checks_gap_set", f,
+                 "# Stored v2 frame: a byte of the zero gap after stream 7 (block checks) set (rule 14).\n"
+                 "status = BAD_PADDING\n");
   }
 }
 

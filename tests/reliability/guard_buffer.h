@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A writable buffer whose last byte sits right before an inaccessible page,
 // so a single byte written (or read) past its end faults at once, whatever
 // the sanitizer. Bytes between the page start and the buffer carry a canary

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decompression-bomb guard (DecompressOptions.max_output_bytes, FORMAT.md
 // rule 12) and allocation bounds. This binary replaces the global operator
 // new to see every C++ allocation the library makes during a call: hostile

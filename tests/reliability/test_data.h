@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Data shapes for the reliability tests: values built from chosen exponents,
 // random bytes, and the bundled KV sample.
 #pragma once

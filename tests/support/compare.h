@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Buffer comparison helpers that explain the first difference.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/support/golden_cases.h"
 
 #include <cinttypes>
@@ -41,12 +42,14 @@ bool parse_params(const std::string& s, synth::Params* p) {
 
 }  // namespace
 
-std::vector<GoldenCase> golden_cases(std::string* error) {
+std::string golden_set_dir(const std::string& set) { return golden_dir() + "/" + set; }
+
+std::vector<GoldenCase> golden_cases(std::string* error, const std::string& set) {
   std::vector<GoldenCase> out;
   bool ok = false;
-  const auto text = read_file(golden_dir() + "/cases.txt", &ok);
+  const auto text = read_file(golden_set_dir(set) + "/cases.txt", &ok);
   if (!ok) {
-    if (error) *error = "cannot read " + golden_dir() + "/cases.txt";
+    if (error) *error = "cannot read " + golden_set_dir(set) + "/cases.txt";
     return {};
   }
   std::stringstream in(std::string(text.begin(), text.end()));
@@ -103,11 +106,11 @@ CompressOptions golden_options(const GoldenCase& c, Codebook* storage) {
   return o;
 }
 
-std::vector<GoldenFrame> golden_frames(bool* ok) {
+std::vector<GoldenFrame> golden_frames(bool* ok, const std::string& set) {
   std::vector<GoldenFrame> out;
   if (ok) *ok = false;
   bool read_ok = false;
-  const auto text = read_file(golden_dir() + "/frames.txt", &read_ok);
+  const auto text = read_file(golden_set_dir(set) + "/frames.txt", &read_ok);
   if (!read_ok) return out;
   std::stringstream in(std::string(text.begin(), text.end()));
   std::string line;
@@ -124,9 +127,10 @@ std::vector<GoldenFrame> golden_frames(bool* ok) {
   return out;
 }
 
-std::string format_golden_frames(const std::vector<GoldenFrame>& frames) {
+std::string format_golden_frames(const std::vector<GoldenFrame>& frames, const std::string& set) {
   std::string s =
-      "# Committed frames of tests/golden/cases.txt: name, frame size, xxh64 (hex) of the frame.\n"
+      "# Committed frames (format " + set + ") of tests/golden/" + set +
+      "/cases.txt: name, frame size, xxh64 (hex) of the frame.\n"
       "# Regenerate: see tests/golden/README.md. Any difference fails the golden test.\n";
   char buf[64];
   for (const auto& f : frames) {
@@ -136,6 +140,8 @@ std::string format_golden_frames(const std::vector<GoldenFrame>& frames) {
   return s;
 }
 
-std::string golden_sz_path(const std::string& name) { return golden_dir() + "/sz/" + name + ".sz"; }
+std::string golden_sz_path(const std::string& name, const std::string& set) {
+  return golden_set_dir(set) + "/sz/" + name + ".sz";
+}
 
 }  // namespace splitzip::test

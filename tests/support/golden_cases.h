@@ -1,5 +1,8 @@
-// The golden cases (tests/golden/cases.txt) and their committed frames
-// (tests/golden/frames.txt). Every backend's tests iterate the same list.
+/* SPDX-License-Identifier: Apache-2.0 */
+// The golden cases and their committed frames, one set per format version:
+// tests/golden/v2/ (what encoders write now: every backend's encode output
+// must equal these bytes) and tests/golden/v1/ (frames of format v1, which
+// every decoder must still read). Each set: cases.txt, frames.txt, sz/.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +28,14 @@ struct GoldenCase {
   synth::Params params;  // escape_rate / shift; params.codebook unused here
 };
 
-// Parses cases.txt. *error gets a message on a malformed file.
-std::vector<GoldenCase> golden_cases(std::string* error = nullptr);
+inline constexpr const char* kGoldenV1 = "v1";
+inline constexpr const char* kGoldenV2 = "v2";  // the current format
+
+// golden_dir()/<set>.
+std::string golden_set_dir(const std::string& set = kGoldenV2);
+
+// Parses <set>/cases.txt. *error gets a message on a malformed file.
+std::vector<GoldenCase> golden_cases(std::string* error = nullptr, const std::string& set = kGoldenV2);
 
 // The case's input bytes and its compress options. The codebook, if any,
 // is stored in *storage, which must outlive the options.
@@ -38,12 +47,12 @@ struct GoldenFrame {
   uint64_t size = 0;
   uint64_t hash = 0;  // xxh64 of the frame
 };
-// Parses frames.txt; *ok = false when missing or malformed.
-std::vector<GoldenFrame> golden_frames(bool* ok = nullptr);
-std::string format_golden_frames(const std::vector<GoldenFrame>& frames);
+// Parses <set>/frames.txt; *ok = false when missing or malformed.
+std::vector<GoldenFrame> golden_frames(bool* ok = nullptr, const std::string& set = kGoldenV2);
+std::string format_golden_frames(const std::vector<GoldenFrame>& frames, const std::string& set = kGoldenV2);
 
-// Path of the committed .sz file of a case (it may not exist: only a few
-// small cases have one).
-std::string golden_sz_path(const std::string& name);
+// Path of the committed .sz file of a case (it may not exist: only the
+// smaller frames are committed whole; frames.txt pins every frame).
+std::string golden_sz_path(const std::string& name, const std::string& set = kGoldenV2);
 
 }  // namespace splitzip::test

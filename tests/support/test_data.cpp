@@ -1,4 +1,7 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/support/test_data.h"
+
+#include <xxhash.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -84,6 +87,19 @@ std::vector<RealInput> real_inputs(Dtype dtype) {
     out.push_back({name + "->" + dtype_name(dtype), dtype, n, std::move(bytes)});
   }
   return out;
+}
+
+uint64_t expected_content_checksum(const void* data, uint64_t bytes, std::vector<uint32_t>* checks) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  std::vector<uint8_t> le;
+  if (checks) checks->clear();
+  for (uint64_t off = 0; off < bytes; off += 65536) {
+    const uint64_t len = bytes - off < 65536 ? bytes - off : 65536;
+    const uint64_t h = XXH3_64bits(p + off, static_cast<size_t>(len));
+    if (checks) checks->push_back(static_cast<uint32_t>(h));
+    for (int i = 0; i < 8; ++i) le.push_back(static_cast<uint8_t>(h >> (8 * i)));
+  }
+  return XXH3_64bits(le.data(), le.size());
 }
 
 }  // namespace splitzip::test

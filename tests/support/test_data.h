@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Bundled real KV data (data/kv/stories260k) for tests.
 #pragma once
 
@@ -33,5 +34,11 @@ struct RealInput {
   std::vector<uint8_t> bytes;
 };
 std::vector<RealInput> real_inputs(Dtype dtype);
+
+// The v2 content checksum of `bytes` bytes, written from FORMAT.md with
+// libxxhash directly (not the format core): XXH3-64 of each 2^16-byte block,
+// then XXH3-64 of those hashes as u64 little-endian. *checks (optional)
+// gets the low 32 bits of each block hash (stream 7).
+uint64_t expected_content_checksum(const void* data, uint64_t bytes, std::vector<uint32_t>* checks = nullptr);
 
 }  // namespace splitzip::test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A small getopt_long-like parser: --name VALUE, --name=VALUE, -x VALUE,
 // bundled short flags (-fk), "--" to end options, "-" as a positional.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip bench: encode/decode throughput per backend on one file, next to
 // memcpy of the same buffer.
 #include <cinttypes>

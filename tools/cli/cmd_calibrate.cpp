@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip calibrate: one codebook (FORMAT.md section 10) from the pooled
 // exponent histogram of many files.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip compress: one input tensor -> a stream of frames of a fixed
 // element count (default kDefaultFrameElems), streamed through a bounded
 // pipeline (tools/cli/pipeline.h): read() into reused buffers, N coders,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip decompress: a stream of frames -> the concatenation of their data,
 // streamed frame by frame through a bounded pipeline (tools/cli/pipeline.h):
 // read one header, read exactly that frame into a reused buffer, decode on

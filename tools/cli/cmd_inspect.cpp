@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip inspect: header fields of every frame, without decoding.
 #include <cinttypes>
 #include <cstdio>

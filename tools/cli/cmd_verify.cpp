@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // splitzip verify: decode a frame stream, compare with the original, and
 // re-encode the original with the chosen backend to check that it produces
 // the very same bytes. CI uses it to cross-check GPU-made frames on CPU.

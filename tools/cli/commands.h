@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The splitzip subcommands. Each returns an exit code (docs/CLI.md) or
 // throws CliError.
 #pragma once

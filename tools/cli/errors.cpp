@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tools/cli/errors.h"
 
 namespace szcli {
@@ -19,6 +20,7 @@ int exit_code_for(Status s) {
     case Status::unknown_backend:
     case Status::backend_unavailable:
     case Status::unsupported_memory:
+    case Status::unsupported_mode:
       return kExitBackend;
     case Status::truncated:
     case Status::bad_magic:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Error reporting for the splitzip CLI: one exception type carrying the exit
 // code, and the documented exit codes (docs/CLI.md).
 #pragma once

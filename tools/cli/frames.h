@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // The CLI's view of a stream of frames (FORMAT.md section 7). The walk is
 // splitzip::FrameIterator's; this only gathers its frames so that every
 // header is validated (rules 1-11) and the decoded total known before

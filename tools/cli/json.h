@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Minimal JSON: a strict parser (for safetensors headers) and a writer (for
 // --json output). The parser bounds nesting depth and rejects anything RFC
 // 8259 does not allow; numbers keep their text so u64 values stay exact.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The streaming engine of `compress` and `decompress`: a bounded ring of
 // frame slots moved through three stages,
 //

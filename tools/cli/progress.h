@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // A one-line progress meter on stderr for long runs: shown only when stderr
 // is a terminal and the job is large (over kProgressMinBytes), redrawn at
 // most a few times a second, erased when done.

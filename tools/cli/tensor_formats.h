@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Input containers: raw little-endian files, NumPy .npy and .safetensors.
 // Parsers work on bytes already in memory and validate every header field
 // against the buffer before pointing into it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Opens an input file of any supported container and returns the element
 // data to compress, checked against the dtype and the container header.
 #pragma once

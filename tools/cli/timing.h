@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // Throughput timing shared by `splitzip bench` and the demo: the median of
 // repeated calls, so one preempted run on a shared machine does not skew it.
 #pragma once

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// splitzip rows of the capacity-mode benchmark (bench/capacity/run_peers.py
+// runs this and the peers in the same run). One JSON object per line:
+//   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants]
+// Rows: capacity mode, fast host codec (cpu/capacity_codec.cpp); with --ref
+// also the scalar reference in both modes. Times are the best of REPS
+// alternating encode/decode runs, wall clock, GB/s of uncompressed bytes.
+// --variants: the coder alternatives' sizes on this input (FORMAT.md 4.6.6).
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "core/capacity/format.h"
+#include "core/reference.h"
+#include "cpu/capacity_codec.h"
+#include "splitzip/splitzip.hpp"
+
+using namespace splitzip;
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Row {
+  double ratio = 0, enc = 0, dec = 0;
+  bool exact = false;
+  std::vector<uint8_t> frame;
+};
+
+Row run(const std::vector<uint8_t>& in, Dtype d, int threads, int reps, Mode mode,
+        const std::function<FrameOutcome(const CompressArgs&)>& comp,
+        const std::function<FrameOutcome(const DecompressArgs&)>& decomp) {
+  Row r;
+  const uint64_t n = in.size() / dtype_bytes(d);
+  std::vector<uint8_t> frame(compress_bound(d, n));
+  std::vector<uint8_t> out(in.size());
+  CompressArgs a;
+  a.dtype = d;
+  a.src = in.data();
+  a.n = n;
+  a.dst = frame.data();
+  a.capacity = frame.size();
+  a.threads = threads;
+  a.mode = mode;
+  DecompressArgs da;
+  da.dst = out.data();
+  da.capacity = out.size();
+  da.threads = threads;
+  double be = 1e30, bd = 1e30;
+  uint64_t fs = 0;
+  for (int k = 0; k < reps; ++k) {
+    double t0 = now();
+    const FrameOutcome o = comp(a);
+    be = std::min(be, now() - t0);
+    if (o.status != Status::ok) {
+      std::fprintf(stderr, "compress: %s\n", status_name(o.status));
+      std::exit(1);
+    }
+    fs = o.frame_size;
+    da.src = frame.data();
+    da.src_size = fs;
+    t0 = now();
+    const FrameOutcome od = decomp(da);
+    bd = std::min(bd, now() - t0);
+    if (od.status != Status::ok) {
+      std::fprintf(stderr, "decompress: %s\n", status_name(od.status));
+      std::exit(1);
+    }
+  }
+  r.ratio = double(in.size()) / double(fs);
+  r.enc = in.size() / be / 1e9;
+  r.dec = in.size() / bd / 1e9;
+  r.exact = out == in;
+  frame.resize(fs);
+  r.frame = std::move(frame);
+  return r;
+}
+
+void print(const char* name, const Row& r, int threads, const char* extra = "") {
+  std::printf("{\"codec\": \"%s\", \"threads\": %d, \"ratio\": %.4f, \"encode_gbps\": %.3f, \"decode_gbps\": %.3f, "
+              "\"exact\": %s%s}\n",
+              name, threads, r.ratio, r.enc, r.dec, r.exact ? "true" : "false", extra);
+  std::fflush(stdout);
+}
+
+uint64_t huffman_bits(const uint32_t counts[256]) {
+  std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<>> q;
+  for (int e = 0; e < 256; ++e)
+    if (counts[e]) q.push(counts[e]);
+  if (q.size() < 2) return 0;
+  uint64_t cost = 0;
+  while (q.size() > 1) {
+    const uint64_t a = q.top();
+    q.pop();
+    const uint64_t b = q.top();
+    q.pop();
+    cost += a + b;
+    q.push(a + b);
+  }
+  return cost;
+}
+
+// Sizes of the exponent part under the alternatives, from the block
+// histograms and the normative lengths; residual and frame bytes are added
+// as in the format.
+void variants(const std::vector<uint8_t>& in, Dtype d) {
+  const uint64_t n = in.size() / dtype_bytes(d);
+  const DtypeGeometry g = geometry_of(static_cast<uint32_t>(d));
+  std::vector<uint8_t> exps(n);
+  with_traits(d, [&](auto t) {
+    using T = decltype(t);
+    for (uint64_t i = 0; i < n; ++i) {
+      typename T::Bits v;
+      std::memcpy(&v, in.data() + i * T::kBytes, sizeof v);
+      exps[i] = static_cast<uint8_t>(T::exponent(v));
+    }
+  });
+  const double res_bytes = n * g.res_bytes + std::ceil(n * g.res_high / 8.0);
+  double h0_bits = 0, huff_bits = 0;
+  double fmt_bytes[3] = {0, 0, 0};  // S = 8, 16, 32 with the L=12 lengths
+  const uint32_t S_list[3] = {8, 16, 32};
+  double table_bytes = 0, frame_h0_whole = 0;
+  uint32_t whole[256] = {};
+  for (uint64_t b = 0; b < cap_blocks(n); ++b) {
+    const uint64_t m = cap_block_len(n, b);
+    uint32_t counts[256] = {};
+    for (uint64_t j = 0; j < m; ++j) ++counts[exps[(b << kCapBlockLog2) + j]];
+    for (int e = 0; e < 256; ++e) {
+      whole[e] += counts[e];
+      if (counts[e]) h0_bits -= counts[e] * std::log2(double(counts[e]) / m);
+    }
+    huff_bits += huffman_bits(counts);
+    CapTable t;
+    cap_code_lengths(counts, &t);
+    table_bytes += t.bytes;
+    for (int v = 0; v < 3; ++v) {
+      const uint32_t S = S_list[v];
+      std::vector<uint64_t> bits(S, 0);
+      for (uint64_t j = 0; j < m; ++j) bits[j % S] += t.len[exps[(b << kCapBlockLog2) + j]];
+      double z = t.bytes;
+      if (t.symbols > 1) {
+        z += 2 * S;
+        for (uint32_t s = 0; s < S; ++s) z += (bits[s] + 7) / 8;
+      }
+      fmt_bytes[v] += z + 4;  // + the block index entry
+    }
+  }
+  for (int e = 0; e < 256; ++e)
+    if (whole[e]) frame_h0_whole -= whole[e] * std::log2(double(whole[e]) / n);
+  const double raw = in.size();
+  auto ratio = [&](double exp_bytes) { return raw / (64 + res_bytes + exp_bytes); };
+  std::printf("{\"variants\": true, \"elements\": %llu, \"bits_per_exp_h0_block\": %.4f, \"bits_per_exp_h0_whole\": %.4f, "
+              "\"ratio_h0_block_bound\": %.4f, \"ratio_huffman_unlimited_no_overhead\": %.4f, "
+              "\"ratio_L12_S8\": %.4f, \"ratio_L12_S16\": %.4f, \"ratio_L12_S32\": %.4f, \"table_bytes_per_block\": %.1f}\n",
+              static_cast<unsigned long long>(n), h0_bits / n, frame_h0_whole / n, ratio(h0_bits / 8),
+              ratio(huff_bits / 8), ratio(fmt_bytes[0]), ratio(fmt_bytes[1]), ratio(fmt_bytes[2]),
+              table_bytes / double(cap_blocks(n)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants]\n");
+    return 2;
+  }
+  Dtype d;
+  if (!parse_dtype(argv[2], &d)) return 2;
+  const int threads = std::atoi(argv[3]);
+  const int reps = std::atoi(argv[4]);
+  bool ref = false, var = false;
+  for (int i = 5; i < argc; ++i) {
+    ref |= std::strcmp(argv[i], "--ref") == 0;
+    var |= std::strcmp(argv[i], "--variants") == 0;
+  }
+  std::FILE* fp = std::fopen(argv[1], "rb");
+  if (!fp) return 1;
+  std::fseek(fp, 0, SEEK_END);
+  std::vector<uint8_t> in(static_cast<size_t>(std::ftell(fp)) / dtype_bytes(d) * dtype_bytes(d));
+  std::fseek(fp, 0, SEEK_SET);
+  if (std::fread(in.data(), 1, in.size(), fp) != in.size()) return 1;
+  std::fclose(fp);
+  if (var) variants(in, d);
+  const Row cap = run(in, d, threads, reps, Mode::capacity, capacity_compress_frame, capacity_decompress_frame);
+  std::string extra;
+  if (ref) {
+    const Row rc = run(in, d, 1, 1, Mode::capacity, reference_compress, reference_decompress);
+    extra = std::string(", \"identical_to_reference\": ") + (rc.frame == cap.frame ? "true" : "false");
+    print("splitzip-capacity (reference)", rc, 1);
+    const Row rf = run(in, d, 1, 1, Mode::fast, reference_compress, reference_decompress);
+    print("splitzip-fast (reference)", rf, 1);
+  }
+  print("splitzip-capacity (cpu)", cap, threads, extra.c_str());
+  return 0;
+}

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scalar reference of the capacity mode (FORMAT.md 4.6), written plainly:
+// split every element into exponent and residual, Huffman-code the exponents
+// per block of 2^16 with 32 interleaved LSB-first bit streams.
+#include "core/capacity/reference_capacity.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/capacity/format.h"
+#include "core/reference.h"
+
+namespace splitzip {
+namespace {
+
+template <class T>
+typename T::Bits load_elem(const uint8_t* src, uint64_t i) {
+  typename T::Bits v;
+  std::memcpy(&v, src + i * T::kBytes, sizeof v);
+  return v;
+}
+
+// Streams 1 and 2 from the residuals (FORMAT.md 4.2, unchanged in mode 1).
+template <class T>
+void write_residuals(const uint8_t* src, uint64_t n, const CapLayout& L, uint8_t* f) {
+  std::memset(f + L.high_off, 0, L.high_size);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint32_t r = T::residual(load_elem<T>(src, i));
+    for (uint32_t b = 0; b < T::kResBytes; ++b) f[L.res_off + i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
+    if (T::kResHighBits) {
+      const uint32_t hi = (r >> (8 * T::kResBytes)) & 7u;
+      const uint64_t bit = 3 * i;
+      f[L.high_off + (bit >> 3)] |= static_cast<uint8_t>(hi << (bit & 7));
+      if ((bit & 7) > 5) f[L.high_off + (bit >> 3) + 1] |= static_cast<uint8_t>(hi >> (8 - (bit & 7)));
+    }
+  }
+}
+
+class BitWriter {
+ public:
+  explicit BitWriter(std::vector<uint8_t>* out) : out_(out) {}
+  void put(uint32_t bits, uint32_t len) {
+    for (uint32_t i = 0; i < len; ++i) {
+      if ((pos_ & 7) == 0) out_->push_back(0);
+      out_->back() |= static_cast<uint8_t>(((bits >> i) & 1u) << (pos_ & 7));
+      ++pos_;
+    }
+  }
+
+ private:
+  std::vector<uint8_t>* out_;
+  uint64_t pos_ = 0;
+};
+
+}  // namespace
+
+void reference_capacity_encode_block(const uint8_t* exps, uint32_t m, std::vector<uint8_t>* out) {
+  uint32_t counts[256] = {};
+  for (uint32_t j = 0; j < m; ++j) ++counts[exps[j]];
+  CapTable t;
+  cap_code_lengths(counts, &t);
+  const size_t start = out->size();
+  out->resize(start + t.bytes);
+  write_cap_table(t, out->data() + start);
+  if (t.symbols == 1) return;  // one symbol: zero bits per element, no streams
+  uint16_t code[256];
+  cap_codes(t, code);
+  const size_t sizes_at = out->size();
+  out->resize(sizes_at + 2 * kCapStreams);
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    const size_t before = out->size();
+    BitWriter w(out);
+    for (uint32_t j = s; j < m; j += kCapStreams) w.put(code[exps[j]], t.len[exps[j]]);
+    store_le16(out->data() + sizes_at + 2 * s, static_cast<uint32_t>(out->size() - before));
+  }
+}
+
+Status reference_capacity_decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit,
+                                       uint8_t* exps) {
+  CapTable t;
+  const Status ts = parse_cap_table(blk, size, exp_limit, &t);
+  if (ts != Status::ok) return ts;
+  if (t.symbols == 1) {
+    if (size != t.bytes) return Status::bad_code;
+    for (uint32_t j = 0; j < m; ++j) exps[j] = static_cast<uint8_t>(t.first);
+    return Status::ok;
+  }
+  if (size < uint64_t{t.bytes} + 2 * kCapStreams) return Status::bad_code;
+  uint64_t total = t.bytes + 2 * kCapStreams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) total += load_le16(blk + t.bytes + 2 * s);
+  if (total != size) return Status::bad_code;
+  static thread_local uint16_t table[kCapTableSize];
+  cap_decode_table(t, table);
+  const uint8_t* stream = blk + t.bytes + 2 * kCapStreams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    const uint64_t z = load_le16(blk + t.bytes + 2 * s);
+    const uint64_t end_bit = 8 * z;
+    uint64_t pos = 0;
+    for (uint32_t j = s; j < m; j += kCapStreams) {
+      uint32_t peek = 0;  // kCapMaxLen bits from pos; bits past the stream read as 0
+      for (uint32_t i = 0; i < kCapMaxLen && pos + i < end_bit; ++i)
+        peek |= ((stream[(pos + i) >> 3] >> ((pos + i) & 7)) & 1u) << i;
+      const uint32_t entry = table[peek];
+      const uint32_t len = entry >> 8;
+      if (pos + len > end_bit) return Status::bad_code;  // overrun
+      exps[j] = static_cast<uint8_t>(entry & 0xFFu);
+      pos += len;
+    }
+    if ((pos + 7) / 8 != z) return Status::bad_code;  // stream longer than its codes
+    if ((pos & 7) && (stream[pos >> 3] >> (pos & 7)) != 0) return Status::bad_padding;
+    stream += z;
+  }
+  return Status::ok;
+}
+
+Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, FrameHeader* h) {
+  if (a.n == 0) return Status::escape_overflow;
+  const auto id = static_cast<uint32_t>(a.dtype);
+  const auto* src = static_cast<const uint8_t*>(a.src);
+  auto* f = static_cast<uint8_t*>(a.dst);
+  std::vector<uint8_t> exps(a.n);
+  with_traits(a.dtype, [&](auto t) {
+    using T = decltype(t);
+    for (uint64_t i = 0; i < a.n; ++i) exps[i] = static_cast<uint8_t>(T::exponent(load_elem<T>(src, i)));
+  });
+  const uint64_t n_blocks = cap_blocks(a.n);
+  std::vector<uint8_t> blocks;
+  std::vector<uint32_t> sizes(n_blocks);
+  for (uint64_t b = 0; b < n_blocks; ++b) {
+    const size_t before = blocks.size();
+    reference_capacity_encode_block(exps.data() + (b << kCapBlockLog2), static_cast<uint32_t>(cap_block_len(a.n, b)),
+                                    &blocks);
+    sizes[b] = static_cast<uint32_t>(blocks.size() - before);
+  }
+  const CapLayout L = capacity_layout(id, a.n, blocks.size(), n_checks);
+  if (L.frame_size >= stored_frame_size(id, a.n, n_checks)) return Status::escape_overflow;  // 4.4
+  if (L.frame_size > a.capacity) return Status::dst_too_small;
+  // Streams 1-2 read the input, which may overlap nothing else written so far.
+  with_traits(a.dtype, [&](auto t) { write_residuals<decltype(t)>(src, a.n, L, f); });
+  for (uint64_t b = 0; b < n_blocks; ++b) store_le32(f + L.index_off + 4 * b, sizes[b]);
+  std::memcpy(f + L.blk_off, blocks.data(), blocks.size());
+  h->mode = kModeCapacity;
+  h->escape_count = blocks.size();
+  return Status::ok;
+}
+
+Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
+  const CapLayout L = capacity_layout_of(h);
+  const uint64_t n = h.n_elems;
+  // Rule 14 inside stream 2: unused high bits of its last byte.
+  if (L.high_size > 0) {
+    const uint64_t used_bits = 3u * n - 8u * (L.high_size - 1);
+    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) return Status::bad_padding;
+  }
+  // The block index covers stream 9 exactly.
+  uint64_t sum = 0;
+  for (uint64_t b = 0; b < L.n_blocks; ++b) sum += load_le32(f + L.index_off + 4 * b);
+  if (sum != L.blk_size) return Status::bad_code;
+  std::vector<uint8_t> exps(n);
+  const uint32_t exp_limit = exponent_limit(h.dtype);
+  uint64_t off = L.blk_off;
+  for (uint64_t b = 0; b < L.n_blocks; ++b) {
+    const uint64_t size = load_le32(f + L.index_off + 4 * b);
+    const Status s = reference_capacity_decode_block(f + off, size, static_cast<uint32_t>(cap_block_len(n, b)),
+                                                     exp_limit, exps.data() + (b << kCapBlockLog2));
+    if (s != Status::ok) return s;
+    off += size;
+  }
+  Status s = Status::ok;
+  with_traits(static_cast<Dtype>(h.dtype), [&](auto t) {
+    using T = decltype(t);
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t r = 0;
+      for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{f[L.res_off + i * T::kResBytes + b]} << (8 * b);
+      if (T::kResHighBits) r |= bits3_at(f + L.high_off, n, i) << (8 * T::kResBytes);
+      const typename T::Bits v = T::join(exps[i], r);
+      std::memcpy(dst + i * T::kBytes, &v, sizeof v);
+    }
+  });
+  return s;
+}
+
+}  // namespace splitzip

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fast host capacity mode (FORMAT.md 4.6). Table rules, code lengths, codes
+// and the decode table come from core/capacity/format.h (shared with the
+// reference); this file only moves bits quickly:
+//  - encode: per block one pass splits the elements (residual bytes straight
+//    into the frame, exponents into an L2-resident buffer) and counts; then
+//    32 bit writers, four codes per writer per step, one 8-byte store each.
+//  - decode: 32 bit readers, one 8-byte load per four codes per stream, the
+//    12-bit table lookup, then the join with the residuals while hot.
+//  - OpenMP across blocks; block outputs are staged per thread and placed
+//    after a prefix sum, so the bytes do not depend on the thread count.
+#include "cpu/capacity_codec.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/capacity/format.h"
+#include "core/capacity/reference_capacity.h"
+#include "core/frame_rules.h"
+#include "core/reference.h"
+
+namespace splitzip {
+namespace {
+
+constexpr uint32_t kStreamSlot = 3200;  // >= 2048 codes * 12 bits / 8 + 8 slack
+
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline void store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+struct EncScratch {
+  alignas(64) uint8_t exps[kCapBlockElems];
+  alignas(64) uint8_t streams[kCapStreams * kStreamSlot];
+};
+
+// Split one block: residual parts into the frame, exponents and counts out.
+template <class T>
+void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout& L, uint8_t* f, uint8_t* exps,
+                 uint32_t counts[256]) {
+  uint32_t c4[4][256];
+  std::memset(c4, 0, sizeof c4);
+  const uint8_t* in = src + first * T::kBytes;
+  uint8_t* res = f + L.res_off + first * T::kResBytes;
+  for (uint32_t i = 0; i < m; ++i) {
+    typename T::Bits v;
+    std::memcpy(&v, in + i * T::kBytes, sizeof v);
+    const uint32_t e = T::exponent(v);
+    exps[i] = static_cast<uint8_t>(e);
+    const uint32_t r = T::residual(v);
+    for (uint32_t b = 0; b < T::kResBytes; ++b) res[i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
+  }
+  uint32_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    ++c4[0][exps[i]];
+    ++c4[1][exps[i + 1]];
+    ++c4[2][exps[i + 2]];
+    ++c4[3][exps[i + 3]];
+  }
+  for (; i < m; ++i) ++c4[0][exps[i]];
+  for (uint32_t e = 0; e < 256; ++e) counts[e] = c4[0][e] + c4[1][e] + c4[2][e] + c4[3][e];
+  if (T::kResHighBits) {
+    // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
+    uint8_t* hi = f + L.high_off + (first * 3) / 8;
+    std::memset(hi, 0, (3u * m + 7) / 8);
+    for (uint32_t k = 0; k < m; ++k) {
+      typename T::Bits v;
+      std::memcpy(&v, in + k * T::kBytes, sizeof v);
+      const uint32_t h3 = (T::residual(v) >> (8 * T::kResBytes)) & 7u;
+      const uint32_t bit = 3 * k;
+      hi[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
+      if ((bit & 7) > 5) hi[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+    }
+  }
+}
+
+// One block's bytes (FORMAT.md 4.6.2) appended to out.
+void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], EncScratch* sc,
+                  std::vector<uint8_t>* out) {
+  CapTable t;
+  cap_code_lengths(counts, &t);
+  const size_t start = out->size();
+  out->resize(start + t.bytes);
+  write_cap_table(t, out->data() + start);
+  if (t.symbols == 1) return;
+  uint16_t code[256];
+  cap_codes(t, code);
+  uint32_t cl[256];  // code | len << 16
+  for (uint32_t e = 0; e < 256; ++e) cl[e] = code[e] | (uint32_t{t.len[e]} << 16);
+  uint8_t* ptr[kCapStreams];
+  uint64_t acc[kCapStreams];
+  uint32_t nb[kCapStreams];
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    ptr[s] = sc->streams + s * kStreamSlot;
+    acc[s] = 0;
+    nb[s] = 0;
+  }
+  const uint32_t full = m / kCapStreams;  // codes every stream has
+  uint32_t k = 0;
+  for (; k + 4 <= full; k += 4) {
+    const uint8_t* row = exps + k * kCapStreams;
+    for (uint32_t s = 0; s < kCapStreams; ++s) {
+      uint64_t a = acc[s];
+      uint32_t n = nb[s];
+      for (uint32_t q = 0; q < 4; ++q) {
+        const uint32_t x = cl[row[q * kCapStreams + s]];
+        a |= uint64_t{x & 0xFFFFu} << n;
+        n += x >> 16;
+      }
+      store64(ptr[s], a);
+      const uint32_t bytes = n >> 3;
+      ptr[s] += bytes;
+      a = bytes == 8 ? 0 : a >> (8 * bytes);
+      acc[s] = a;
+      nb[s] = n & 7;
+    }
+  }
+  for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, one code at a time
+    const uint32_t s = j % kCapStreams;
+    const uint32_t x = cl[exps[j]];
+    acc[s] |= uint64_t{x & 0xFFFFu} << nb[s];
+    nb[s] += x >> 16;
+    store64(ptr[s], acc[s]);
+    const uint32_t bytes = nb[s] >> 3;
+    ptr[s] += bytes;
+    acc[s] = bytes == 8 ? 0 : acc[s] >> (8 * bytes);
+    nb[s] &= 7;
+  }
+  const size_t sizes_at = out->size();
+  uint32_t total = 0;
+  uint32_t z[kCapStreams];
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    if (nb[s]) {
+      store64(ptr[s], acc[s]);
+      ++ptr[s];
+    }
+    z[s] = static_cast<uint32_t>(ptr[s] - (sc->streams + s * kStreamSlot));
+    total += z[s];
+  }
+  out->resize(sizes_at + 2 * kCapStreams + total);
+  uint8_t* o = out->data() + sizes_at;
+  for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(o + 2 * s, z[s]);
+  o += 2 * kCapStreams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    std::memcpy(o, sc->streams + s * kStreamSlot, z[s]);
+    o += z[s];
+  }
+}
+
+int thread_count(int requested, uint64_t n_blocks) {
+  int t = requested > 0 ? requested : omp_get_max_threads();
+  if (static_cast<uint64_t>(t) > n_blocks) t = static_cast<int>(n_blocks ? n_blocks : 1);
+  return t;
+}
+
+void parallel_block_hashes(const uint8_t* p, uint64_t bytes, uint64_t* hashes, int threads) {
+  const auto count = static_cast<int64_t>(checksum_blocks(bytes));
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
+}
+
+bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + bn && y < x + an;
+}
+
+// ---- decode ----
+
+struct DecState {
+  const uint8_t* base;
+  uint64_t pos, end_bits;
+};
+
+// Decodes block b into exps; statuses as reference_capacity_decode_block.
+// limit: one past the last readable byte of the frame buffer.
+Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
+                    uint8_t* exps, uint16_t* table) {
+  CapTable t;
+  const Status ts = parse_cap_table(blk, size, exp_limit, &t);
+  if (ts != Status::ok) return ts;
+  if (t.symbols == 1) {
+    if (size != t.bytes) return Status::bad_code;
+    std::memset(exps, static_cast<int>(t.first), m);
+    return Status::ok;
+  }
+  if (size < uint64_t{t.bytes} + 2 * kCapStreams) return Status::bad_code;
+  uint64_t total = t.bytes + 2 * kCapStreams;
+  DecState st[kCapStreams];
+  const uint8_t* p = blk + t.bytes + 2 * kCapStreams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    const uint64_t z = load_le16(blk + t.bytes + 2 * s);
+    st[s] = {p, 0, 8 * z};
+    p += z;
+    total += z;
+  }
+  if (total != size) return Status::bad_code;
+  cap_decode_table(t, table);
+  // Fast path reads up to 16 bytes past a stream's end: only when the
+  // buffer holds them (all but the frame's last bytes).
+  const bool fast = blk + size + 16 <= limit;
+  const uint32_t full = m / kCapStreams;
+  uint32_t k = 0;
+  if (fast) {
+    for (; k + 4 <= full; k += 4) {
+      uint8_t* row = exps + k * kCapStreams;
+      bool over = false;
+      for (uint32_t s = 0; s < kCapStreams; ++s) {
+        uint64_t pos = st[s].pos;
+        uint64_t w = load64(st[s].base + (pos >> 3)) >> (pos & 7);
+        for (uint32_t q = 0; q < 4; ++q) {
+          const uint32_t e = table[w & (kCapTableSize - 1)];
+          row[q * kCapStreams + s] = static_cast<uint8_t>(e);
+          w >>= e >> 8;
+          pos += e >> 8;
+        }
+        st[s].pos = pos;
+        over |= pos > st[s].end_bits;
+      }
+      if (over)  // malformed: the reference names the fault
+        return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+    }
+  }
+  for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, bounds-checked
+    DecState& d = st[j % kCapStreams];
+    uint32_t peek = 0;
+    const uint64_t byte = d.pos >> 3;
+    const uint64_t zbytes = d.end_bits >> 3;
+    for (uint32_t i = 0; i < 3 && byte + i < zbytes; ++i) peek |= uint32_t{d.base[byte + i]} << (8 * i);
+    peek = (peek >> (d.pos & 7)) & (kCapTableSize - 1);
+    const uint32_t e = table[peek];
+    exps[j] = static_cast<uint8_t>(e);
+    d.pos += e >> 8;
+  }
+  bool bad = false;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    const DecState& d = st[s];
+    bad |= d.pos > d.end_bits || (d.pos + 7) / 8 != d.end_bits / 8 ||
+           ((d.pos & 7) && (d.base[d.pos >> 3] >> (d.pos & 7)) != 0);
+  }
+  // A malformed block: the reference decoder names the same fault the same way
+  // (first stream in order, overrun before size before padding).
+  if (bad) return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+  return Status::ok;
+}
+
+template <class T>
+void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, const uint8_t* exps, uint8_t* dst) {
+  const uint8_t* res = f + L.res_off + first * T::kResBytes;
+  uint8_t* out = dst + first * T::kBytes;
+  if constexpr (T::kId == Bf16Traits::kId) {
+    for (uint32_t i = 0; i < m; ++i) {
+      const uint32_t r = res[i];
+      const auto v = static_cast<uint16_t>(((r & 0x80u) << 8) | (uint32_t{exps[i]} << 7) | (r & 0x7Fu));
+      std::memcpy(out + 2 * i, &v, 2);
+    }
+  } else {
+    for (uint32_t i = 0; i < m; ++i) {
+      uint32_t r = 0;
+      for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{res[i * T::kResBytes + b]} << (8 * b);
+      if (T::kResHighBits) r |= bits3_at(f + L.high_off, L.n, first + i) << (8 * T::kResBytes);
+      const typename T::Bits v = T::join(exps[i], r);
+      std::memcpy(out + i * T::kBytes, &v, sizeof v);
+    }
+  }
+}
+
+}  // namespace
+
+FrameOutcome capacity_compress_frame(const CompressArgs& a) {
+  FrameOutcome out;
+  if ((out.status = check_compress_args(a)) != Status::ok) return out;
+  const uint64_t bytes = a.n * dtype_bytes(a.dtype);
+  if (a.mode != Mode::capacity || a.n == 0 || overlaps(a.src, bytes, a.dst, a.capacity))
+    return reference_compress(a);
+  const auto id = static_cast<uint32_t>(a.dtype);
+  const auto* src = static_cast<const uint8_t*>(a.src);
+  auto* f = static_cast<uint8_t*>(a.dst);
+  const uint64_t n_checks = a.checksum ? checksum_blocks(bytes) : 0;
+  const uint64_t stored = stored_frame_size(id, a.n, n_checks);
+  // Streams 1-2 go straight into the frame: their place depends on n only.
+  const CapLayout L0 = capacity_layout(id, a.n, 0, n_checks);
+  if (L0.index_off > a.capacity) return reference_compress(a);  // tiny dst: the oracle sorts it out
+  const uint64_t n_blocks = cap_blocks(a.n);
+  const int threads = thread_count(a.threads, n_blocks);
+  std::vector<uint32_t> sizes(n_blocks);
+  std::vector<std::vector<uint8_t>> staged(threads);
+  std::vector<uint64_t> range_first(threads + 1);
+  for (int t = 0; t <= threads; ++t) range_first[t] = n_blocks * t / threads;
+#pragma omp parallel num_threads(threads)
+  {
+    const int t = omp_get_thread_num();
+    auto sc = std::make_unique<EncScratch>();
+    std::vector<uint8_t>& buf = staged[t];
+    const uint64_t b0 = range_first[t], b1 = range_first[t + 1];
+    buf.reserve((b1 - b0) * kCapBlockElems * 3 / 4 + 4096);
+    uint32_t counts[256];
+    for (uint64_t b = b0; b < b1; ++b) {
+      const uint64_t first = b << kCapBlockLog2;
+      const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
+      with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts); });
+      const size_t before = buf.size();
+      encode_block(sc->exps, m, counts, sc.get(), &buf);
+      sizes[b] = static_cast<uint32_t>(buf.size() - before);
+    }
+  }
+  uint64_t exp_bytes = 0;
+  for (int t = 0; t < threads; ++t) exp_bytes += staged[t].size();
+  const CapLayout L = capacity_layout(id, a.n, exp_bytes, n_checks);
+  FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
+  if (L.frame_size >= stored) {  // FORMAT.md 4.4: store (mode 0)
+    if (stored > a.capacity) {
+      out.status = Status::dst_too_small;
+      return out;
+    }
+    h.flags |= kFlagStored;
+    std::memcpy(f + 64, src, bytes);
+  } else {
+    if (L.frame_size > a.capacity) {
+      out.status = Status::dst_too_small;
+      return out;
+    }
+    h.mode = kModeCapacity;
+    h.escape_count = exp_bytes;
+    for (uint64_t b = 0; b < n_blocks; ++b) store_le32(f + L.index_off + 4 * b, sizes[b]);
+    std::vector<uint64_t> at(threads + 1, L.blk_off);
+    for (int t = 0; t < threads; ++t) at[t + 1] = at[t] + staged[t].size();
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+    for (int t = 0; t < threads; ++t) std::memcpy(f + at[t], staged[t].data(), staged[t].size());
+  }
+  std::vector<uint64_t> hashes(n_checks);
+  if (a.checksum) parallel_block_hashes(src, bytes, hashes.data(), threads);
+  finish_frame(h, f, hashes.data());
+  out.frame_size = h.frame_size;
+  return out;
+}
+
+FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
+  FrameOutcome out;
+  const auto* f = static_cast<const uint8_t*>(a.src);
+  auto* dst = static_cast<uint8_t*>(a.dst);
+  FrameHeader h;
+  if ((out.status = open_frame(a, f, &h)) != Status::ok) return out;  // rules 1-13
+  if (h.mode != kModeCapacity || h.stored()) return reference_decompress(a);
+  if (!frame_gaps_zero(f, h)) {
+    out.status = Status::bad_padding;
+    return out;
+  }
+  const CapLayout L = capacity_layout_of(h);
+  const uint64_t n = h.n_elems;
+  if (L.high_size > 0) {
+    const uint64_t used_bits = 3u * n - 8u * (L.high_size - 1);
+    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) {
+      out.status = Status::bad_padding;
+      return out;
+    }
+  }
+  std::vector<uint64_t> blk_at(L.n_blocks + 1);
+  blk_at[0] = L.blk_off;
+  for (uint64_t b = 0; b < L.n_blocks; ++b) blk_at[b + 1] = blk_at[b] + load_le32(f + L.index_off + 4 * b);
+  if (blk_at[L.n_blocks] - L.blk_off != L.blk_size) {
+    out.status = Status::bad_code;
+    return out;
+  }
+  const uint32_t exp_limit = exponent_limit(h.dtype);
+  const int threads = thread_count(a.threads, L.n_blocks);
+  std::vector<Status> st(L.n_blocks, Status::ok);
+  const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
+  const auto nb = static_cast<int64_t>(L.n_blocks);
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<uint8_t> exps(kCapBlockElems);
+    std::vector<uint16_t> table(kCapTableSize);
+#pragma omp for schedule(static)
+    for (int64_t bi = 0; bi < nb; ++bi) {
+      const auto b = static_cast<uint64_t>(bi);
+      const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+      st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, exps.data(), table.data());
+      if (st[b] == Status::ok)
+        with_traits(static_cast<Dtype>(h.dtype),
+                    [&](auto tr) { join_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, exps.data(), dst); });
+    }
+  }
+  for (uint64_t b = 0; b < L.n_blocks; ++b)
+    if (st[b] != Status::ok) {
+      out.status = st[b];  // the first bad block, as the reference
+      return out;
+    }
+  const uint64_t bytes = h.decoded_bytes();
+  if (a.verify_checksum && h.has_checksum()) {
+    std::vector<uint64_t> hashes(h.n_checks());
+    parallel_block_hashes(dst, bytes, hashes.data(), threads);
+    out.status = verify_block_hashes(h, f, hashes.data(), &out.corrupt_block);
+    if (out.status != Status::ok) return out;
+  }
+  out.frame_size = h.frame_size;
+  out.decoded_size = bytes;
+  return out;
+}
+
+}  // namespace splitzip

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// Fast host implementation of the capacity mode (FORMAT.md 4.6): the same
+// bytes as reference_capacity_encode / the same statuses as
+// reference_capacity_decode, with OpenMP across exponent blocks and 32
+// interleaved bit streams within a block. Plain function interface so the
+// CPU backend calls it in a few lines:
+//
+//   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
+//   if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
+#pragma once
+
+#include "core/codec_args.h"
+
+namespace splitzip {
+
+// Whole frame, like reference_compress with args.mode == capacity (stored
+// fallback, stream 7, gaps and header included).
+FrameOutcome capacity_compress_frame(const CompressArgs& args);
+
+// Whole frame of any kind (a non-mode-1 frame goes to reference_decompress).
+FrameOutcome capacity_decompress_frame(const DecompressArgs& args);
+
+}  // namespace splitzip

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: Apache-2.0
+// OpenMP over contiguous ranges for the CPU backend (cpu/parallel_codec.h).
+// Output bytes do not depend on the thread count or the SIMD target: every
+// thread writes only its own chunks' bytes of streams 1..4, escapes are
+// placed by a prefix sum over per-thread counts, and with a checksum a
+// thread's range is whole checksum blocks, hashed by that thread right after
+// it coded them (the input on encode, the output on decode: still in cache).
+#include "cpu/parallel_codec.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <vector>
+
+#include "core/hash.h"
+#include "core/layout.h"
+#include "core/le_bytes.h"
+#include "cpu/block_hasher.h"
+#include "cpu/cpu_targets.h"
+#include "cpu/kernels.h"
+
+namespace splitzip {
+namespace cpu {
+
+// Buffers below this many uncompressed bytes run on one thread by default.
+// Measured with `splitzip_cpu_timing --threshold --threads 2 --reps 101` on
+// the 2-core AMD EPYC (Zen 3) dev VM (shared: load 7-11), bf16 real KV
+// (layers 1-4), best of 101 alternating runs; speedup of 2 threads over 1,
+// range over three runs:
+//   size     encode       decode
+//   64 KiB   0.62-1.25x   0.67-1.18x   (fork/join ~1-3 us vs a 5 us job)
+//   128 KiB  0.90-1.48x   0.89-1.39x
+//   256 KiB  1.04-1.60x   1.09-1.61x
+//   512 KiB  1.71-1.77x   1.81-1.82x
+//   1 MiB    1.69-1.72x   1.80-1.89x
+// With the workers asleep (--cold: 5 ms idle before each call): 128 KiB
+// 1.08x / 1.25x, 256 KiB 1.38x / 1.42x, 512 KiB 1.59x / 1.33x. 256 KiB is
+// the smallest size that was never slower with two threads.
+// But on a loaded host (load 6-10 on 2 cores: other processes hold the
+// cores), splitzip-demo measured 512 KiB real-KV buffers at 0.02-0.03 GB/s
+// with 2 threads against 17-29 GB/s with 1: each fork/join waits for a
+// descheduled worker. Serving hosts are busy, so parallelism starts only
+// where one call is long enough (>= ~0.4 ms at 10 GB/s) to hide that.
+constexpr uint64_t kParallelMinBytes = uint64_t{4} << 20;
+
+uint64_t parallel_min_bytes() { return kParallelMinBytes; }
+
+// Outputs at least this large use non-temporal stores (they would not stay
+// in the 32 MiB L3 anyway). On the dev VM, 256 MiB bf16, one thread:
+// encode 0.91x -> 1.20x memcpy and decode 0.85x -> 0.97x with them.
+constexpr uint64_t kStreamMinBytes = uint64_t{32} << 20;
+std::atomic<uint64_t> g_stream_min{0};
+
+uint64_t stream_min_bytes() {
+  const uint64_t forced = g_stream_min.load(std::memory_order_relaxed);
+  return forced ? forced : kStreamMinBytes;
+}
+void set_stream_min_bytes(uint64_t bytes) { g_stream_min.store(bytes); }
+
+namespace {
+
+// Elements per kernel call inside a thread's range without a checksum (a
+// multiple of every chunk size): the encoder checks the escape budget
+// between calls, the decoder validates one step's escapes into a list its
+// kernel patches. With a checksum a step is one partition unit.
+constexpr uint64_t kStep = uint64_t{1} << 15;
+constexpr int kMaxThreads = 1024;
+
+int thread_count(int requested, uint64_t bytes, uint64_t parts) {
+  int t = requested > 0 ? requested : thread_override();
+  if (t <= 0) t = bytes >= kParallelMinBytes ? omp_get_max_threads() : 1;
+  t = std::min(t, kMaxThreads);
+  if (static_cast<uint64_t>(t) > parts) t = static_cast<int>(parts);
+  return std::max(t, 1);
+}
+
+// Part p of [0, total) split into `parts` near-equal contiguous pieces.
+void split(uint64_t total, int parts, int p, uint64_t* lo, uint64_t* hi) {
+  const uint64_t q = total / static_cast<uint64_t>(parts);
+  const uint64_t r = total % static_cast<uint64_t>(parts);
+  const auto up = static_cast<uint64_t>(p);
+  *lo = up * q + std::min(up, r);
+  *hi = *lo + q + (up < r ? 1 : 0);
+}
+
+// Threads own whole units of elements: whole chunks (streams 4-6), and
+// with a checksum whole checksum blocks too. Both are powers of two.
+struct Partition {
+  uint64_t unit, step;
+};
+Partition partition_of(uint32_t elem_bytes, uint32_t chunk_log2, bool hashing) {
+  const uint64_t chunk = uint64_t{1} << chunk_log2;
+  if (!hashing) return {chunk, kStep};
+  const uint64_t unit = std::max(chunk, kChecksumBlockBytes / elem_bytes);
+  return {unit, unit};
+}
+
+void store_u16_le(uint8_t* dst, const uint16_t* src, uint64_t count) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::memcpy(dst, src, 2 * count);
+#else
+  for (uint64_t i = 0; i < count; ++i) store_le16(dst + 2 * i, src[i]);
+#endif
+}
+
+// Lowest failing rule among 16..17 (0 = none) -> status.
+Status rule_status(int rule) {
+  switch (rule) {
+    case 16: return Status::bad_escape_position;
+    case 17: return Status::bad_escape_value;
+    default: return Status::ok;
+  }
+}
+
+void lower_rule(std::atomic<int>& worst, int rule) {
+  int cur = worst.load();
+  while ((cur == 0 || rule < cur) && !worst.compare_exchange_weak(cur, rule)) {
+  }
+}
+
+}  // namespace
+
+Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
+  const uint32_t id = static_cast<uint32_t>(job.dtype);
+  const DtypeGeometry g = geometry_of(id);
+  const uint64_t n = job.n;
+  const uint64_t bytes = n * g.bytes;
+  const uint32_t log2 = job.chunk_log2;
+  // Streams 1..4 do not move with E; they must fit before anything is written.
+  const FrameLayout L0 = coded_layout(id, n, log2, 0, job.n_checks);
+  if (L0.frame_size > job.capacity) return Status::internal_error;
+
+  EncodeTables tables;
+  build_encode_tables(*job.codebook, g.exp_bits, &tables);
+  Streams s;
+  s.res = job.frame + L0.res_off;
+  s.high = job.frame + L0.high_off;
+  s.codes = job.frame + L0.code_off;
+  s.high_size = L0.high_size;
+  // Frames past the last-level cache bypass it: no read-for-ownership of
+  // the output lines (bf16 only; the others use overlapping stores).
+  s.stream = job.dtype == Dtype::bf16 && L0.count_off >= stream_min_bytes() &&
+             reinterpret_cast<uintptr_t>(s.res) % 16 == 0 && reinterpret_cast<uintptr_t>(s.codes) % 16 == 0;
+  uint8_t* counts = job.frame + L0.count_off;
+
+  const Partition part = partition_of(g.bytes, log2, job.hashes != nullptr);
+  const uint64_t units = ceil_div(n, part.unit);
+  const int threads = thread_count(job.threads, bytes, units);
+  std::vector<EscapeSink> sinks(static_cast<size_t>(threads));
+  for (EscapeSink& k : sinks) {
+    k.counts = counts;
+    k.chunk_log2 = log2;
+  }
+  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  std::atomic<uint64_t> found{0};
+  std::atomic<bool> stop{false}, no_memory{false};
+  Status status = Status::ok;
+  uint64_t escapes = 0;
+  FrameLayout L = L0;
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int nt = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    uint64_t u0, u1;
+    split(units, nt, tid, &u0, &u1);
+    EscapeSink& sink = sinks[static_cast<size_t>(tid)];
+    const uint64_t e0 = std::min(n, u0 * part.unit);
+    const uint64_t e1 = std::min(n, u1 * part.unit);
+    if (e1 > e0) std::memset(counts + 2 * (e0 >> log2), 0, 2 * (ceil_div(e1, uint64_t{1} << log2) - (e0 >> log2)));
+    try {
+      std::optional<BlockHasher> hasher;
+      if (job.hashes != nullptr) hasher.emplace(bytes, job.hashes);
+      for (uint64_t i = e0; i < e1 && !stop.load(std::memory_order_relaxed);) {
+        const uint64_t j = std::min(e1, i + part.step);
+        const uint64_t before = sink.size;
+        encode_range(job.dtype, job.src, i, j, tables, s, &sink);
+        // The step's input, just read by the kernel, is still in L2 (one
+        // call per step: smaller calls measured slower, each ends with the
+        // streaming stores' fence).
+        if (hasher) hasher->feed(i * g.bytes, job.src + i * g.bytes, (j - i) * g.bytes);
+        const uint64_t added = sink.size - before;
+        // Past the budget the frame is stored: stop everyone early.
+        if (added != 0 && found.fetch_add(added) + added > job.budget) stop.store(true);
+        // The step's checksum blocks, while the kernel's reads are in cache.
+        i = j;
+      }
+    } catch (...) {  // bad_alloc from the escape vectors
+      no_memory.store(true);
+      stop.store(true);
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int t = 0; t < nt; ++t)
+        offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].size;
+      escapes = offset[static_cast<size_t>(nt)];
+      if (no_memory.load()) {
+        status = Status::out_of_memory;
+      } else if (stop.load() || escapes > job.budget) {
+        status = Status::escape_overflow;
+      } else {
+        L = coded_layout(id, n, log2, escapes, job.n_checks);
+        if (L.frame_size > job.capacity) status = Status::internal_error;
+      }
+    }
+    // Each thread places its own escapes (streams 5 and 6) at its offset.
+    if (status == Status::ok) {
+      const uint64_t k = sink.size;
+      const uint64_t off = offset[static_cast<size_t>(tid)];
+      if (k != 0) {
+        store_u16_le(job.frame + L.pos_off + 2 * off, sink.pos.data(), k);
+        std::memcpy(job.frame + L.exp_off + off, sink.exp.data(), k);
+      }
+    }
+  }
+  if (status == Status::ok) *escapes_out = escapes;
+  return status;
+}
+
+Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req) {
+  const auto dtype = static_cast<Dtype>(h.dtype);
+  const DtypeGeometry g = geometry_of(h.dtype);
+  const FrameLayout L = layout_of(h);
+  const uint64_t n = h.n_elems;
+  const uint64_t bytes = n * g.bytes;
+  const uint32_t log2 = h.chunk_log2;
+  const uint64_t chunk = uint64_t{1} << log2;
+  const uint32_t exp_limit = exponent_limit(h.dtype);
+
+  if (!stream_padding_ok(f, L)) return Status::bad_padding;  // rule 14 in-stream
+
+  bool in_codebook[256] = {};
+  for (uint32_t c = 0; c < h.codebook_count && c < 16; ++c) in_codebook[h.codebook[c]] = true;
+  DecodeTables tables;
+  build_decode_tables(h.codebook, dtype, &tables);
+  ConstStreams s;
+  s.res = f + L.res_off;
+  s.high = f + L.high_off;
+  s.codes = f + L.code_off;
+  s.end = f + L.frame_size;
+  s.stream = bytes >= stream_min_bytes();
+  const uint8_t* counts = f + L.count_off;
+  const uint8_t* pos = f + L.pos_off;
+  const uint8_t* exps = f + L.exp_off;
+
+  const Partition part = partition_of(g.bytes, log2, hashes != nullptr);
+  const uint64_t units = ceil_div(n, part.unit);
+  const int threads = thread_count(threads_req, bytes, units);
+  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  std::atomic<bool> bad_counts{false}, no_memory{false};
+  std::atomic<int> worst{0};
+  std::atomic<uint32_t> max_code{0};
+
+#pragma omp parallel num_threads(threads)
+  {
+    const int nt = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    uint64_t u0, u1;
+    split(units, nt, tid, &u0, &u1);
+    const uint64_t c0 = std::min(L.n_chunks, (u0 * part.unit) >> log2);
+    const uint64_t c1 = std::min(L.n_chunks, (u1 * part.unit) >> log2);
+    auto chunk_len = [&](uint64_t q) { return q + 1 < L.n_chunks ? chunk : n - q * chunk; };
+
+    // Rule 15, part 1: this thread's counts and their sum.
+    uint64_t sum = 0;
+    for (uint64_t q = c0; q < c1; ++q) {
+      const uint64_t c = load_le16(counts + 2 * q);
+      if (c > chunk_len(q)) bad_counts.store(true, std::memory_order_relaxed);
+      sum += c;
+    }
+    offset[static_cast<size_t>(tid) + 1] = sum;
+#pragma omp barrier
+#pragma omp single
+    {
+      for (int t = 0; t < nt; ++t) offset[static_cast<size_t>(t) + 1] += offset[static_cast<size_t>(t)];
+      if (offset[static_cast<size_t>(nt)] != h.escape_count) bad_counts.store(true);
+    }
+    if (!bad_counts.load()) {
+      uint64_t e_idx = offset[static_cast<size_t>(tid)];
+      uint32_t my_max = 0;
+      int my_rule = 0;
+      const uint64_t e1 = std::min(n, c1 << log2);
+      try {
+        std::vector<uint64_t> esc_idx;
+        std::vector<uint8_t> esc_exp;
+        // A step holds at most min(step, this thread's escapes) of them.
+        const uint64_t mine = offset[static_cast<size_t>(tid) + 1] - offset[static_cast<size_t>(tid)];
+        esc_idx.resize(std::min(part.step, mine));
+        esc_exp.resize(esc_idx.size());
+        std::optional<BlockHasher> hasher;
+        OutputTap tap;
+        if (hashes != nullptr) {
+          hasher.emplace(bytes, hashes);
+          tap.fn = &BlockHasher::tap;
+          tap.ctx = &*hasher;
+        }
+        for (uint64_t i = c0 << log2; i < e1;) {
+          const uint64_t j = std::min(e1, i + part.step);
+          // This step's escapes, checked against rules 16 and 17; only
+          // valid ones are handed to the kernel to patch.
+          uint64_t listed = 0;
+          const uint64_t q1 = (j + chunk - 1) >> log2;
+          for (uint64_t q = i >> log2; q < q1; ++q) {
+            const uint64_t c = load_le16(counts + 2 * q);
+            const uint64_t len = chunk_len(q);
+            uint64_t prev = 0;
+            for (uint64_t k = 0; k < c; ++k, ++e_idx) {
+              const uint64_t p = load_le16(pos + 2 * e_idx);
+              const bool bad_pos = p >= len || (k > 0 && p <= prev);
+              prev = p;
+              if (bad_pos) {
+                my_rule = 16;
+                continue;
+              }
+              const uint64_t idx = q * chunk + p;
+              const uint32_t x = exps[e_idx];
+              if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || in_codebook[x]) {
+                if (my_rule == 0) my_rule = 17;
+                continue;
+              }
+              esc_idx[listed] = idx;
+              esc_exp[listed] = static_cast<uint8_t>(x);
+              ++listed;
+            }
+          }
+          EscapeList list;
+          list.idx = esc_idx.data();
+          list.exp = esc_exp.data();
+          list.count = listed;
+          my_max = std::max(my_max, decode_range(dtype, s, i, j, tables, list, tap, dst));
+          i = j;
+        }
+      } catch (...) {  // bad_alloc from the escape lists or the hasher
+        no_memory.store(true);
+      }
+      if (my_rule != 0) lower_rule(worst, my_rule);
+      uint32_t cur = max_code.load();
+      while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
+      }
+    }
+  }
+  if (bad_counts.load()) return Status::bad_escape_counts;                       // rule 15
+  if (no_memory.load()) return Status::out_of_memory;
+  if (worst.load() != 0) return rule_status(worst.load());                       // rules 16-17
+  if (max_code.load() >= h.codebook_count) return Status::bad_code;              // rule 18
+  return Status::ok;
+}
+
+void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads) {
+  std::memset(counts, 0, 256 * sizeof(uint64_t));
+  const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;
+  const uint64_t blocks = ceil_div(n, kStep);
+  const int t = thread_count(threads, n * bytes, blocks);
+  std::vector<std::array<uint64_t, 256>> parts(static_cast<size_t>(t));
+#pragma omp parallel num_threads(t)
+  {
+    const int nt = omp_get_num_threads();
+    const int tid = omp_get_thread_num();
+    uint64_t b0, b1;
+    split(blocks, nt, tid, &b0, &b1);
+    auto& part = parts[static_cast<size_t>(tid)];
+    part.fill(0);
+    const uint64_t i0 = std::min(n, b0 * kStep), i1 = std::min(n, b1 * kStep);
+    if (i1 > i0) histogram_range(dtype, static_cast<const uint8_t*>(src) + i0 * bytes, i1 - i0, part.data());
+  }
+  for (const auto& part : parts)
+    for (int b = 0; b < 256; ++b) counts[b] += part[static_cast<size_t>(b)];
+}
+
+void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* hashes, int threads) {
+  if (bytes == 0) return;
+  const uint64_t blocks = checksum_blocks(bytes);
+  if (src < dst + bytes && dst < src + bytes) {  // overlapping: one move, then hash
+    std::memmove(dst, src, bytes);
+    if (hashes != nullptr) BlockHasher(bytes, hashes).feed(0, dst, bytes);
+    return;
+  }
+  const int t = thread_count(threads, bytes, blocks);
+  std::atomic<bool> no_memory{false};
+#pragma omp parallel num_threads(t)
+  {
+    uint64_t b0, b1;
+    split(blocks, omp_get_num_threads(), omp_get_thread_num(), &b0, &b1);
+    const uint64_t lo = std::min(bytes, b0 << kChecksumBlockLog2), hi = std::min(bytes, b1 << kChecksumBlockLog2);
+    if (hashes == nullptr) {
+      std::memcpy(dst + lo, src + lo, hi - lo);
+    } else {
+      try {
+        // Block by block: the hash reads what the copy just brought in.
+        BlockHasher hasher(bytes, hashes);
+        for (uint64_t off = lo; off < hi; off += kChecksumBlockBytes) {
+          const uint64_t len = std::min(kChecksumBlockBytes, hi - off);
+          std::memcpy(dst + off, src + off, len);
+          hasher.feed(off, src + off, len);
+        }
+      } catch (...) {
+        no_memory.store(true);
+      }
+    }
+  }
+  if (no_memory.load()) throw std::bad_alloc();
+}
+
+}  // namespace cpu
+}  // namespace splitzip

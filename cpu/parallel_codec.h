@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// The CPU backend's OpenMP layer: streams 1..6 of a coded frame split over
+// threads by contiguous ranges, with the block checksum fused into the same
+// pass, plus the exponent histogram and the stored copy. Everything else
+// about a frame (header, budget, gaps, block checks, rules 1-13 and 19) is
+// the format core's, driven by cpu/cpu_backend.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/header.h"
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+namespace cpu {
+
+struct CodedEncode {
+  Dtype dtype = Dtype::bf16;
+  const uint8_t* src = nullptr;
+  uint64_t n = 0;
+  uint32_t chunk_log2 = kDefaultChunkLog2;
+  const Codebook* codebook = nullptr;
+  uint8_t* frame = nullptr;  // streams go to their coded_layout offsets
+  uint64_t capacity = 0;
+  uint64_t budget = 0;       // escape_budget(); more escapes: escape_overflow
+  uint64_t n_checks = 0;     // stream 7 entries (only shifts nothing before it)
+  uint64_t* hashes = nullptr;  // non-null: the block hash of each input block
+  int threads = 0;
+};
+
+// Streams 1..6. ok with *escapes, or escape_overflow (nothing usable
+// written), out_of_memory, internal_error (frame larger than capacity).
+Status encode_coded(const CodedEncode& job, uint64_t* escapes);
+
+// Rule 14 in-stream and rules 15-18 in rule order, and the values into dst
+// (h: a parsed coded frame; frame: its bytes). hashes non-null: the block
+// hash of each output block, taken as each piece is written.
+Status decode_coded(const FrameHeader& h, const uint8_t* frame, uint8_t* dst, uint64_t* hashes,
+                    int threads);
+
+// counts[256] = exponent counts of n elements.
+void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads);
+
+// dst = src (bytes); hashes non-null: the block hash of each block.
+void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* hashes, int threads);
+
+}  // namespace cpu
+}  // namespace splitzip

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+"""splitzip_kv: lossless compression of LLM KV caches (SplitZip exponent coding).
+
+    import numpy as np, ml_dtypes, splitzip_kv
+    kv = np.random.randn(1 << 20).astype(ml_dtypes.bfloat16)
+    frame = splitzip_kv.compress(kv)                  # bytes
+    back = splitzip_kv.decompress(frame)              # numpy bfloat16, bit-exact
+    cb = splitzip_kv.calibrate([kv])                  # offline codebook
+    frame = splitzip_kv.compress(kv, codebook=cb, checksum=True)
+
+See docs/PYTHON.md in the repository for the full reference. Distribution
+name: splitzip-kv (the PyPI name "splitzip" belongs to an unrelated tool).
+"""
+
+from . import _core
+from ._api import (
+    Result,
+    backend_unavailable_reason,
+    backends,
+    calibrate,
+    compress,
+    compress_bound,
+    compress_into,
+    decompress,
+    decompress_into,
+    frame_info,
+    frames,
+    iter_frames,
+    xxh3_64,
+    xxh64,
+)
+from ._core import Codebook
+from ._dtypes import DTYPES
+from ._errors import SplitzipError
+
+#: Version of the splitzip library inside (one source: the CMake project version).
+__version__: str = _core.version()
+
+#: Frame format version this build writes (it also reads MIN_FORMAT_VERSION on).
+FORMAT_VERSION = _core.FORMAT_VERSION
+MIN_FORMAT_VERSION = _core.MIN_FORMAT_VERSION
+HEADER_SIZE = _core.HEADER_SIZE
+DEFAULT_CHUNK_LOG2 = _core.DEFAULT_CHUNK_LOG2
+
+__all__ = [
+    "Codebook",
+    "DTYPES",
+    "DEFAULT_CHUNK_LOG2",
+    "FORMAT_VERSION",
+    "HEADER_SIZE",
+    "MIN_FORMAT_VERSION",
+    "Result",
+    "SplitzipError",
+    "__version__",
+    "backend_unavailable_reason",
+    "backends",
+    "calibrate",
+    "compress",
+    "compress_bound",
+    "compress_into",
+    "decompress",
+    "decompress_into",
+    "frame_info",
+    "frames",
+    "iter_frames",
+    "xxh3_64",
+    "xxh64",
+]

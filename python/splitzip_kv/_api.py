@@ -1,0 +1,387 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The public functions. Argument handling lives here; the codec is in _core.
+
+Sources are numpy arrays, torch tensors, any buffer-protocol object or any
+DLPack producer. Nothing is copied except a non-contiguous numpy array or
+torch tensor given as a source, which is made contiguous once (on its own
+device). Destinations (``out=``) are never copied: they must be C-contiguous
+and writable.
+"""
+
+import sys
+from collections import namedtuple
+
+import numpy as np
+
+from . import _core, _dtypes
+from ._errors import error, invalid
+
+_DL_CPU = 1
+_DL_CUDA = 2
+_DL_HOST_READABLE = (1, 3, 13)  # kDLCPU, kDLCUDAHost, kDLCUDAManaged
+
+#: What compress_into / decompress_into report: bytes written and the backend
+#: that ran ("reference", "cpu", "cuda", "kokkos").
+Result = namedtuple("Result", ["size", "backend"])
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_tensor(obj):
+    torch = _torch()
+    return torch is not None and isinstance(obj, torch.Tensor)
+
+
+def _device_type(obj):
+    if isinstance(obj, (bytes, bytearray, memoryview, np.ndarray)):
+        return _DL_CPU
+    if _is_tensor(obj):
+        return _DL_CUDA if obj.device.type == "cuda" else _DL_CPU
+    get = getattr(obj, "__dlpack_device__", None)
+    if get is None:
+        return _DL_CPU
+    device = int(get()[0])
+    # Pinned (CUDAHost) and managed memory are readable from the host.
+    return _DL_CPU if device in _DL_HOST_READABLE else device
+
+
+def _require_cuda(what):
+    if not _core.backend_available("cuda"):
+        raise error("BACKEND_UNAVAILABLE",
+                    f"{what} is in CUDA memory but this splitzip build has no usable CUDA "
+                    "backend (rebuild with SPLITZIP_CUDA=ON on a machine with a GPU, "
+                    "or copy it to the host)")
+
+
+def _sync(tensor):
+    # The library runs outside torch's stream model: finish pending work on
+    # the tensor's current stream before it reads or writes the memory.
+    if tensor.device.type == "cuda":
+        _torch().cuda.current_stream(tensor.device).synchronize()
+
+
+def _want(dtype):
+    return None if dtype is None else _dtypes.normalize(dtype)
+
+
+def _check_match(natural, want, what):
+    if natural is not None and want is not None and natural != want:
+        raise invalid(f"{what} holds {natural} values but dtype={want!r} was given")
+
+
+def _foreign(np_dtype):
+    # Types registered by ml_dtypes (bfloat16, float8_*) have user-defined
+    # type numbers and cross neither the buffer protocol nor numpy's DLPack.
+    return np_dtype.num >= 256
+
+
+def _source(obj, want, what="array"):
+    """(object for _core, dtype name or None, DLPack device type)."""
+    if isinstance(obj, np.ndarray):
+        natural = _dtypes.from_numpy(obj.dtype)
+        _check_match(natural, want, what)
+        if natural is None and _foreign(obj.dtype):
+            raise invalid(f"{what} has numpy dtype {obj.dtype}, which is not a splitzip dtype "
+                          f"(expected one of {', '.join(_dtypes.DTYPES)})")
+        arr = obj if obj.flags.c_contiguous else np.ascontiguousarray(obj)
+        if _foreign(arr.dtype):
+            # Their bytes cross, with the dtype passed by name.
+            arr = arr.reshape(-1).view(np.uint8)
+        return arr, want or natural, _DL_CPU
+    if _is_tensor(obj):
+        torch = _torch()
+        natural = _dtypes.from_torch(obj.dtype)
+        _check_match(natural, want, what)
+        t = obj.detach()
+        if not t.is_contiguous():
+            t = t.contiguous()
+        if natural == "fp8_e5m2":
+            # DLPack export of float8 is recent in torch; the bytes are the same.
+            t = t.reshape(-1).view(torch.uint8)
+        device = _DL_CUDA if t.device.type == "cuda" else _DL_CPU
+        if device == _DL_CUDA:
+            _require_cuda(what)
+            _sync(t)
+        return t, want or natural, device
+    return obj, want, _device_type(obj)
+
+
+def _check_target(natural, dtype, expect):
+    if natural is None or expect is None:
+        return
+    if expect == "mixed":
+        raise invalid("frames of different dtypes decode only into a raw uint8 buffer, "
+                      f"out= has dtype {dtype}")
+    if natural != expect:
+        raise invalid(f"out= has dtype {dtype} but the frame holds {expect}")
+
+
+def _target(out, expect):
+    """Validates a caller's destination and returns the object for _core."""
+    if isinstance(out, np.ndarray):
+        if not out.flags.c_contiguous:
+            raise invalid("out= must be C-contiguous (it is written in place, never copied)")
+        if not out.flags.writeable:
+            raise invalid("out= is read-only")
+        natural = _dtypes.from_numpy(out.dtype)
+        _check_target(natural, out.dtype, expect)
+        if _foreign(out.dtype):
+            if natural is None:
+                raise invalid(f"out= has numpy dtype {out.dtype}, which is not a splitzip dtype")
+            return out.reshape(-1).view(np.uint8)
+        return out
+    if _is_tensor(out):
+        torch = _torch()
+        if not out.is_contiguous():
+            raise invalid("out= must be contiguous (it is written in place, never copied)")
+        natural = _dtypes.from_torch(out.dtype)
+        _check_target(natural, out.dtype, expect)
+        t = out.detach()
+        if natural == "fp8_e5m2":
+            t = t.reshape(-1).view(torch.uint8)
+        if t.device.type == "cuda":
+            _require_cuda("out=")
+            _sync(t)
+        return t
+    return out
+
+
+def _check_codebook(codebook):
+    if codebook is not None and not isinstance(codebook, _core.Codebook):
+        raise TypeError(f"codebook must be a splitzip_kv.Codebook or None, got {type(codebook).__name__}")
+
+
+def compress_bound(dtype, n):
+    """Largest frame that n values of dtype can produce (FORMAT.md section 5)."""
+    n = int(n)
+    if n < 0:
+        raise invalid("element count must be >= 0")
+    return _core.compress_bound(_dtypes.normalize(dtype), n)
+
+
+def compress(array, codebook=None, backend=None, checksum=False, chunk_log2=10, *, dtype=None,
+             threads=0):
+    """Compresses array into one frame.
+
+    Returns ``bytes`` for host data. A CUDA torch tensor gives a uint8 tensor
+    on the same device (needs the CUDA backend). ``dtype`` is needed only
+    when the array holds raw integers (bytes, uint16 views, ...).
+    ``codebook=None`` means the buffer's own top-16 exponents.
+    """
+    _check_codebook(codebook)
+    src, name, device = _source(array, _want(dtype))
+    if device == _DL_CPU:
+        data, _ = _core.compress(src, name, codebook, chunk_log2, checksum, backend, threads)
+        return data
+    if device != _DL_CUDA:
+        raise error("UNSUPPORTED_MEMORY", "splitzip reads host and CUDA memory only")
+    _require_cuda("array")
+    if not _is_tensor(src):
+        raise invalid("a CUDA array other than a torch tensor needs compress_into(array, out) "
+                      "with a device buffer of compress_bound() bytes")
+    if name is None:
+        raise invalid(f"array holds {src.dtype} values; pass dtype=")
+    torch = _torch()
+    n = src.numel() * src.element_size() // _core.dtype_bytes(name)
+    out = torch.empty(compress_bound(name, n), dtype=torch.uint8, device=src.device)
+    size, _ = _core.compress_into(src, out, name, codebook, chunk_log2, checksum, backend, threads)
+    return out[:size]
+
+
+def compress_into(array, out, codebook=None, backend=None, checksum=False, chunk_log2=10, *,
+                  dtype=None, threads=0):
+    """Compresses array into the caller's buffer ``out`` (zero copy).
+
+    ``out`` needs at least ``compress_bound(dtype, n)`` bytes to be safe
+    from DST_TOO_SMALL. Returns ``Result(size, backend)``.
+    """
+    _check_codebook(codebook)
+    src, name, _ = _source(array, _want(dtype))
+    dst = _target(out, None)
+    size, ran = _core.compress_into(src, dst, name, codebook, chunk_log2, checksum, backend,
+                                    threads)
+    return Result(size, ran)
+
+
+def _frame_source(buf):
+    """(object for _core, device type) for a buffer holding frames."""
+    if isinstance(buf, np.ndarray):
+        arr = buf if buf.flags.c_contiguous else np.ascontiguousarray(buf)
+        if arr.dtype != np.uint8:
+            arr = arr.reshape(-1).view(np.uint8)
+        return arr, _DL_CPU
+    if _is_tensor(buf):
+        torch = _torch()
+        t = buf.detach()
+        if not t.is_contiguous():
+            t = t.contiguous()
+        if t.dtype != torch.uint8:
+            t = t.reshape(-1).view(torch.uint8)
+        if t.device.type == "cuda":
+            _require_cuda("frame")
+            _sync(t)
+            return t, _DL_CUDA
+        return t, _DL_CPU
+    return buf, _device_type(buf)
+
+
+def _scan(src, device):
+    """Header of every frame in src (a stream of back-to-back frames)."""
+    if device == _DL_CPU:
+        return list(_core.FrameIter(src))
+    if device != _DL_CUDA:
+        raise error("UNSUPPORTED_MEMORY", "splitzip reads host and CUDA memory only")
+    _require_cuda("frame")
+    if not _is_tensor(src):
+        raise invalid("frames in CUDA memory are read from torch tensors only")
+    # The library's FrameIterator reads host memory only: for a stream on
+    # the device, only each frame's 64 header bytes come to the host (to
+    # size the output), and header_info() checks them (rules 1-11).
+    flat = src.reshape(-1)
+    total = flat.numel()
+    infos, off = [], 0
+    while off < total:
+        header = bytes(flat[off:off + _core.HEADER_SIZE].cpu().numpy())
+        info = _core.header_info(header, total - off, off)
+        infos.append(info)
+        off += info["frame_size"]
+    return infos
+
+
+def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
+    src, device = _frame_source(buf)
+    infos = _scan(src, device)
+    kinds = {info["dtype"] for info in infos}
+    # A stream of no frames (0 bytes) is valid and decodes to 0 bytes.
+    expect = "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+    total = sum(info["decoded_size"] for info in infos)
+    if max_output_bytes and total > max_output_bytes:
+        raise error("LIMIT_EXCEEDED",
+                    f"frames decode to {total} bytes, over max_output_bytes={max_output_bytes}")
+    if out is None and expect == "none":
+        result = np.empty(0, dtype=np.uint8)
+        if device == _DL_CUDA:
+            result = _torch().empty(0, dtype=_torch().uint8, device=src.device)
+    elif out is None:
+        if expect == "mixed":
+            raise invalid("the frames hold different dtypes; decode them into "
+                          "out=numpy.empty(total_decoded_bytes, numpy.uint8) or one at a time "
+                          "(splitzip_kv.frames() gives each frame's offset and size)")
+        n = total // _core.dtype_bytes(expect)
+        if device == _DL_CUDA:
+            result = _torch().empty(n, dtype=_dtypes.torch_dtype(expect), device=src.device)
+        else:
+            result = np.empty(n, dtype=_dtypes.numpy_dtype(expect))
+    else:
+        result = out
+    dst = _target(result, None if expect == "none" else expect)
+    size, ran = _core.decompress_into(src, dst, expect, len(infos) != 1, backend, threads,
+                                      int(max_output_bytes), verify_checksum)
+    return Result(size, ran), result
+
+
+def decompress(buf, out=None, *, backend=None, threads=0, verify_checksum=True,
+               max_output_bytes=0):
+    """Decodes every frame in buf (one frame or frames back to back).
+
+    Returns a flat numpy array of the frames' dtype (bf16 and fp8_e5m2 via
+    ml_dtypes), or, for a CUDA torch tensor, a torch tensor on that device.
+    An empty buf is a stream of no frames: it decodes to an empty uint8
+    array (or leaves ``out`` untouched).
+    With ``out=`` the values are written into that buffer in place and
+    ``out`` is returned; it must hold the frame's dtype (or raw integers of
+    the same width, or uint8 bytes) and have room for the decoded bytes.
+    """
+    _, result = _decode(buf, out, backend, threads, max_output_bytes, verify_checksum)
+    return result
+
+
+def decompress_into(buf, out, *, backend=None, threads=0, verify_checksum=True,
+                    max_output_bytes=0):
+    """Like decompress(buf, out=out) but returns Result(size, backend)."""
+    result, _ = _decode(buf, out, backend, threads, max_output_bytes, verify_checksum)
+    return result
+
+
+def frame_info(buf, offset=0):
+    """Validated header fields of the frame at ``offset`` of buf, as a dict."""
+    src, device = _frame_source(buf)
+    if device == _DL_CPU:
+        return _core.frame_info(src, int(offset))
+    if device == _DL_CUDA and _is_tensor(src):
+        _require_cuda("frame")
+        flat = src.reshape(-1)
+        offset = int(offset)
+        header = bytes(flat[offset:offset + _core.HEADER_SIZE].cpu().numpy())
+        return _core.header_info(header, max(flat.numel() - offset, 0), offset)
+    _scan(src, device)  # raises the right error for other devices
+    raise error("UNSUPPORTED_MEMORY", "unsupported frame buffer")
+
+
+def iter_frames(buf):
+    """Iterates over the frames of a stream of back-to-back frames.
+
+    Yields a frame_info() dict per frame (its ``offset`` and ``frame_size``
+    locate it in buf). Each header is validated (FORMAT.md rules 1-11) when
+    the walk reaches it: a bad frame raises SplitzipError there, after the
+    good frames before it were yielded. An empty buf yields nothing. Host
+    memory walks with the library's FrameIterator; frames in CUDA memory
+    are read header by header.
+    """
+    src, device = _frame_source(buf)
+    if device == _DL_CPU:
+        return _core.FrameIter(src)
+    return iter(_scan(src, device))
+
+
+def frames(buf):
+    """frame_info() of every frame in a stream of back-to-back frames, as a
+    list ([] for an empty stream)."""
+    return list(iter_frames(buf))
+
+
+def calibrate(arrays, *, dtype=None):
+    """One codebook from the pooled exponent histogram of the arrays.
+
+    ``arrays`` is an array or an iterable of arrays, all of one dtype, in
+    host memory (FORMAT.md section 3 defines the rule).
+    """
+    if isinstance(arrays, (np.ndarray, bytes, bytearray, memoryview)) or _is_tensor(arrays) \
+            or hasattr(arrays, "__dlpack__"):
+        arrays = [arrays]
+    want = _want(dtype)
+    prepared, names = [], set()
+    for a in arrays:
+        src, name, _ = _source(a, want, "calibration array")
+        prepared.append(src)
+        if name is not None:
+            names.add(name)
+    if len(names) > 1:
+        raise invalid(f"calibration arrays hold different dtypes: {sorted(names)}")
+    return _core.calibrate(prepared, names.pop() if names else None)
+
+
+def backends():
+    """Backends compiled into this build, in registry order: {name: available}."""
+    return {name: available for name, available in _core.backends()}
+
+
+def backend_unavailable_reason(name):
+    """Why backend ``name`` cannot run here (e.g. "no CUDA driver ..."), or None when it can."""
+    return _core.backend_unavailable_reason(name)
+
+
+def xxh64(data, seed=0):
+    """XXH64 of a host buffer's bytes, as format v1 uses it (header check and
+    content checksum)."""
+    src, _, _ = _source(data, None) if isinstance(data, np.ndarray) else (data, None, None)
+    return _core.xxh64(src, seed)
+
+
+def xxh3_64(data):
+    """XXH3-64 (seed 0) of a host buffer's bytes, as format v2 uses it (header
+    check, checksum blocks and their combination)."""
+    src, _, _ = _source(data, None) if isinstance(data, np.ndarray) else (data, None, None)
+    return _core.xxh3_64(src)

@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: Apache-2.0
+# Type stub of splitzip_kv._api (the public functions). Sources and
+# destinations are numpy arrays, torch tensors, buffer-protocol objects or
+# DLPack producers, hence `Any` for those; return types are exact.
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Union
+
+from ._core import Codebook
+
+class Result(NamedTuple):
+    size: int
+    backend: str
+
+_Dtype = Union[str, Any]  # a splitzip dtype name, or a numpy / ml_dtypes / torch dtype
+
+def compress_bound(dtype: _Dtype, n: int) -> int: ...
+def compress(
+    array: Any,
+    codebook: Optional[Codebook] = ...,
+    backend: Optional[str] = ...,
+    checksum: bool = ...,
+    chunk_log2: int = ...,
+    *,
+    dtype: Optional[_Dtype] = ...,
+    threads: int = ...,
+) -> Any: ...
+def compress_into(
+    array: Any,
+    out: Any,
+    codebook: Optional[Codebook] = ...,
+    backend: Optional[str] = ...,
+    checksum: bool = ...,
+    chunk_log2: int = ...,
+    *,
+    dtype: Optional[_Dtype] = ...,
+    threads: int = ...,
+) -> Result: ...
+def decompress(
+    buf: Any,
+    out: Any = ...,
+    *,
+    backend: Optional[str] = ...,
+    threads: int = ...,
+    verify_checksum: bool = ...,
+    max_output_bytes: int = ...,
+) -> Any: ...
+def decompress_into(
+    buf: Any,
+    out: Any,
+    *,
+    backend: Optional[str] = ...,
+    threads: int = ...,
+    verify_checksum: bool = ...,
+    max_output_bytes: int = ...,
+) -> Result: ...
+def frame_info(buf: Any, offset: int = ...) -> Dict[str, Any]: ...
+def iter_frames(buf: Any) -> Iterator[Dict[str, Any]]: ...
+def frames(buf: Any) -> List[Dict[str, Any]]: ...
+def calibrate(arrays: Union[Any, Iterable[Any]], *, dtype: Optional[_Dtype] = ...) -> Codebook: ...
+def backends() -> Dict[str, bool]: ...
+def backend_unavailable_reason(name: str) -> Optional[str]: ...
+def xxh64(data: Any, seed: int = ...) -> int: ...
+def xxh3_64(data: Any) -> int: ...

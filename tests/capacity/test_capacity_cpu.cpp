@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fast host capacity codec (cpu/capacity_codec.cpp) against the
+// reference oracle: the same bytes at every thread count, the same statuses
+// on the golden error vectors and on corrupted frames.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/capacity/format.h"
+#include "core/header.h"
+#include "core/reference.h"
+#include "core/synthetic.h"
+#include "cpu/capacity_codec.h"
+#include "tests/support/test_data.h"
+
+namespace splitzip {
+namespace {
+
+std::vector<uint8_t> enc(Dtype d, const std::vector<uint8_t>& in, bool ck, int threads, bool fast) {
+  CompressArgs a;
+  a.dtype = d;
+  a.n = in.size() / dtype_bytes(d);
+  a.src = in.data();
+  std::vector<uint8_t> out(compress_bound(d, a.n));
+  a.dst = out.data();
+  a.capacity = out.size();
+  a.checksum = ck;
+  a.threads = threads;
+  a.mode = Mode::capacity;
+  const FrameOutcome o = fast ? capacity_compress_frame(a) : reference_compress(a);
+  EXPECT_EQ(o.status, Status::ok);
+  out.resize(o.frame_size);
+  return out;
+}
+
+FrameOutcome dec(const std::vector<uint8_t>& f, uint64_t cap, int threads, bool fast, std::vector<uint8_t>* out) {
+  out->assign(cap, 0);
+  DecompressArgs a;
+  a.src = f.data();
+  a.src_size = f.size();
+  a.dst = out->data();
+  a.capacity = cap;
+  a.threads = threads;
+  return fast ? capacity_decompress_frame(a) : reference_decompress(a);
+}
+
+TEST(CapacityCpu, SameBytesAsReference) {
+  const uint64_t sizes[] = {0, 1, 33, 1000, 65536, 65537, 5 * 65536 + 3};
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2})
+    for (uint64_t n : sizes)
+      for (auto g : {synth::Generator::gaussian_kv, synth::Generator::special_values, synth::Generator::random_bits})
+        for (bool ck : {false, true}) {
+          SCOPED_TRACE(std::string(dtype_name(d)) + " n=" + std::to_string(n) + " " + synth::generator_name(g));
+          const auto in = synth::generate(g, d, n, n + 1, {});
+          const auto ref = enc(d, in, ck, 1, false);
+          for (int t : {1, 2, 3}) {
+            ASSERT_EQ(enc(d, in, ck, t, true), ref) << "threads " << t;
+            std::vector<uint8_t> out;
+            const FrameOutcome o = dec(ref, in.size(), t, true, &out);
+            ASSERT_EQ(o.status, Status::ok);
+            ASSERT_EQ(out, in);
+          }
+        }
+}
+
+TEST(CapacityCpu, RealKv) {
+  for (const auto& r : test::real_inputs(Dtype::bf16)) {
+    const auto ref = enc(Dtype::bf16, r.bytes, true, 1, false);
+    ASSERT_EQ(enc(Dtype::bf16, r.bytes, true, 2, true), ref) << r.name;
+  }
+}
+
+TEST(CapacityCpu, GoldenErrorVectorsSameStatus) {
+  const std::string dir = test::golden_dir() + "/../golden-errors/capacity";
+  bool ok = false;
+  const auto list = test::read_file(dir + "/LIST", &ok);
+  ASSERT_TRUE(ok);
+  std::string names(list.begin(), list.end());
+  size_t at = 0;
+  int count = 0;
+  while (at < names.size()) {
+    const size_t nl = names.find('\n', at);
+    const std::string name = names.substr(at, nl - at);
+    at = nl == std::string::npos ? names.size() : nl + 1;
+    if (name.empty()) continue;
+    const auto bin = test::read_file(dir + "/" + name + ".bin", &ok);
+    ASSERT_TRUE(ok);
+    std::vector<uint8_t> o1, o2;
+    EXPECT_EQ(dec(bin, 1 << 20, 2, true, &o1).status, dec(bin, 1 << 20, 1, false, &o2).status) << name;
+    ++count;
+  }
+  EXPECT_GE(count, 15);
+}
+
+// Random corruption of the exponent blocks: same status as the reference.
+TEST(CapacityCpu, CorruptBlocksSameStatus) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 3 * 65536 + 77, 9, {});
+  const auto f0 = enc(Dtype::bf16, in, false, 1, false);
+  FrameHeader h;
+  ASSERT_EQ(parse_header(f0.data(), f0.size(), &h), Status::ok);
+  const CapLayout L = capacity_layout_of(h);
+  int bad = 0;
+  for (uint64_t t = 0; t < 400; ++t) {
+    auto f = f0;
+    const uint64_t i = L.blk_off + synth::random_u64(t, 1) % L.blk_size;
+    f[i] ^= static_cast<uint8_t>(1u << (synth::random_u64(t, 2) % 8));
+    std::vector<uint8_t> o1, o2;
+    const Status a = dec(f, in.size(), 2, true, &o1).status;
+    const Status b = dec(f, in.size(), 1, false, &o2).status;
+    ASSERT_EQ(a, b) << "byte " << i;
+    if (a == Status::ok) ASSERT_EQ(o1, o2);
+    bad += a != Status::ok;
+  }
+  EXPECT_GT(bad, 20);  // a flipped code bit often decodes silently: the checksum catches those
+}
+
+}  // namespace
+}  // namespace splitzip

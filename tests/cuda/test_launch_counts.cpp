@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: Apache-2.0
+// Launches, copies and host synchronisations per call of the CUDA backend's
+// real host code (api.cu, encode.cu, decode.cu, calibrate.cu,
+// cuda_backend.cu), run on the CPU against the recording runtime of
+// tests/cuda/mock_cudart.cpp. Kernels do not execute, so frame contents and
+// device statuses are not checked here (the GPU suites do that); what is
+// checked is the shape of every call: how many launches, which streams, how
+// many host syncs, and that a call refused on the host enqueues nothing.
+// The bounds asserted here are the ones cuda/README.md states.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "splitzip/splitzip.hpp"
+#include "splitzip/splitzip_cuda.hpp"
+#include "tests/cuda/mock_cudart.h"
+
+namespace splitzip::test {
+namespace {
+
+using mock::OpKind;
+
+struct Dev {
+  explicit Dev(uint64_t bytes) : p(static_cast<uint8_t*>(mock::device_alloc(bytes))), n(bytes) {}
+  ~Dev() { mock::device_free(p); }
+  Dev(const Dev&) = delete;
+  Dev& operator=(const Dev&) = delete;
+  uint8_t* p;
+  uint64_t n;
+};
+
+const cudaStream_t kStream = reinterpret_cast<cudaStream_t>(uintptr_t{0x5150});
+
+uint64_t launches_named(const char* part) {
+  uint64_t n = 0;
+  for (const auto& o : mock::ops()) n += o.kind == OpKind::launch && o.name.find(part) != std::string::npos;
+  return n;
+}
+
+std::string describe() {
+  std::string s;
+  for (const auto& o : mock::ops()) {
+    static const char* kinds[] = {"launch", "h2d", "d2h", "d2d", "memset", "alloc", "free", "sync"};
+    s += std::string(kinds[static_cast<int>(o.kind)]) + (o.name.empty() ? "" : " " + o.name) + "\n";
+  }
+  return s;
+}
+
+// Every async entry point: launches only, on the caller's stream, no host
+// synchronisation, no allocation, no copy.
+void expect_async_only(uint64_t launches) {
+  EXPECT_EQ(mock::count(OpKind::launch), launches) << describe();
+  EXPECT_EQ(mock::count(OpKind::sync), 0u) << describe();
+  EXPECT_EQ(mock::count(OpKind::alloc), 0u);
+  EXPECT_EQ(mock::count(OpKind::memcpy_h2d) + mock::count(OpKind::memcpy_d2h) + mock::count(OpKind::memcpy_d2d), 0u);
+  EXPECT_EQ(mock::ops_not_on(kStream), 0u) << describe();
+}
+
+Codebook body_bf16() {
+  Codebook cb;
+  cb.dtype = Dtype::bf16;
+  cb.count = 16;
+  for (int i = 0; i < 16; ++i) cb.entries[i] = static_cast<uint8_t>(112 + i);
+  return cb;
+}
+
+TEST(LaunchCounts, AsyncCompressIsFourLaunchesNoSync) {
+  const uint64_t n = 1 << 20;
+  Dev src(n * 2), dst(compress_bound(Dtype::bf16, n)), ws(cuda::compress_workspace_size(Dtype::bf16, n)), res(64);
+  for (bool checksum : {false, true}) {
+    mock::reset();
+    cuda::EncodeConfig cfg;
+    cfg.checksum = checksum;
+    ASSERT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cfg, reinterpret_cast<uint64_t*>(res.p),
+                                   reinterpret_cast<Status*>(res.p + 8), ws.p, ws.n, kStream),
+              Status::ok);
+    expect_async_only(4);
+    EXPECT_EQ(launches_named("enc_main_kernel"), 1u);
+    // Persistent main grid: one wave of resident CTAs at most (132 SMs x 4).
+    for (const auto& o : mock::ops())
+      if (o.name.find("enc_main_kernel") != std::string::npos) EXPECT_LE(o.grid, 132u * 4u);
+  }
+}
+
+TEST(LaunchCounts, AsyncBatchCompressIsFourLaunchesForAnyCount) {
+  for (uint64_t count : {1u, 7u, 300u}) {
+    const uint64_t per = 4096;
+    Dev items(count * sizeof(cuda::CompressItem)), cbs(sizeof(Codebook)), res(count * 16);
+    Dev ws(cuda::compress_workspace_size(Dtype::bf16, per * count, count));
+    mock::reset();
+    cuda::EncodeConfig cfg;
+    ASSERT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(items.p), count, per * count,
+                                         reinterpret_cast<Codebook*>(cbs.p), 1, cfg,
+                                         reinterpret_cast<uint64_t*>(res.p), reinterpret_cast<Status*>(res.p + 8 * count),
+                                         ws.p, ws.n, kStream),
+              Status::ok);
+    expect_async_only(4);
+  }
+}
+
+TEST(LaunchCounts, AsyncDecodeIsOneKernelForEveryDtype) {
+  const uint64_t bytes = 1 << 22;
+  Dev frame(bytes), out(bytes), ws(cuda::decompress_workspace_size(bytes)), res(64);
+  for (bool verify : {false, true}) {
+    mock::reset();
+    cuda::DecodeConfig dc;
+    dc.verify_checksum = verify;
+    ASSERT_EQ(cuda::decompress_async(frame.p, bytes, out.p, bytes, dc, reinterpret_cast<uint64_t*>(res.p),
+                                     reinterpret_cast<Status*>(res.p + 8), ws.p, ws.n, kStream),
+              Status::ok);
+    // setup, main (one kernel, dtype from the header), [fp8 block hashes], finalize.
+    expect_async_only(verify ? 4 : 3);
+    EXPECT_EQ(launches_named("dec_main_kernel"), 1u);
+  }
+  // A batch of frames of mixed dtypes: still one main kernel.
+  const uint64_t count = 5;
+  Dev items(count * sizeof(cuda::DecompressItem)), bres(count * 16), bws(cuda::decompress_workspace_size(bytes, count));
+  mock::reset();
+  ASSERT_EQ(cuda::decompress_batch_async(reinterpret_cast<cuda::DecompressItem*>(items.p), count, bytes, {},
+                                         reinterpret_cast<uint64_t*>(bres.p), reinterpret_cast<Status*>(bres.p + 8 * count),
+                                         bws.p, bws.n, kStream),
+            Status::ok);
+  expect_async_only(4);
+  EXPECT_EQ(launches_named("dec_main_kernel"), 1u);
+}
+
+TEST(LaunchCounts, DeviceCalibrationIsTwoLaunches) {
+  const uint64_t n = 1 << 20;
+  Dev src(n * 2), counts(256 * 8), cb(sizeof(Codebook));
+  mock::reset();
+  ASSERT_EQ(cuda::histogram_async(Dtype::bf16, src.p, n, reinterpret_cast<uint64_t*>(counts.p), kStream), Status::ok);
+  ASSERT_EQ(cuda::codebook_from_histogram_async(Dtype::bf16, reinterpret_cast<uint64_t*>(counts.p),
+                                                reinterpret_cast<Codebook*>(cb.p), kStream),
+            Status::ok);
+  expect_async_only(2);
+  // The top-16 selection runs one thread per exponent.
+  for (const auto& o : mock::ops())
+    if (o.name.find("codebook_kernel") != std::string::npos) EXPECT_EQ(o.block, 256u);
+}
+
+// A refused call enqueues nothing: argument errors, a too-small workspace,
+// and an error already pending on the thread (left for its owner).
+TEST(LaunchCounts, RefusedCallsEnqueueNothing) {
+  const uint64_t n = 4096;
+  Dev src(n * 2), dst(compress_bound(Dtype::bf16, n)), ws(cuda::compress_workspace_size(Dtype::bf16, n)), res(64);
+  auto* sz = reinterpret_cast<uint64_t*>(res.p);
+  auto* st = reinterpret_cast<Status*>(res.p + 8);
+  cuda::EncodeConfig cfg;
+  mock::reset();
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, 10, body_bf16(), cfg, sz, st, ws.p, ws.n, kStream),
+            Status::dst_too_small);
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cfg, sz, st, ws.p, 16, kStream),
+            Status::invalid_argument);
+  Codebook bad = body_bf16();
+  bad.entries[1] = bad.entries[0];
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, bad, cfg, sz, st, ws.p, ws.n, kStream), Status::bad_codebook);
+  EXPECT_EQ(cuda::decompress_async(dst.p, dst.n, src.p, n * 2, {}, sz, st, ws.p, 16, kStream),
+            Status::invalid_argument);
+  EXPECT_EQ(mock::ops().size(), 0u) << describe();
+  mock::set_pending_error(cudaErrorLaunchFailure);
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cfg, sz, st, ws.p, ws.n, kStream),
+            Status::device_error);
+  EXPECT_EQ(cuda::decompress_async(dst.p, dst.n, src.p, n * 2, {}, sz, st, ws.p, ws.n, kStream),
+            Status::device_error);
+  EXPECT_EQ(cuda::histogram_async(Dtype::bf16, src.p, n, sz, kStream), Status::device_error);
+  EXPECT_EQ(mock::ops().size(), 0u) << describe();
+  EXPECT_EQ(cudaGetLastError(), cudaErrorLaunchFailure);  // still the caller's to read
+  mock::reset();
+}
+
+// The synchronous Backend: everything on the caller's stream
+// (cuda::set_backend_stream), exactly the host syncs cuda/README.md states.
+struct BackendCase {
+  bool src_dev, dst_dev;
+};
+
+TEST(LaunchCounts, BackendCompressOnCallersStreamOneSync) {
+  cuda::ScopedBackendStream scope(kStream);
+  const uint64_t n = 100000;
+  std::vector<uint8_t> host_src(n * 2, 0x3F), host_dst(compress_bound(Dtype::bf16, n));
+  Dev dsrc(n * 2), ddst(compress_bound(Dtype::bf16, n));
+  const Codebook cb = body_bf16();
+  for (BackendCase c : {BackendCase{true, true}, BackendCase{false, false}, BackendCase{true, false}}) {
+    for (bool dynamic : {false, true}) {
+      CompressOptions o;
+      o.backend = "cuda";
+      o.codebook = dynamic ? nullptr : &cb;
+      mock::reset();
+      compress(Dtype::bf16, c.src_dev ? static_cast<const void*>(dsrc.p) : host_src.data(), n,
+               c.dst_dev ? static_cast<void*>(ddst.p) : host_dst.data(), ddst.n, o);
+      SCOPED_TRACE(describe());
+      // encode 4 (+ histogram and codebook for the dynamic top-16).
+      EXPECT_EQ(mock::count(OpKind::launch), dynamic ? 6u : 4u);
+      EXPECT_EQ(mock::count(OpKind::sync), 1u);
+      EXPECT_EQ(mock::count(OpKind::memcpy_h2d), c.src_dev ? 0u : 1u);
+      EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+    }
+  }
+}
+
+TEST(LaunchCounts, BackendDecompressSyncsPerCall) {
+  cuda::ScopedBackendStream scope(kStream);
+  // A stored bf16 frame header is enough for the host-side sizing paths;
+  // the kernels are not run, so its body does not matter.
+  const uint64_t n = 5000;
+  std::vector<uint8_t> input(n * 2, 0x11), frame(compress_bound(Dtype::bf16, n));
+  CompressOptions ro;
+  ro.backend = "reference";
+  const Result r = compress(Dtype::bf16, input.data(), n, frame.data(), frame.size(), ro);
+  ASSERT_EQ(r.status, Status::ok);
+  Dev dframe(r.size), dout(n * 2);
+  std::memcpy(dframe.p, frame.data(), r.size);
+  std::vector<uint8_t> hout(n * 2);
+  struct Want {
+    BackendCase c;
+    uint64_t syncs;
+  };
+  for (Want w : {Want{{true, true}, 1}, Want{{false, true}, 1}, Want{{false, false}, 1}, Want{{true, false}, 2}}) {
+    DecompressOptions o;
+    o.backend = "cuda";
+    mock::reset();
+    decompress(w.c.src_dev ? static_cast<const void*>(dframe.p) : frame.data(), r.size,
+               w.c.dst_dev ? static_cast<void*>(dout.p) : hout.data(), n * 2, o);
+    SCOPED_TRACE(describe());
+    EXPECT_EQ(mock::count(OpKind::launch), 4u);  // verify on: setup, main, hash, finalize
+    EXPECT_EQ(mock::count(OpKind::sync), w.syncs) << w.c.src_dev << w.c.dst_dev;
+    EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace splitzip::test
