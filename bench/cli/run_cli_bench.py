@@ -85,7 +85,7 @@ def machine_info(sz):
         pass
     for tool, arg in (("zstd", "--version"), ("lz4", "--version")):
         try:
-            info[tool] = subprocess.check_output([tool, arg], text=True, stderr=subprocess.STDOUT).strip().splitlines()[0]
+            info[tool] = subprocess.check_output([tool, arg], text=True, stderr=subprocess.STDOUT).strip().splitlines()[0].strip("* ")
         except Exception:
             info[tool] = None
     info["splitzip_backends"] = subprocess.check_output([sz, "backends"], text=True).strip().splitlines()
@@ -306,7 +306,12 @@ def render_md(r):
              "splitzip backends: %s.\n" % (m.get("cpu"), m["nproc"], m.get("l2"),
                                            " ".join("%.1f" % x for x in m["loadavg_start"]),
                                            " ".join("%.1f" % x for x in m["loadavg_end"]),
-                                           m.get("zstd"), m.get("lz4"), "; ".join(m["splitzip_backends"])))
+                                           (m.get("zstd") or "no zstd").strip("* "), (m.get("lz4") or "no lz4").strip("* "),
+                                           "; ".join(" ".join(x.split()) for x in m["splitzip_backends"])))
+    if max(m["loadavg_start"][0], m["loadavg_end"][0]) > 0.5 * (m["nproc"] or 1):
+        L.append("**Busy machine**: the load average was above half the CPU count, so other processes "
+                 "took CPU time from these runs. Multi-thread figures (-T2) are not meaningful here and "
+                 "single-thread ones are noisy: re-run on a quiet machine before quoting them.\n")
     if r.get("note"):
         L.append("Build: %s\n" % r["note"])
     cp = {d: next(x["best"]["wall_s"] for x in r["rows"] if x["tool"] == "cp" and x["direction"] == d)

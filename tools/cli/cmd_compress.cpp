@@ -40,7 +40,7 @@ const char kUsage[] =
     "  -T, --threads N    code N frames in parallel (default 1; 0 = all CPUs)\n"
     "  -o, --output OUT   output file ('-' = stdout); default IN.sz, stdout for stdin\n"
     "  -c, --stdout       write to stdout (same as -o -)\n"
-    "  --sync / --no-sync fsync OUT and its directory before the rename (default: --sync)\n"
+    "  --sync, --no-sync  fsync OUT and its directory before the rename (default: --sync)\n"
     "  -f, --force        overwrite OUT if it exists\n"
     "  -k, --keep         keep IN (the default; IN is never removed without --rm)\n"
     "  --rm               remove IN after OUT is safely written\n"

@@ -35,7 +35,7 @@ const char kUsage[] =
     "  -o, --output OUT   output file ('-' = stdout); default IN without .sz,\n"
     "                     else IN.out; stdout for stdin\n"
     "  -c, --stdout       write to stdout (same as -o -)\n"
-    "  --sync / --no-sync fsync OUT and its directory before the rename (default: --sync)\n"
+    "  --sync, --no-sync  fsync OUT and its directory before the rename (default: --sync)\n"
     "  -f, --force        overwrite OUT if it exists\n"
     "  -k, --keep         keep IN (the default)\n"
     "  --rm               remove IN after OUT is safely written\n"
