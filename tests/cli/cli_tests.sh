@@ -658,6 +658,33 @@ b = bytearray(open('kv.sz','rb').read()); b[o] ^= 0xff; open('hdr.sz','wb').writ
   expect_no_leftovers odd.bf16.sz
 }
 
+case_stream_containers() {
+  # A container file's payload is read from the file frame by frame (files:
+  # pread per worker; stdout: one read() stream); a tensor followed by other
+  # tensors must stop at its own end.
+  python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
+  for t in layer0.k:bf16 layer0.v:f32 layer0.h:f16; do
+    local name=${t%%:*} raw=${t##*:}.raw
+    expect_rc 0 "$SZ" compress --tensor "$name" --frame-size 8K -T2 -o "$name.sz" model.safetensors
+    "$SZ" compress --tensor "$name" --frame-size 8K -c model.safetensors > "$name.c.sz" || die "compress -c $name"
+    cmp -s "$name.sz" "$name.c.sz" || die "$name: file and stdout outputs differ"
+    expect_rc 0 "$SZ" decompress -T3 -o "$name.out" "$name.sz"
+    cmp -s "$name.out" "$raw" || die "tensor $name differs from $raw"
+    # the same frames as compressing the raw elements
+    expect_rc 0 "$SZ" compress --dtype "${t##*:}" --frame-size 8K -o "$name.raw.sz" "$raw"
+    cmp -s "$name.sz" "$name.raw.sz" || die "$name: container frames differ from raw frames"
+  done
+  expect_rc 0 "$SZ" compress --frame-size 8K -o npy.sz bf16_v2.npy
+  "$SZ" compress --frame-size 8K -c bf16_v2.npy > npy.c.sz || die "compress -c npy"
+  cmp -s npy.sz npy.c.sz || die "npy: file and stdout outputs differ"
+  expect_rc 0 "$SZ" decompress -o npy.out npy.sz
+  cmp -s npy.out bf16.raw || die "npy payload differs"
+  # the payload at an odd offset (single.safetensors) needs no aligned copy
+  expect_rc 0 "$SZ" compress --frame-size 1K -o s.sz single.safetensors
+  expect_rc 0 "$SZ" decompress -o s.out s.sz
+  cmp -s s.out e5m2.raw || die "single-tensor file differs"
+}
+
 case_kill() {
   # A kill in the middle of a run leaves nothing under the final name and
   # never removes the input, even with --rm. SIGTERM also removes the temp

@@ -104,9 +104,11 @@ int cmd_compress(int argc, char** argv) {
     fail(kExitUsage, "unknown --format '" + iopt.format + "' (use raw, npy or safetensors)");
   }
 
-  // Raw input (files, FIFOs, stdin) is read with read() one frame at a time;
-  // containers are mapped and checked before any output exists, then their
-  // payload goes through the same pipeline.
+  // Raw input (files, FIFOs, stdin) is read one frame at a time. Containers
+  // are mapped and their headers checked before any output exists; then the
+  // payload of a container file is read from the file like a raw file (the
+  // mapping's payload pages are never touched), and only a container on
+  // stdin or a FIFO is copied from memory.
   const bool raw = fmt == InputFormat::raw;
   std::unique_ptr<InputFd> fd_in;
   TensorInput container;
@@ -129,9 +131,16 @@ int cmd_compress(int argc, char** argv) {
       v.n_elems = v.bytes / w0;
     }
   } else {
-    container = TensorInput::load(in_path, iopt);
+    container = TensorInput::load(in_path, iopt, false);
     v = container.view();
+    uint64_t payload_off = 0;
+    if (container.payload_in_file(&payload_off)) {
+      fd_in.reset(new InputFd(in_path));
+      if (fd_in->regular()) fd_in->restrict_to(payload_off, v.bytes);
+      else fd_in.reset();
+    }
   }
+  const bool from_fd = fd_in != nullptr;
   splitzip::Codebook cb;
   const bool have_cb = a.value("codebook") != nullptr;
   if (have_cb) {
@@ -172,7 +181,7 @@ int cmd_compress(int argc, char** argv) {
   const uint32_t coders = big ? 1 : coders_wanted;
   opts.threads = big ? static_cast<int>(coders_wanted) : 1;
   const uint32_t n_slots = big ? 2 : 2 * coders + 2;
-  const bool known = !raw || fd_in->regular();
+  const bool known = !from_fd || fd_in->regular();
   // Inputs smaller than one frame get buffers of their own size; big frames
   // get theirs when they are read, and give them back once written.
   const uint64_t in_cap = big ? 0 : known ? std::min<uint64_t>(frame_bytes, v.bytes) : frame_bytes;
@@ -181,7 +190,7 @@ int cmd_compress(int argc, char** argv) {
   Progress progress("compress", known ? v.bytes : 0);
   uint64_t done = 0, escapes = 0;
   std::string backends;
-  const std::string what = raw ? fd_in->what() : in_path;
+  const std::string what = from_fd ? fd_in->what() : in_path;
 
   // slot.in (in_size bytes) -> one frame in slot.out; on any coder thread.
   auto code = [&](PipelineSlot& s) {
@@ -228,7 +237,7 @@ int cmd_compress(int argc, char** argv) {
           const uint64_t off = i * frame_bytes;
           const uint64_t want = std::min(frame_bytes, v.bytes - off);
           uint64_t got = want;
-          if (raw) got = fd_in->read_at(s.in.data(), want, off);
+          if (from_fd) got = fd_in->read_at(s.in.data(), want, off);
           else if (want) std::memcpy(s.in.data(), v.data + off, want);
           if (got != want) fail(kExitIo, "compress: " + what + ": the input shrank while it was read");
           s.in_size = want;
@@ -250,9 +259,12 @@ int cmd_compress(int argc, char** argv) {
     uint64_t read_total = 0;
     auto produce = [&](PipelineSlot& s) {
       uint64_t got = 0;
-      if (raw) {
-        if (known) s.in.reserve(std::min(frame_bytes, v.bytes - read_total));
-        got = read_growing(*fd_in, s.in, frame_bytes);
+      if (from_fd) {
+        // A known size bounds every read: a container's payload may be
+        // followed by other data.
+        const uint64_t want = known ? std::min(frame_bytes, v.bytes - read_total) : frame_bytes;
+        if (known) s.in.reserve(want);
+        got = read_growing(*fd_in, s.in, want);
       } else {
         got = std::min(frame_bytes, v.bytes - read_total);
         s.in.reserve(got);

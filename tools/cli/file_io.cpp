@@ -225,6 +225,13 @@ InputFd::~InputFd() {
 
 uint64_t InputFd::read(uint8_t* dst, uint64_t want) { return read_full(fd_, dst, want, what_); }
 
+void InputFd::restrict_to(uint64_t offset, uint64_t size) {
+  if (!regular_) fail(kExitInternal, what_ + ": not a regular file");
+  if (lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) fail(kExitIo, what_ + ": cannot seek: " + errno_text());
+  start_ = offset;
+  size_ = size;
+}
+
 uint64_t InputFd::read_at(uint8_t* dst, uint64_t want, uint64_t off) const {
   uint64_t got = 0;
   while (got < want) {

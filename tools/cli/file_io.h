@@ -28,6 +28,8 @@ class InputBytes {
   uint64_t size() const { return size_; }
   const std::string& path() const { return path_; }
   bool is_stdin() const { return path_ == "-"; }
+  // True when data() is a mapping of the file (not a copy in memory).
+  bool mapped() const { return map_ != nullptr; }
 
  private:
   void release();
@@ -64,6 +66,9 @@ class InputFd {
   // without moving the file position (safe from several threads at once).
   uint64_t read_at(uint8_t* dst, uint64_t want, uint64_t off) const;
   const std::string& what() const { return what_; }
+  // Regular files: limits the input to `size` bytes at absolute file offset
+  // `offset` (a container's payload), and moves the file position there.
+  void restrict_to(uint64_t offset, uint64_t size);
 
  private:
   int fd_ = -1;

@@ -32,7 +32,13 @@ double predicted_ratio(Dtype d, double e) {
   return splitzip::dtype_bytes(d) / (per + 0.5 + 3.0 * e);
 }
 
-TensorInput TensorInput::load(const std::string& path, const InputOptions& opt) {
+bool TensorInput::payload_in_file(uint64_t* offset) const {
+  if (!bytes_.mapped() || bytes_.is_stdin()) return false;
+  *offset = payload_off_;
+  return true;
+}
+
+TensorInput TensorInput::load(const std::string& path, const InputOptions& opt, bool align) {
   TensorInput t;
   if (opt.format.empty()) {
     t.format_ = path == "-" ? InputFormat::raw : format_from_extension(path);
@@ -64,8 +70,9 @@ TensorInput TensorInput::load(const std::string& path, const InputOptions& opt) 
 
   // Container payloads can sit at any offset; give the codec naturally
   // aligned elements.
+  if (t.view_.bytes) t.payload_off_ = static_cast<uint64_t>(t.view_.data - t.bytes_.data());
   const uint32_t w = splitzip::dtype_bytes(t.view_.dtype);
-  if (t.view_.bytes && reinterpret_cast<uintptr_t>(t.view_.data) % w != 0) {
+  if (align && t.view_.bytes && reinterpret_cast<uintptr_t>(t.view_.data) % w != 0) {
     t.aligned_.reset(new uint8_t[t.view_.bytes]);
     std::memcpy(t.aligned_.get(), t.view_.data, t.view_.bytes);
     t.view_.data = t.aligned_.get();

@@ -24,14 +24,21 @@ class TensorInput {
   const std::string& path() const { return bytes_.path(); }
 
   // Throws CliError: kExitIo (cannot read), kExitUsage (dtype unknown),
-  // kExitInvalid (malformed container or size).
-  static TensorInput load(const std::string& path, const InputOptions& opt);
+  // kExitInvalid (malformed container or size). align: copy a payload that
+  // is not naturally aligned (for callers that use view().data in place).
+  static TensorInput load(const std::string& path, const InputOptions& opt, bool align = true);
+
+  // True when the file is mapped and the payload is its bytes
+  // [*offset, *offset + view().bytes): a streaming reader can then pread the
+  // payload from the file instead of touching the mapping.
+  bool payload_in_file(uint64_t* offset) const;
 
  private:
   InputBytes bytes_;
   InputFormat format_ = InputFormat::raw;
   TensorView view_;
   std::unique_ptr<uint8_t[]> aligned_;  // copy when the data is misaligned
+  uint64_t payload_off_ = 0;            // of the payload in the file
 };
 
 // Extension the CLI gives raw files of a dtype (".bf16", ".f16", ".f32", ".e5m2").
