@@ -13,6 +13,7 @@ APT_PKGS=(
   clang libclang-rt-14-dev
   python3 python3-venv
   help2man man-db unzip binutils util-linux  # man page, packaging checks (readelf, nm, unshare)
+  zstd lz4 time  # bench/cli: the zstd and lz4 CLIs, GNU time for peak RSS
   iproute2 libibverbs1  # examples/transfer: ip netns + tc; Mooncake's engine.so links libibverbs
 )
 
