@@ -98,7 +98,7 @@ struct DecPlan {
 struct Control {
   uint64_t ticket;       // next tile for the persistent main kernel
   uint64_t total_tiles;
-  uint64_t total_units;
+  uint64_t total_units;  // encode: copy units of all buffers (an upper bound, set by the setup phase)
   uint64_t count;        // buffers
 };
 
@@ -107,7 +107,12 @@ struct Control {
 // shared memory while other CTAs are still running, so nothing may write a
 // plan between the setup and the finalize kernels (no racy plan copy).
 struct EncTally {
-  uint64_t escapes;     // E, written by the buffer's last tile
+  uint64_t escapes;     // E, written by the buffer's last tile (by index); 0 once stored
+  uint64_t done;        // tiles of the buffer finished (the CTA that completes it finalizes)
+  uint64_t copy_bytes;  // set by the buffer's finalize: bytes the copy phase moves
+  uint64_t check_off;   // set by the buffer's finalize: stream 7 offset
+  uint32_t copy_kind;   // CopyKind, set by the buffer's finalize
+  uint32_t pad_;
 };
 struct DecTally {
   uint64_t escapes_seen;  // sum of all per-chunk counts, by the frame's last tile
