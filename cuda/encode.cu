@@ -120,7 +120,11 @@ __device__ void enc_setup(const EncSetupArgs& a, const WsPtrs& w, uint64_t* size
       }
       w.plans[b] = p;
       EncTally t{};
-      if (p.tiles == 0) enc_finalize_buffer(p, t, 0, sizes + b, statuses + b);
+      // No tiles: no block hashes (n = 0 when checksummed), so the frame
+      // checksum is XXH3 of an empty hash array.
+      if (p.tiles == 0)
+        enc_finalize_buffer(p, t, dev::xxh3_64(reinterpret_cast<const uint8_t*>(w.hashes + p.hash_off), 8 * p.n_checks),
+                            sizes + b, statuses + b);
       w.tally[b] = t;
     }
     tile_carry += tot_tiles;

@@ -106,7 +106,10 @@ EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& ind
       p.status = static_cast<int32_t>(Status::invalid_argument);
       p.tiles = 0;
     }
-    if (p.tiles == 0) enc_finalize_buffer(p, run.tally[b], 0, &run.out[b].size, &run.out[b].status);
+    if (p.tiles == 0)
+      enc_finalize_buffer(p, run.tally[b],
+                          dev::xxh3_64(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks),
+                          &run.out[b].size, &run.out[b].status);
   }
   run.total_tiles = std::min(tile_carry, lay.tiles_bound);
   run.total_units = unit_carry;
