@@ -52,10 +52,11 @@ Status device_info(DeviceInfo* out) {
       return Status::backend_unavailable;
     }
     d.cooperative = coop != 0;
+    if (!d.cooperative) return Status::backend_unavailable;  // the encode kernel is a cooperative launch
     // The occupancy queries also load the encode and decode modules.
     d.enc_ctas_per_sm = enc_main_occupancy();
     d.dec_ctas_per_sm = dec_main_occupancy();
-    if (d.sms <= 0 || d.enc_ctas_per_sm <= 0 || d.dec_ctas_per_sm <= 0 || !d.cooperative || !calibrate_module_load())
+    if (d.sms <= 0 || d.enc_ctas_per_sm <= 0 || d.dec_ctas_per_sm <= 0 || !calibrate_module_load())
       return Status::device_error;
     cache[dev] = d;
     filled[dev] = true;

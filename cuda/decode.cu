@@ -112,9 +112,8 @@ __device__ __forceinline__ void dec_tile(DecMainShared& s, const WsPtrs& w, uint
   const uint32_t agg = dec_tile_total(s.tile);
   if (t == 0) lookback_publish(w.states, tile, plan.tile_begin, agg);
 
-  // Loads of several groups in flight per thread before the first store:
-  // bf16/fp16/fp8 4 groups (bf16: 4 x 16 B residuals + 4 x 8 B codes), fp32
-  // one (3 x 16 B residuals + 8 B codes; four would not fit 64 registers).
+  // Loads of several groups in flight per thread before the first store
+  // (dec_groups_in_flight: why two, not four).
   constexpr uint32_t kInFlight = dec_groups_in_flight<T>();
   static_assert(kRounds % kInFlight == 0, "rounds split into batches");
 SZ_NO_UNROLL

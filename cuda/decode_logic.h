@@ -98,10 +98,15 @@ SZ_UNROLL
 SZ_HD uint32_t dec_tile_total(const DecShared& sh) { return sh.coff[kMaxChunksPerTile]; }
 
 // Groups whose loads a thread issues before the first store (dec_tile):
-// about 4 x 16 B in flight; fp32 (3 x 16 B + 8 B per group) one.
+// two (bf16: 2 x 16 B residuals + 2 x 8 B codes), fp32 one (3 x 16 B +
+// 8 B). Four groups (4 x 16 B for bf16) were tried: the one decode kernel
+// for every dtype, capped at 64 registers, then spills 1804/1008 bytes
+// (st/ld, ptxas -v, sm_90) instead of 376/296, so it stays at two until a
+// device run compares both (with __launch_bounds__(256, 3) as the third
+// point; see cuda/README.md).
 template <class T>
 constexpr uint32_t dec_groups_in_flight() {
-  return T::kBytes == 4 ? 1u : 4u;
+  return T::kBytes == 4 ? 1u : 2u;
 }
 
 // Step 2, split into load and decode halves (see enc_load for why).

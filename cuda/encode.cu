@@ -60,7 +60,9 @@ struct EncMainShared {
 // Setup phase, CTA 0: plans every buffer, prefixes of tiles, staging, block
 // hashes and copy units, clears the tallies and the ticket; finalizes the
 // buffers without tiles (bad items, n = 0, stored without checksum).
-__device__ void enc_setup(const EncSetupArgs& a, const WsPtrs& w, uint64_t* sizes, Status* statuses,
+// Not inlined (like enc_finalize_last): cold paths with their own register
+// allocation, so their demand does not spill the tile loop's registers.
+__device__ __noinline__ void enc_setup(const EncSetupArgs& a, const WsPtrs& w, uint64_t* sizes, Status* statuses,
                           uint64_t* scratch) {
   uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0, unit_carry = 0;
   for (uint64_t base = 0; base < a.count; base += kThreads) {
@@ -178,20 +180,21 @@ SZ_NO_UNROLL
   enc_chunk_counts(plan, tile_first, t, s.tile);
 }
 
-// The tile is done: count it; the CTA completing the buffer finalizes it
-// (every other tile's writes, E and block hashes are visible after the
-// fence / atomic / fence sequence). Whole CTA.
-__device__ __forceinline__ void enc_tile_done(EncMainShared& s, const WsPtrs& w, uint64_t* sizes,
-                                              Status* statuses) {
-  __syncthreads();  // every thread's writes of this tile are issued
-  if (threadIdx.x == 0) {
-    __threadfence();
-    const unsigned long long old =
-        atomicAdd(reinterpret_cast<unsigned long long*>(&w.tally[s.buffer].done), 1ull);
-    s.last = old + 1 == s.plan.tiles ? 1u : 0u;
-  }
-  __syncthreads();
-  if (!s.last) return;
+// The tile's checksum blocks (every block whose first byte is in the
+// tile), while its input is still in L2. Not inlined: the hash loop's
+// registers (a lane's 8 keys, 8 deltas) then do not add to the tile loop's.
+__device__ __noinline__ void enc_tile_hashes(EncMainShared& s, const WsPtrs& w, uint64_t local, uint32_t elem_bytes) {
+  const uint64_t bytes = s.plan.n * elem_bytes;
+  const uint64_t b0 = (local << kTileLog2) * elem_bytes;
+  const uint64_t b1 = b0 + kTileElems * elem_bytes < bytes ? b0 + kTileElems * elem_bytes : bytes;
+  cta_block_hashes(s.plan.src, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+}
+
+// The buffer's last tile is done (every other tile's writes, E and block
+// hashes visible after the fence / count / fence sequence): frame checksum,
+// decision, header, gaps, stream 7. Whole CTA; once per buffer.
+__device__ __noinline__ void enc_finalize_last(EncMainShared& s, const WsPtrs& w, uint64_t* sizes,
+                                               Status* statuses) {
   __threadfence();
   const EncPlan& p = s.plan;
   const uint64_t b = s.buffer;
@@ -211,9 +214,25 @@ __device__ __forceinline__ void enc_tile_done(EncMainShared& s, const WsPtrs& w,
       write_block_checks(p.dst + s.check_off + 4 * k, w.hashes + p.hash_off + k, 1);
 }
 
+// The tile is done: count it; the CTA completing the buffer finalizes it
+// (every other tile's writes, E and block hashes are visible after the
+// fence / atomic / fence sequence). Whole CTA.
+__device__ __forceinline__ void enc_tile_done(EncMainShared& s, const WsPtrs& w, uint64_t* sizes,
+                                              Status* statuses) {
+  __threadfence();  // this thread's writes of the tile, device-visible before the count
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned long long old =
+        atomicAdd(reinterpret_cast<unsigned long long*>(&w.tally[s.buffer].done), 1ull);
+    s.last = old + 1 == s.plan.tiles ? 1u : 0u;
+  }
+  __syncthreads();
+  if (s.last) enc_finalize_last(s, w, sizes, statuses);
+}
+
 // Copy phase: copy units over all CTAs (reserved per buffer by the setup
 // phase for the largest copy; units past the buffer's actual copy skip).
-__device__ __forceinline__ void enc_copy(const WsPtrs& w) {
+__device__ __noinline__ void enc_copy(const WsPtrs& w) {
   const uint64_t total = w.ctrl->total_units;
   const uint64_t count = w.ctrl->count;
   for (uint64_t u = blockIdx.x; u < total; u += gridDim.x) {
@@ -273,13 +292,8 @@ __global__ void __launch_bounds__(kThreads, 4)
     if (local < s.plan.tiles) {
       if (s.plan.flags & kPlanDense) enc_tile<T>(s, w, tile, local);
       if (s.plan.flags & kPlanChecksum) {
-        // The tile's checksum blocks (every block whose first byte is in
-        // the tile), while its input is still in L2.
-        const uint64_t bytes = s.plan.n * T::kBytes;
-        const uint64_t b0 = (local << kTileLog2) * T::kBytes;
-        const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
         __syncthreads();
-        cta_block_hashes(s.plan.src, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+        enc_tile_hashes(s, w, local, T::kBytes);
       }
       enc_tile_done(s, w, sizes, statuses);
     }
