@@ -82,8 +82,9 @@ SZ_HD void xxh3_stripe_delta(const uint8_t* p, uint64_t len, uint64_t j, uint32_
 }
 
 // A lane's 8 secret words for stripe s: lane s of a CTA hashes stripe s of
-// every step, so its keys are fixed for the whole hash and live in
-// registers (loaded once, not 64 bytes of constant loads per stripe).
+// every step, so its keys are fixed for the whole hash and are computed
+// once (cta_xxh3_64 keeps the 16 lanes' keys in shared memory), not 64
+// bytes of constant loads per stripe.
 SZ_HD void xxh3_lane_keys(uint32_t s, uint64_t key[8]) {
   for (uint32_t i = 0; i < 8; ++i) key[i] = dev::secret64(8u * s + 8u * i);
 }

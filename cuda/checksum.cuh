@@ -8,7 +8,8 @@
 // step reduced with a 16-lane reduce-scatter (8 u64 shuffles), the deltas
 // kept in shared memory; then 8 threads run the serial chain, one
 // accumulator lane each (an add and a scramble lane per KiB). Each lane's 8
-// secret words are loaded once per hash (its stripe index never changes). Used for every 64 KiB checksum block (fused into the
+// secret words are computed once per hash into shared memory (its stripe
+// index never changes), not 8 constant byte loads per word. Used for every 64 KiB checksum block (fused into the
 // main kernels) and for the frame checksum over the block hashes.
 //
 // v1 frames (decode only): XXH64 is four serial chains; warp_xxh64 runs them
@@ -26,6 +27,7 @@ namespace cuda_detail {
 constexpr uint32_t kHashWindow = 64;  // steps whose deltas fit in shared memory at once
 
 struct HashShared {
+  uint64_t key[16][8];  // lane l's 8 secret words (stripe l & 15 of every step), set once per hash
   uint64_t delta[kHashWindow][8];
   dev::Xxh3Acc acc;
   uint64_t result;
@@ -64,8 +66,12 @@ __device__ __forceinline__ uint64_t cta_xxh3_64(const uint8_t* p, uint64_t len, 
     return sh.result;
   }
   if (t == 0) sh.acc.init();
-  uint64_t key[8];
-  xxh3_lane_keys(lane & 15u, key);  // hoisted: lane l hashes stripe l & 15 of every step
+  // Hoisted: lane l hashes stripe l & 15 of every step, so its keys are
+  // fixed; shared memory rather than registers (16 more registers would
+  // spill the decode kernel at its 64-register cap).
+  if (t < 16) xxh3_lane_keys(t, sh.key[t]);
+  __syncthreads();
+  const uint64_t* key = sh.key[lane & 15u];
   const uint64_t steps = xxh3_steps(len);
   for (uint64_t w0 = 0; w0 < steps; w0 += kHashWindow) {
     const uint64_t left = steps - w0;
