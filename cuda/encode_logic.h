@@ -301,7 +301,7 @@ SZ_HD uint32_t top16_rank(const uint64_t counts[256], uint32_t e) {
 // Decides coded vs stored (FORMAT.md 4.4: coded iff E fits the budget, i.e.
 // the coded frame is smaller than the stored one and fits capacity), writes
 // the header (p.checksum must hold the content checksum) and the zero gaps,
-// sets the stream-7 offset and the copy the copy kernel does. Stream 7
+// sets the stream-7 offset and the copy the copy phase does. Stream 7
 // itself is written from the block hashes (write_block_checks).
 SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
   p.copy_kind = kCopyNone;
