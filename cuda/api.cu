@@ -46,6 +46,13 @@ Status device_info(DeviceInfo* out) {
       (void)cudaGetLastError();
       return Status::backend_unavailable;
     }
+    int coop = 0;
+    if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return Status::backend_unavailable;
+    }
+    d.cooperative = coop != 0;
+    if (!d.cooperative) return Status::backend_unavailable;  // the encode kernel is a cooperative launch
     // The occupancy queries also load the encode and decode modules.
     d.enc_ctas_per_sm = enc_main_occupancy();
     d.dec_ctas_per_sm = dec_main_occupancy();

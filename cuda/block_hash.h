@@ -81,6 +81,34 @@ SZ_HD void xxh3_stripe_delta(const uint8_t* p, uint64_t len, uint64_t j, uint32_
   dev::Xxh3Acc::stripe_words(w, secret, d);
 }
 
+// A lane's 8 secret words for stripe s: lane s of a CTA hashes stripe s of
+// every step, so its keys are fixed for the whole hash and are computed
+// once (cta_xxh3_64 keeps the 16 lanes' keys in shared memory), not 64
+// bytes of constant loads per stripe.
+SZ_HD void xxh3_lane_keys(uint32_t s, uint64_t key[8]) {
+  for (uint32_t i = 0; i < 8; ++i) key[i] = dev::secret64(8u * s + 8u * i);
+}
+
+// xxh3_stripe_delta with the lane's preloaded keys; the one stripe with
+// another secret offset (the final stripe at len - 64) loads its own.
+SZ_HD void xxh3_stripe_delta_keyed(const uint8_t* p, uint64_t len, uint64_t j, uint32_t s, const uint64_t key[8],
+                                   uint64_t d[8]) {
+  uint64_t off;
+  uint32_t secret;
+  if (!xxh3_stripe_at(len, j, s, &off, &secret)) return;
+  uint64_t w[8];
+  xxh3_load_stripe(p + off, w);
+  if (secret == 8u * s) dev::Xxh3Acc::stripe_keyed(w, key, d);
+  else dev::Xxh3Acc::stripe_words(w, secret, d);
+}
+
+// Accumulator lane i of one chain step (8 threads run the chain, one lane
+// each: the lanes are independent until the merge).
+SZ_HD void xxh3_chain_lane(dev::Xxh3Acc& acc, uint32_t i, uint64_t delta_i, bool final_step) {
+  acc.a[i] += delta_i;
+  if (!final_step) acc.scramble_lane(i);
+}
+
 // One chain step: acc += delta, then the scramble unless it is the final step.
 SZ_HD void xxh3_chain_step(dev::Xxh3Acc& acc, const uint64_t delta[8], bool final_step) {
   for (uint32_t i = 0; i < 8; ++i) acc.a[i] += delta[i];
@@ -99,6 +127,28 @@ SZ_HD uint64_t xxh3_by_steps(const uint8_t* p, uint64_t len) {
     uint64_t d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     for (uint32_t s = 0; s < dev::kXxh3StripesPerBlock; ++s) xxh3_stripe_delta(p, len, j, s, d);
     xxh3_chain_step(acc, d, j + 1 == steps);
+  }
+  return acc.merge(len);
+}
+
+// The CTA's split exactly (cta_xxh3_64): 16 stripe lanes with hoisted keys,
+// their deltas summed per step, the chain run lane by lane (the 8 chain
+// threads), then the merge. The emulator hashes with this.
+SZ_HD uint64_t xxh3_by_lanes(const uint8_t* p, uint64_t len) {
+  if (len <= kXxh3MidMax) return dev::xxh3_64(p, len);
+  uint64_t keys[dev::kXxh3StripesPerBlock][8];
+  for (uint32_t s = 0; s < dev::kXxh3StripesPerBlock; ++s) xxh3_lane_keys(s, keys[s]);
+  dev::Xxh3Acc acc;
+  acc.init();
+  const uint64_t steps = xxh3_steps(len);
+  for (uint64_t j = 0; j < steps; ++j) {
+    uint64_t d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t s = 0; s < dev::kXxh3StripesPerBlock; ++s) {
+      uint64_t ds[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // lane s's own delta, then the reduction
+      xxh3_stripe_delta_keyed(p, len, j, s, keys[s], ds);
+      for (uint32_t i = 0; i < 8; ++i) d[i] += ds[i];
+    }
+    for (uint32_t i = 0; i < 8; ++i) xxh3_chain_lane(acc, i, d[i], j + 1 == steps);
   }
   return acc.merge(len);
 }

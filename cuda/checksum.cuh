@@ -6,8 +6,10 @@
 // per warp pass (lanes 0-15 and 16-31, one 64-byte stripe per lane, 16-byte
 // coalesced loads: a warp reads 2 KiB contiguous), the 8 stripe sums of a
 // step reduced with a 16-lane reduce-scatter (8 u64 shuffles), the deltas
-// kept in shared memory; then one thread runs the serial chain (8 adds and a
-// scramble per KiB). Used for every 64 KiB checksum block (fused into the
+// kept in shared memory; then 8 threads run the serial chain, one
+// accumulator lane each (an add and a scramble lane per KiB). Each lane's 8
+// secret words are computed once per hash into shared memory (its stripe
+// index never changes), not 8 constant byte loads per word. Used for every 64 KiB checksum block (fused into the
 // main kernels) and for the frame checksum over the block hashes.
 //
 // v1 frames (decode only): XXH64 is four serial chains; warp_xxh64 runs them
@@ -25,6 +27,7 @@ namespace cuda_detail {
 constexpr uint32_t kHashWindow = 64;  // steps whose deltas fit in shared memory at once
 
 struct HashShared {
+  uint64_t key[16][8];  // lane l's 8 secret words (stripe l & 15 of every step), set once per hash
   uint64_t delta[kHashWindow][8];
   dev::Xxh3Acc acc;
   uint64_t result;
@@ -63,6 +66,12 @@ __device__ __forceinline__ uint64_t cta_xxh3_64(const uint8_t* p, uint64_t len, 
     return sh.result;
   }
   if (t == 0) sh.acc.init();
+  // Hoisted: lane l hashes stripe l & 15 of every step, so its keys are
+  // fixed; shared memory rather than registers (16 more registers would
+  // spill the decode kernel at its 64-register cap).
+  if (t < 16) xxh3_lane_keys(t, sh.key[t]);
+  __syncthreads();
+  const uint64_t* key = sh.key[lane & 15u];
   const uint64_t steps = xxh3_steps(len);
   for (uint64_t w0 = 0; w0 < steps; w0 += kHashWindow) {
     const uint64_t left = steps - w0;
@@ -71,13 +80,13 @@ __device__ __forceinline__ uint64_t cta_xxh3_64(const uint8_t* p, uint64_t len, 
     for (uint32_t q = warp; q < pairs; q += kWarps) {  // uniform per warp: all lanes shuffle
       const uint32_t k = 2 * q + (lane >> 4);
       uint64_t d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      if (k < wsteps) xxh3_stripe_delta(p, len, w0 + k, lane & 15u, d);
+      if (k < wsteps) xxh3_stripe_delta_keyed(p, len, w0 + k, lane & 15u, key, d);
       const uint64_t sum = half_warp_reduce_scatter8(d, lane);
       if (k < wsteps && (lane & 1u) == 0) sh.delta[k][(lane & 15u) >> 1] = sum;
     }
     __syncthreads();
-    if (t == 0)
-      for (uint32_t k = 0; k < wsteps; ++k) xxh3_chain_step(sh.acc, sh.delta[k], w0 + k + 1 == steps);
+    if (t < 8)  // the 8 accumulator lanes are independent chains until the merge
+      for (uint32_t k = 0; k < wsteps; ++k) xxh3_chain_lane(sh.acc, t, sh.delta[k][t], w0 + k + 1 == steps);
     __syncthreads();
   }
   if (t == 0) sh.result = sh.acc.merge(len);

@@ -98,6 +98,13 @@ struct DecMainShared {
   uint32_t patch;  // 1: escapes of this tile are in range and their counts valid
 };
 
+// Not inlined: the hash loop's registers (a lane's 8 keys, 8 deltas) then
+// do not add to the tile loop's allocation at the 64-register cap.
+__device__ __noinline__ void dec_tile_hashes(const uint8_t* data, uint64_t bytes, uint64_t b0, uint64_t b1,
+                                             uint64_t* hashes, HashShared& sh) {
+  cta_block_hashes(data, bytes, b0, b1, hashes, sh);
+}
+
 template <class T>
 __device__ __forceinline__ void dec_tile(DecMainShared& s, const WsPtrs& w, uint64_t tile, uint64_t local) {
   const uint32_t t = threadIdx.x;
@@ -112,9 +119,9 @@ __device__ __forceinline__ void dec_tile(DecMainShared& s, const WsPtrs& w, uint
   const uint32_t agg = dec_tile_total(s.tile);
   if (t == 0) lookback_publish(w.states, tile, plan.tile_begin, agg);
 
-  // Several groups' loads in flight per thread (one for fp32: 64-byte groups
-  // and 64 registers).
-  constexpr uint32_t kInFlight = T::kBytes == 4 ? 1 : 2;
+  // Loads of several groups in flight per thread before the first store
+  // (dec_groups_in_flight: why two, not four).
+  constexpr uint32_t kInFlight = dec_groups_in_flight<T>();
   static_assert(kRounds % kInFlight == 0, "rounds split into batches");
 SZ_NO_UNROLL
   for (uint32_t r = 0; r < kRounds; r += kInFlight) {
@@ -161,7 +168,7 @@ __device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs
     const uint64_t bytes = s.plan.out_bytes;
     const uint64_t b0 = (local << kTileLog2) * T::kBytes;
     const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
-    cta_block_hashes(s.plan.dst, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+    dec_tile_hashes(s.plan.dst, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
   }
 }
 

@@ -97,6 +97,18 @@ SZ_UNROLL
 
 SZ_HD uint32_t dec_tile_total(const DecShared& sh) { return sh.coff[kMaxChunksPerTile]; }
 
+// Groups whose loads a thread issues before the first store (dec_tile):
+// two (bf16: 2 x 16 B residuals + 2 x 8 B codes), fp32 one (3 x 16 B +
+// 8 B). Four groups (4 x 16 B for bf16) were tried: the one decode kernel
+// for every dtype, capped at 64 registers, then spills 1280/920 bytes
+// (st/ld, ptxas -v, sm_90, CUDA 13) instead of 372/304, so it stays at two
+// until a device run compares both (with __launch_bounds__(256, 3) as the
+// third point; see cuda/README.md).
+template <class T>
+constexpr uint32_t dec_groups_in_flight() {
+  return T::kBytes == 4 ? 1u : 2u;
+}
+
 // Step 2, split into load and decode halves (see enc_load for why).
 template <class T>
 struct DecIn {
@@ -120,7 +132,7 @@ SZ_HD void dec_load(const DecPlan& p, uint64_t tile_first, uint32_t g, DecIn<T>&
   const uint8_t* f = p.src;
   const FrameLayout& L = p.L;
   const uint64_t first = in.first;
-  in.codes = src_vec ? load8(f + L.code_off + first / 2)
+  in.codes = src_vec ? load8_cs(f + L.code_off + first / 2)  // frame streams 1-3: read once
                      : load_bytes64(f + L.code_off + first / 2, (valid + 1) / 2);
   constexpr uint32_t kResWords = T::kResBytes ? 4 * T::kResBytes : 1;
 SZ_UNROLL
@@ -129,7 +141,7 @@ SZ_UNROLL
     const uint8_t* r = f + L.res_off + first * T::kResBytes;
     if (src_vec) {
       SZ_UNROLL
-      for (uint32_t k = 0; k < T::kResBytes; ++k) load16(r + 16 * k, in.res + 4 * k);
+      for (uint32_t k = 0; k < T::kResBytes; ++k) load16_cs(r + 16 * k, in.res + 4 * k);
     } else {
       load_bytes(r, valid * T::kResBytes, in.res);
     }
@@ -153,8 +165,10 @@ SZ_HD void dec_store_bf16_full(const DecPlan& p, uint32_t g, const DecIn<Bf16Tra
   if (flags & (1u << 24)) note_error(err, Status::bad_code);
   uint8_t* d = p.dst + in.first * 2;
   if (p.flags & kPlanDstAligned) {
-    store16(d, out);
-    store16(d + 16, out + 4);
+    // Output: streamed out unless the tile's checksum pass re-reads it.
+    const bool stream = !(p.flags & kPlanVerify);
+    store16_hint(d, out, stream);
+    store16_hint(d + 16, out + 4, stream);
   } else {
     store_bytes(d, 32, out);
   }
@@ -200,7 +214,7 @@ SZ_UNROLL
   uint8_t* d = p.dst + in.first * T::kBytes;
   if (valid == kGroupElems && (p.flags & kPlanDstAligned)) {
 SZ_UNROLL
-    for (uint32_t k = 0; k < T::kBytes; ++k) store16(d + 16 * k, out + 4 * k);
+    for (uint32_t k = 0; k < T::kBytes; ++k) store16_hint(d + 16 * k, out + 4 * k, !(p.flags & kPlanVerify));
   } else {
     store_bytes(d, valid * T::kBytes, out);
   }
@@ -266,8 +280,8 @@ SZ_HD void dec_stored_copy(const DecPlan& p, uint64_t tile_first, uint32_t t, ui
     const uint64_t vec_end = begin + (end - begin) / 16 * 16;
     for (uint64_t o = begin + 16u * t; o < vec_end; o += 16u * nthreads) {
       uint32_t w[4];
-      load16(from + o, w);
-      store16(to + o, w);
+      load16_cs(from + o, w);
+      store16_hint(to + o, w, !(p.flags & kPlanVerify));
     }
     done = vec_end;
   }

@@ -1,10 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// Encode kernels: setup (plans, tile/staging/hash prefixes) -> main (single
-// read of the input, persistent CTAs, decoupled look-back, v2 block hashes
-// of the tile's checksum blocks) -> finalize (frame checksum, stored/coded
-// decision, header, gaps, stream 7) -> copy (escape exponents, or the input
-// for a stored frame). Every step is stream-ordered; nothing
-// returns to the host.
+// Encode: ONE cooperative kernel per call (enc_fused_kernel<T>), three
+// phases separated by two grid-wide barriers:
+//   setup    CTA 0 plans every buffer (prefixes of tiles, staging, hashes
+//            and copy units); every CTA clears its share of the tile
+//            states. A buffer with no tiles is finalized here.
+//   main     persistent CTAs take tiles in increasing order from a ticket:
+//            single read of the input, decoupled look-back, v2 block hashes
+//            of the tile's checksum blocks. The CTA that finishes a
+//            buffer's last outstanding tile (per-buffer done counter)
+//            finalizes that buffer: frame checksum over its block hashes,
+//            stored/coded decision, header, gaps, stream 7.
+//   copy     escape exponents staging -> stream 6, or the input -> payload
+//            of a stored frame, spread over all CTAs.
+// Why a grid barrier at all: the workspace needs no initialisation (public
+// contract), so the ticket and the tile states must be reset by this call
+// before any CTA uses them; inside one launch that ordering needs every CTA
+// resident, i.e. a cooperative launch (grid <= SMs x occupancy, which the
+// persistent grid already is). The second barrier orders the stored copy
+// after every coded write of the same buffer. Nothing returns to the host.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include "cuda/checksum.cuh"
@@ -30,16 +44,31 @@ __device__ __forceinline__ WsPtrs ws_ptrs(uint8_t* ws, const WorkspaceLayout& la
           reinterpret_cast<uint64_t*>(ws + lay.hashes_off), ws + lay.stage_off};
 }
 
-// One CTA: plans every buffer, prefixes of tiles and staging, clears the
-// tile states and the ticket of this call.
-__global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
-  __shared__ uint64_t scratch[kWarps + 1];
-  const WsPtrs w = ws_ptrs(a.ws, a.lay);
-  uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0;
+struct EncMainShared {
+  EncShared tile;
+  HashShared hash;
+  EncPlan plan;
+  uint32_t scratch[kWarps + 1];
+  uint64_t scratch64[kWarps + 1];
+  uint64_t ticket;
+  uint64_t buffer;
+  uint64_t excl;
+  uint64_t check_off;
+  uint32_t last;
+};
+
+// Setup phase, CTA 0: plans every buffer, prefixes of tiles, staging, block
+// hashes and copy units, clears the tallies and the ticket; finalizes the
+// buffers without tiles (bad items, n = 0, stored without checksum).
+// Not inlined (like enc_finalize_last): cold paths with their own register
+// allocation, so their demand does not spill the tile loop's registers.
+__device__ __noinline__ void enc_setup(const EncSetupArgs& a, const WsPtrs& w, uint64_t* sizes, Status* statuses,
+                          uint64_t* scratch) {
+  uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0, unit_carry = 0;
   for (uint64_t base = 0; base < a.count; base += kThreads) {
     const uint64_t b = base + threadIdx.x;
     EncPlan p{};
-    uint64_t tiles = 0, stage = 0, checks = 0;
+    uint64_t tiles = 0, stage = 0, checks = 0, units = 0;
     if (b < a.count) {
       EncItem it{};
       Codebook cb = a.cb;
@@ -72,63 +101,62 @@ __global__ void __launch_bounds__(kThreads) enc_setup_kernel(EncSetupArgs a) {
       tiles = p.tiles;
       stage = stage_need(p);
       checks = p.n_checks;
+      units = enc_units_bound(p);
     }
-    uint64_t tot_tiles = 0, tot_stage = 0, tot_checks = 0;
+    uint64_t tot_tiles = 0, tot_stage = 0, tot_checks = 0, tot_units = 0;
     const uint64_t et = block_excl_scan64(tiles, scratch, &tot_tiles);
     const uint64_t es = block_excl_scan64(stage, scratch, &tot_stage);
     const uint64_t eh = block_excl_scan64(checks, scratch, &tot_checks);
+    const uint64_t eu = block_excl_scan64(units, scratch, &tot_units);
     if (b < a.count) {
       p.tile_begin = tile_carry + et;
       p.stage_off = stage_carry + es;
       p.hash_off = hash_carry + eh;
+      p.units_begin = unit_carry + eu;
       // Buffers past the workspace's sizing fail alone; their tile range
-      // stays reserved (a hole the main kernel skips).
+      // stays reserved (a hole the main phase skips).
       if (p.tile_begin + p.tiles > a.lay.tiles_bound || p.stage_off + stage > a.lay.stage_bytes ||
           p.hash_off + checks > a.lay.hashes_bound) {
         p.status = static_cast<int32_t>(Status::invalid_argument);
         p.tiles = 0;
       }
       w.plans[b] = p;
-      w.tally[b].escapes = 0;
+      EncTally t{};
+      // No tiles: no block hashes (n = 0 when checksummed), so the frame
+      // checksum is XXH3 of an empty hash array.
+      if (p.tiles == 0)
+        enc_finalize_buffer(p, t, dev::xxh3_64(reinterpret_cast<const uint8_t*>(w.hashes + p.hash_off), 8 * p.n_checks),
+                            sizes + b, statuses + b);
+      w.tally[b] = t;
     }
     tile_carry += tot_tiles;
     stage_carry += tot_stage;
     hash_carry += tot_checks;
+    unit_carry += tot_units;
   }
-  const uint64_t total = tile_carry < a.lay.tiles_bound ? tile_carry : a.lay.tiles_bound;
   if (threadIdx.x == 0) {
     w.ctrl->ticket = 0;
-    w.ctrl->total_tiles = total;
-    w.ctrl->total_units = 0;
+    w.ctrl->total_tiles = tile_carry < a.lay.tiles_bound ? tile_carry : a.lay.tiles_bound;
+    w.ctrl->total_units = unit_carry;
     w.ctrl->count = a.count;
   }
-  for (uint64_t i = threadIdx.x; i < total; i += kThreads) w.states[i] = 0;
 }
-
-struct EncMainShared {
-  EncShared tile;
-  HashShared hash;
-  EncPlan plan;
-  uint32_t scratch[kWarps + 1];
-  uint64_t ticket;
-  uint64_t buffer;
-  uint64_t excl;
-};
 
 template <class T>
 __device__ __forceinline__ void enc_tile(EncMainShared& s, const WsPtrs& w, uint64_t tile, uint64_t local) {
   const uint32_t t = threadIdx.x;
   const EncPlan& plan = s.plan;
   const uint64_t tile_first = local << kTileLog2;
-  // Two groups' loads in flight per thread before any store.
-  static_assert(kRounds % 2 == 0, "rounds are processed in pairs");
+  // enc_groups_in_flight<T>() groups' loads (4 x 16 B) in flight per thread
+  // before any store.
+  constexpr uint32_t kInFlight = enc_groups_in_flight<T>();
 SZ_NO_UNROLL
-  for (uint32_t r = 0; r < kRounds; r += 2) {
-    EncIn<T> a, b;
-    enc_load<T>(plan, tile_first, r * kThreads + t, a);
-    enc_load<T>(plan, tile_first, (r + 1) * kThreads + t, b);
-    enc_transform<T>(plan, r * kThreads + t, a, s.tile);
-    enc_transform<T>(plan, (r + 1) * kThreads + t, b, s.tile);
+  for (uint32_t r = 0; r < kRounds; r += kInFlight) {
+    EncIn<T> in[kInFlight];
+SZ_UNROLL
+    for (uint32_t k = 0; k < kInFlight; ++k) enc_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
+SZ_UNROLL
+    for (uint32_t k = 0; k < kInFlight; ++k) enc_transform<T>(plan, (r + k) * kThreads + t, in[k], s.tile);
   }
   __syncthreads();
   const uint32_t sum = enc_rake_sum(t, s.tile);
@@ -152,12 +180,95 @@ SZ_NO_UNROLL
   enc_chunk_counts(plan, tile_first, t, s.tile);
 }
 
-// Persistent CTAs take tiles in increasing order from a ticket. One
-// instantiation per dtype (a batch has one dtype) keeps registers per dtype.
+// The tile's checksum blocks (every block whose first byte is in the
+// tile), while its input is still in L2. Not inlined: the hash loop's
+// registers (a lane's 8 keys, 8 deltas) then do not add to the tile loop's.
+__device__ __noinline__ void enc_tile_hashes(EncMainShared& s, const WsPtrs& w, uint64_t local, uint32_t elem_bytes) {
+  const uint64_t bytes = s.plan.n * elem_bytes;
+  const uint64_t b0 = (local << kTileLog2) * elem_bytes;
+  const uint64_t b1 = b0 + kTileElems * elem_bytes < bytes ? b0 + kTileElems * elem_bytes : bytes;
+  cta_block_hashes(s.plan.src, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+}
+
+// The buffer's last tile is done (every other tile's writes, E and block
+// hashes visible after the fence / count / fence sequence): frame checksum,
+// decision, header, gaps, stream 7. Whole CTA; once per buffer.
+__device__ __noinline__ void enc_finalize_last(EncMainShared& s, const WsPtrs& w, uint64_t* sizes,
+                                               Status* statuses) {
+  __threadfence();
+  const EncPlan& p = s.plan;
+  const uint64_t b = s.buffer;
+  uint64_t checksum = 0;
+  if (p.flags & kPlanChecksum)
+    checksum = cta_xxh3_64(reinterpret_cast<const uint8_t*>(w.hashes + p.hash_off), 8 * p.n_checks, s.hash);
+  if (threadIdx.x == 0) {
+    EncTally t = w.tally[b];
+    enc_finalize_buffer(p, t, checksum, sizes + b, statuses + b);
+    w.tally[b] = t;
+    s.check_off = t.check_off;
+  }
+  __syncthreads();
+  // Stream 7: the low 32 bits of each block hash.
+  if (p.flags & kPlanChecksum)
+    for (uint64_t k = threadIdx.x; k < p.n_checks; k += kThreads)
+      write_block_checks(p.dst + s.check_off + 4 * k, w.hashes + p.hash_off + k, 1);
+}
+
+// The tile is done: count it; the CTA completing the buffer finalizes it
+// (every other tile's writes, E and block hashes are visible after the
+// fence / atomic / fence sequence). Whole CTA.
+__device__ __forceinline__ void enc_tile_done(EncMainShared& s, const WsPtrs& w, uint64_t* sizes,
+                                              Status* statuses) {
+  __threadfence();  // this thread's writes of the tile, device-visible before the count
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned long long old =
+        atomicAdd(reinterpret_cast<unsigned long long*>(&w.tally[s.buffer].done), 1ull);
+    s.last = old + 1 == s.plan.tiles ? 1u : 0u;
+  }
+  __syncthreads();
+  if (s.last) enc_finalize_last(s, w, sizes, statuses);
+}
+
+// Copy phase: copy units over all CTAs (reserved per buffer by the setup
+// phase for the largest copy; units past the buffer's actual copy skip).
+__device__ __noinline__ void enc_copy(const WsPtrs& w) {
+  const uint64_t total = w.ctrl->total_units;
+  const uint64_t count = w.ctrl->count;
+  for (uint64_t u = blockIdx.x; u < total; u += gridDim.x) {
+    // Last plan with units_begin <= u (zero-unit plans share their successor's).
+    uint64_t lo = 0, hi = count;
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (w.plans[mid].units_begin <= u) lo = mid + 1;
+      else hi = mid;
+    }
+    const EncPlan& p = w.plans[lo - 1];
+    const EncTally& t = w.tally[lo - 1];
+    const uint64_t unit = u - p.units_begin;
+    if (t.copy_kind == kCopyNone || unit * kCopyUnitBytes >= t.copy_bytes) continue;  // uniform per CTA
+    const uint8_t* from;
+    uint8_t* to;
+    enc_copy_ends(p, t, w.stage, &from, &to);
+    copy_unit(from, to, t.copy_bytes, unit, threadIdx.x, kThreads);
+  }
+}
+
+// One instantiation per dtype (a batch has one dtype) keeps registers per
+// dtype. Launched cooperatively (grid.sync), grid <= resident CTAs.
 template <class T>
-__global__ void __launch_bounds__(kThreads, 4) enc_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
+__global__ void __launch_bounds__(kThreads, 4)
+    enc_fused_kernel(EncSetupArgs a, uint64_t* sizes, Status* statuses) {
   __shared__ __align__(16) EncMainShared s;
-  const WsPtrs w = ws_ptrs(ws, lay);
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const WsPtrs w = ws_ptrs(a.ws, a.lay);
+  // ---- setup
+  if (blockIdx.x == 0) enc_setup(a, w, sizes, statuses, s.scratch64);
+  for (uint64_t i = uint64_t{blockIdx.x} * kThreads + threadIdx.x; i < a.lay.tiles_bound;
+       i += uint64_t{gridDim.x} * kThreads)
+    w.states[i] = 0;
+  grid.sync();
+  // ---- main: tiles in ticket order, each buffer finalized by its last CTA
   const uint64_t total = w.ctrl->total_tiles;
   const uint64_t count = w.ctrl->count;
   uint64_t current = ~uint64_t{0};
@@ -181,129 +292,69 @@ __global__ void __launch_bounds__(kThreads, 4) enc_main_kernel(uint8_t* ws, Work
     if (local < s.plan.tiles) {
       if (s.plan.flags & kPlanDense) enc_tile<T>(s, w, tile, local);
       if (s.plan.flags & kPlanChecksum) {
-        // The tile's checksum blocks (every block whose first byte is in
-        // the tile), while its input is still in L2.
-        const uint64_t bytes = s.plan.n * T::kBytes;
-        const uint64_t b0 = (local << kTileLog2) * T::kBytes;
-        const uint64_t b1 = b0 + kTileElems * T::kBytes < bytes ? b0 + kTileElems * T::kBytes : bytes;
         __syncthreads();
-        cta_block_hashes(s.plan.src, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
+        enc_tile_hashes(s, w, local, T::kBytes);
       }
+      enc_tile_done(s, w, sizes, statuses);
     }
     __syncthreads();
   }
-}
-
-// One CTA: per-buffer decision, header, statuses, copy-unit prefix.
-__global__ void __launch_bounds__(kThreads) enc_finalize_kernel(uint8_t* ws, WorkspaceLayout lay,
-                                                                uint64_t* sizes, Status* statuses) {
-  __shared__ uint64_t scratch[kWarps + 1];
-  __shared__ HashShared hs;
-  const WsPtrs w = ws_ptrs(ws, lay);
-  const uint64_t count = w.ctrl->count;
-  // Frame checksums: XXH3 of each buffer's block hashes (whole CTA).
-  for (uint64_t b = 0; b < count; ++b) {
-    EncPlan& p = w.plans[b];
-    if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanChecksum)) continue;
-    const uint64_t c = cta_xxh3_64(reinterpret_cast<const uint8_t*>(w.hashes + p.hash_off), 8 * p.n_checks, hs);
-    if (threadIdx.x == 0) p.checksum = c;
-  }
-  __syncthreads();
-  uint64_t carry = 0;
-  for (uint64_t base = 0; base < count; base += kThreads) {
-    const uint64_t b = base + threadIdx.x;
-    uint64_t units = 0;
-    if (b < count) {
-      w.plans[b].escapes = w.tally[b].escapes;  // the main kernel has ended: plans are writable again
-      enc_finalize(w.plans[b], sizes + b, statuses + b);
-      units = w.plans[b].units;
-    }
-    uint64_t tot = 0;
-    const uint64_t ex = block_excl_scan64(units, scratch, &tot);
-    if (b < count) w.plans[b].units_begin = carry + ex;
-    carry += tot;
-  }
-  if (threadIdx.x == 0) w.ctrl->total_units = carry;
-  __syncthreads();
-  // Stream 7: the low 32 bits of each block hash.
-  for (uint64_t b = 0; b < count; ++b) {
-    const EncPlan& p = w.plans[b];
-    if (p.status != static_cast<int32_t>(Status::ok) || !(p.flags & kPlanChecksum)) continue;
-    for (uint64_t k = threadIdx.x; k < p.n_checks; k += kThreads)
-      write_block_checks(p.dst + p.check_off + 4 * k, w.hashes + p.hash_off + k, 1);
-  }
-}
-
-__global__ void __launch_bounds__(kThreads) enc_copy_kernel(uint8_t* ws, WorkspaceLayout lay) {
-  const WsPtrs w = ws_ptrs(ws, lay);
-  const uint64_t total = w.ctrl->total_units;
-  const uint64_t count = w.ctrl->count;
-  for (uint64_t u = blockIdx.x; u < total; u += gridDim.x) {
-    // Last plan with units_begin <= u (zero-unit plans share their successor's).
-    uint64_t lo = 0, hi = count;
-    while (lo < hi) {
-      const uint64_t mid = (lo + hi) / 2;
-      if (w.plans[mid].units_begin <= u) lo = mid + 1;
-      else hi = mid;
-    }
-    const EncPlan& p = w.plans[lo - 1];
-    const uint8_t* from;
-    uint8_t* to;
-    enc_copy_ends(p, w.stage, &from, &to);
-    copy_unit(from, to, p.copy_bytes, u - p.units_begin, threadIdx.x, kThreads);
-  }
+  grid.sync();
+  // ---- copy
+  enc_copy(w);
 }
 
 }  // namespace
 
 Status encode_launches(const DeviceInfo& info, const EncSetupArgs& a, uint64_t elems_bound, EncodeLaunches* out) {
-  if (info.sms <= 0 || info.enc_ctas_per_sm <= 0) return Status::backend_unavailable;
+  if (info.sms <= 0 || info.enc_ctas_per_sm <= 0 || !info.cooperative) return Status::backend_unavailable;
   const uint32_t bytes = geometry_of(a.dtype).bytes;
   if (bytes == 0 || a.count == 0 || a.count > kMaxBatchCount || elems_bound > kMaxElems) return Status::invalid_argument;
+  // Cooperative: every CTA resident at once, so at most SMs x occupancy.
   const uint64_t resident = static_cast<uint64_t>(info.sms) * static_cast<uint64_t>(info.enc_ctas_per_sm);
-  const uint64_t main_grid = a.lay.tiles_bound < resident ? a.lay.tiles_bound : resident;
-  const uint64_t units_bound = elems_bound * bytes / kCopyUnitBytes + a.count;
-  const uint64_t copy_cap = static_cast<uint64_t>(info.sms) * 8;
-  const uint64_t copy_grid = units_bound < copy_cap ? units_bound : copy_cap;
-  out->setup = {1, kThreads};
-  out->main = {static_cast<uint32_t>(main_grid > 0 ? main_grid : 1), kThreads};
-  out->finalize = {1, kThreads};
-  out->copy = {static_cast<uint32_t>(copy_grid > 0 ? copy_grid : 1), kThreads};
+  const uint64_t grid = a.lay.tiles_bound < resident ? a.lay.tiles_bound : resident;
+  out->fused = {static_cast<uint32_t>(grid > 0 ? grid : 1), kThreads};
   return Status::ok;
 }
 
 Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_sizes,
                       Status* d_statuses, cudaStream_t stream) {
-  // Everything that can fail on the host is checked before the first launch
-  // (device, occupancy, grid shapes); a sticky error left by earlier work is
-  // reported without enqueuing anything.
+  // Everything that can fail on the host is checked before the launch
+  // (device, cooperative support, occupancy, grid shape); a sticky error
+  // left by earlier work is reported without enqueuing anything.
   DeviceInfo info;
   Status s = device_info(&info);
   if (s != Status::ok) return s;
   EncodeLaunches L;
   if ((s = encode_launches(info, a, elems_bound, &L)) != Status::ok) return s;
   if ((s = pending_error()) != Status::ok) return s;
-  enc_setup_kernel<<<L.setup.grid, L.setup.block, 0, stream>>>(a);
+  EncSetupArgs args = a;
+  void* params[] = {&args, &d_sizes, &d_statuses};
+  const void* k;
   switch (a.dtype) {
-    case 1: enc_main_kernel<Bf16Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
-    case 2: enc_main_kernel<Fp16Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
-    case 3: enc_main_kernel<Fp32Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
-    default: enc_main_kernel<Fp8E5M2Traits><<<L.main.grid, L.main.block, 0, stream>>>(a.ws, a.lay); break;
+    case 1: k = reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>); break;
+    case 2: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>); break;
+    case 3: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>); break;
+    default: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>); break;
   }
-  enc_finalize_kernel<<<L.finalize.grid, L.finalize.block, 0, stream>>>(a.ws, a.lay, d_sizes, d_statuses);
-  enc_copy_kernel<<<L.copy.grid, L.copy.block, 0, stream>>>(a.ws, a.lay);
-  // The shapes were validated above, so a launch can fail here only when the
-  // context itself broke (device fault, driver gone) between two launches.
+  const cudaError_t e = cudaLaunchCooperativeKernel(k, dim3(L.fused.grid), dim3(L.fused.block), params, 0, stream);
+  // The shape was validated above, so the launch fails only when the
+  // context itself broke (device fault, driver gone).
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return e == cudaErrorMemoryAllocation ? Status::out_of_memory : Status::device_error;
+  }
   return launch_status();
 }
 
-// Resident CTAs per SM of the main kernel (the smallest over dtypes).
+// Resident CTAs per SM of the fused kernel (the smallest over dtypes): the
+// cooperative grid's bound.
 int enc_main_occupancy() {
   int best = 0;
-  const void* kernels[4] = {reinterpret_cast<const void*>(enc_main_kernel<Bf16Traits>),
-                            reinterpret_cast<const void*>(enc_main_kernel<Fp16Traits>),
-                            reinterpret_cast<const void*>(enc_main_kernel<Fp32Traits>),
-                            reinterpret_cast<const void*>(enc_main_kernel<Fp8E5M2Traits>)};
+  const void* kernels[4] = {reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>),
+                            reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>),
+                            reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>),
+                            reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>)};
   for (const void* k : kernels) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0) != cudaSuccess) {

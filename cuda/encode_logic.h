@@ -79,6 +79,15 @@ struct EncIn {
   uint32_t valid;             // elements in the buffer, 0..16 (0: past the end)
 };
 
+// Groups whose loads a thread issues before the first transform (enc_tile):
+// 4 x 16 B in flight per thread for every dtype (fp8 4 groups of 16 B,
+// bf16/fp16 2 groups of 32 B, fp32 one group of 64 B).
+template <class T>
+constexpr uint32_t enc_groups_in_flight() {
+  return T::kBytes >= 4 ? 1u : 4u / T::kBytes;
+}
+static_assert(kRounds % 4 == 0, "rounds split into batches of up to 4 groups");
+
 template <class T>
 SZ_HD void enc_load(const EncPlan& p, uint64_t tile_first, uint32_t g, EncIn<T>& in) {
   in.first = tile_first + uint64_t{g} * kGroupElems;
@@ -87,9 +96,11 @@ SZ_HD void enc_load(const EncPlan& p, uint64_t tile_first, uint32_t g, EncIn<T>&
   const uint64_t left = p.n - in.first;
   in.valid = left < kGroupElems ? static_cast<uint32_t>(left) : kGroupElems;
   const uint8_t* s = p.src + in.first * T::kBytes;
+  // Read once, unless the tile's checksum pass re-reads it from L2.
+  const bool stream = !(p.flags & kPlanChecksum);
   if (in.valid == kGroupElems && (p.flags & kPlanSrcAligned)) {
 SZ_UNROLL
-    for (uint32_t k = 0; k < T::kBytes; ++k) load16(s + 16 * k, in.w + 4 * k);
+    for (uint32_t k = 0; k < T::kBytes; ++k) load16_hint(s + 16 * k, in.w + 4 * k, stream);
   } else {
     load_bytes(s, in.valid * T::kBytes, in.w);
   }
@@ -123,8 +134,8 @@ SZ_HD void enc_transform_bf16_full(const EncPlan& p, uint32_t g, const EncIn<Bf1
   const uint64_t codes = uint64_t{byte_perm(y[0], y[1], 0x6420)} | (uint64_t{byte_perm(y[2], y[3], 0x6420)} << 32);
   uint8_t* d = p.dst;
   if (p.flags & kPlanDstAligned) {
-    store16(d + p.L.res_off + in.first, res);
-    store8(d + p.L.code_off + in.first / 2, codes);
+    store16_cs(d + p.L.res_off + in.first, res);  // coded streams: written once, never re-read
+    store8_cs(d + p.L.code_off + in.first / 2, codes);
   } else {
     store_bytes(d + p.L.res_off + in.first, 16, res);
     store_bytes64(d + p.L.code_off + in.first / 2, 8, codes);
@@ -179,7 +190,7 @@ SZ_UNROLL
     if constexpr (T::kResBytes > 0) {
       SZ_UNROLL
       for (uint32_t k = 0; k < T::kResBytes; ++k)
-        store16(d + L.res_off + first * T::kResBytes + 16 * k, res + 4 * k);
+        store16_cs(d + L.res_off + first * T::kResBytes + 16 * k, res + 4 * k);
     }
     if (T::kResHighBits) {
       uint8_t* h = d + L.high_off + first * 3 / 8;  // 6 bytes, 2-byte aligned
@@ -187,7 +198,7 @@ SZ_UNROLL
       store2(h + 2, static_cast<uint32_t>(high >> 16));
       store2(h + 4, static_cast<uint32_t>(high >> 32));
     }
-    store8(d + L.code_off + first / 2, codes);
+    store8_cs(d + L.code_off + first / 2, codes);
   } else {
     if constexpr (T::kResBytes > 0) store_bytes(d + L.res_off + first * T::kResBytes, valid * T::kResBytes, res);
     if (T::kResHighBits) store_bytes64(d + L.high_off + first * 3 / 8, (3 * valid + 7) / 8, high);
@@ -290,7 +301,7 @@ SZ_HD uint32_t top16_rank(const uint64_t counts[256], uint32_t e) {
 // Decides coded vs stored (FORMAT.md 4.4: coded iff E fits the budget, i.e.
 // the coded frame is smaller than the stored one and fits capacity), writes
 // the header (p.checksum must hold the content checksum) and the zero gaps,
-// sets the stream-7 offset and the copy the copy kernel does. Stream 7
+// sets the stream-7 offset and the copy the copy phase does. Stream 7
 // itself is written from the block hashes (write_block_checks).
 SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
   p.copy_kind = kCopyNone;
@@ -333,11 +344,36 @@ SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
   *out_size = p.frame_size;
 }
 
+// The fused kernel's per-buffer finalize, run once per buffer by the CTA
+// that finished the buffer's last outstanding tile (or by the setup phase
+// for a buffer with no tiles): the plan is a private copy (plans stay
+// read-only while other CTAs run), E comes from the tally, the outcome goes
+// back to the tally for the copy phase. `checksum`: the frame checksum.
+SZ_HD void enc_finalize_buffer(const EncPlan& plan, EncTally& tally, uint64_t checksum, uint64_t* out_size,
+                               Status* out_status) {
+  EncPlan p = plan;
+  p.escapes = tally.escapes;
+  p.checksum = checksum;
+  enc_finalize(p, out_size, out_status);
+  tally.escapes = p.escapes;
+  tally.copy_kind = p.copy_kind;
+  tally.copy_bytes = p.copy_bytes;
+  tally.check_off = p.check_off;
+}
+
+// Copy units reserved for a buffer by the setup phase, before E is known:
+// enough for the stored fallback (n * bytes >= any escape count).
+SZ_HD uint64_t enc_units_bound(const EncPlan& p) {
+  if (p.status != static_cast<int32_t>(Status::ok)) return 0;
+  return (p.n * geometry_of(p.dtype).bytes + kCopyUnitBytes - 1) / kCopyUnitBytes;
+}
+
 // Source and destination of the finalize copy.
-SZ_HD void enc_copy_ends(const EncPlan& p, const uint8_t* stage, const uint8_t** from, uint8_t** to) {
-  if (p.copy_kind == kCopyEscapes) {
+SZ_HD void enc_copy_ends(const EncPlan& p, const EncTally& t, const uint8_t* stage, const uint8_t** from,
+                         uint8_t** to) {
+  if (t.copy_kind == kCopyEscapes) {
     *from = stage + p.stage_off;
-    *to = p.dst + coded_layout(p.dtype, p.n, p.chunk_log2, p.escapes, p.n_checks).exp_off;
+    *to = p.dst + coded_layout(p.dtype, p.n, p.chunk_log2, t.escapes, p.n_checks).exp_off;
   } else {
     *from = p.src;
     *to = p.dst + 64;
@@ -356,8 +392,8 @@ SZ_HD void copy_unit(const uint8_t* from, uint8_t* to, uint64_t total, uint64_t 
     const uint64_t vec_end = begin + (end - begin) / 16 * 16;
     for (uint64_t o = begin + 16u * t; o < vec_end; o += 16u * nthreads) {
       uint32_t w[4];
-      load16(from + o, w);
-      store16(to + o, w);
+      load16_cs(from + o, w);  // staging or input: read once here; frame bytes: written once
+      store16_cs(to + o, w);
     }
     done = vec_end;
   }

@@ -21,6 +21,7 @@ struct DeviceInfo {
   int sms = 0;
   int enc_ctas_per_sm = 0;
   int dec_ctas_per_sm = 0;
+  bool cooperative = false;  // cudaDevAttrCooperativeLaunch: the fused encode kernel needs it
 };
 Status device_info(DeviceInfo* out);
 
@@ -35,9 +36,11 @@ struct LaunchShape {
   uint32_t grid = 0;
   uint32_t block = 0;
 };
+// Encode: one cooperative launch (setup | grid barrier | main + per-buffer
+// finalize by the buffer's last CTA | grid barrier | copy).
 struct EncodeLaunches {
-  LaunchShape setup, main, finalize, copy;
-  static constexpr uint32_t kLaunches = 4;
+  LaunchShape fused;
+  static constexpr uint32_t kLaunches = 1;
 };
 struct DecodeLaunches {
   LaunchShape setup, main, hash, finalize;  // hash.grid == 0: not launched (no verification)
@@ -72,8 +75,8 @@ struct DecSetupArgs;
 Status encode_launches(const DeviceInfo& info, const EncSetupArgs& a, uint64_t elems_bound, EncodeLaunches* out);
 Status decode_launches(const DeviceInfo& info, const DecSetupArgs& a, DecodeLaunches* out);
 
-// setup -> main (with block hashes) -> finalize -> copy. elems_bound: the most
-// elements in all (sizes the grids). No synchronisation.
+// One cooperative launch of the fused encode kernel. elems_bound: the most
+// elements in all (sizes the grid). No synchronisation.
 Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_sizes,
                       Status* d_statuses, cudaStream_t stream);
 

@@ -30,7 +30,7 @@ constexpr uint32_t kRounds = kGroupsPerTile / kThreads;                         
 constexpr uint32_t kRakeGroups = kGroupsPerTile / kThreads;  // groups summed per thread in the scan
 constexpr uint32_t kMaxChunksPerTile = static_cast<uint32_t>(kTileElems >> kMinChunkLog2);  // 512
 constexpr uint32_t kChunksPerThread = kMaxChunksPerTile / kThreads;                        // 2
-constexpr uint64_t kCopyUnitBytes = 16384;  // bytes per work unit of the copy kernel
+constexpr uint64_t kCopyUnitBytes = 16384;  // bytes per work unit of the encode copy phase
 constexpr int32_t kNoError = 0x7FFFFFFF;   // per-frame error word: min over found rules
 
 static_assert(kGroupsPerTile % kThreads == 0, "tile must split evenly over threads");
@@ -44,7 +44,7 @@ constexpr uint32_t kPlanDstAligned = 1u << 3;   // dst 16-byte aligned: vector s
 constexpr uint32_t kPlanVerify = 1u << 4;       // decode: verify the content checksum
 constexpr uint32_t kPlanStored = 1u << 5;       // decode: stored frame
 
-// What the copy kernel moves for a buffer after the main pass.
+// What the encode copy phase moves for a buffer after the main phase.
 enum CopyKind : uint32_t { kCopyNone = 0, kCopyEscapes = 1, kCopyStored = 2 };
 
 struct EncPlan {
@@ -98,16 +98,22 @@ struct DecPlan {
 struct Control {
   uint64_t ticket;       // next tile for the persistent main kernel
   uint64_t total_tiles;
-  uint64_t total_units;
+  uint64_t total_units;  // encode: copy units of all buffers (an upper bound, set by the setup phase)
   uint64_t count;        // buffers
 };
 
-// What the main kernels find out per buffer while they run. Kept apart from
+// What the main phases find out per buffer while they run. Kept apart from
 // the plans, which are read-only after setup: a CTA copies a whole plan into
 // shared memory while other CTAs are still running, so nothing may write a
-// plan between the setup and the finalize kernels (no racy plan copy).
+// plan after the setup phase (encode: for the rest of the fused kernel,
+// including the per-buffer finalize; decode: until the finalize kernel).
 struct EncTally {
-  uint64_t escapes;     // E, written by the buffer's last tile
+  uint64_t escapes;     // E, written by the buffer's last tile (by index); 0 once stored
+  uint64_t done;        // tiles of the buffer finished (the CTA that completes it finalizes)
+  uint64_t copy_bytes;  // set by the buffer's finalize: bytes the copy phase moves
+  uint64_t check_off;   // set by the buffer's finalize: stream 7 offset
+  uint32_t copy_kind;   // CopyKind, set by the buffer's finalize
+  uint32_t pad_;
 };
 struct DecTally {
   uint64_t escapes_seen;  // sum of all per-chunk counts, by the frame's last tile

@@ -42,6 +42,56 @@ SZ_HD void store16(uint8_t* p, const uint32_t w[4]) {
 #endif
 }
 
+// Streaming forms (ld.global.cs / st.global.cs: "accessed once", evict
+// first) for data a kernel reads or writes exactly once and nothing re-reads
+// from cache: the input of an encode without checksum, the coded streams,
+// the frame of a decode, a decode's output when it is not hashed. Where the
+// same kernel re-reads the bytes from L2 (block checksums), the plain forms
+// keep them resident. Same bytes either way; on the host both are memcpy.
+SZ_HD void load16_cs(const uint8_t* p, uint32_t w[4]) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p));
+  w[0] = v.x;
+  w[1] = v.y;
+  w[2] = v.z;
+  w[3] = v.w;
+#else
+  std::memcpy(w, p, 16);
+#endif
+}
+SZ_HD void store16_cs(uint8_t* p, const uint32_t w[4]) {
+#if defined(__CUDA_ARCH__)
+  __stcs(reinterpret_cast<uint4*>(p), make_uint4(w[0], w[1], w[2], w[3]));
+#else
+  std::memcpy(p, w, 16);
+#endif
+}
+SZ_HD void store8_cs(uint8_t* p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  __stcs(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+#else
+  std::memcpy(p, &v, 8);
+#endif
+}
+SZ_HD uint64_t load8_cs(const uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldcs(reinterpret_cast<const unsigned long long*>(p));
+#else
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+#endif
+}
+// Either form by a run-time flag (uniform across the CTA: a plan flag).
+SZ_HD void load16_hint(const uint8_t* p, uint32_t w[4], bool stream) {
+  if (stream) load16_cs(p, w);
+  else load16(p, w);
+}
+SZ_HD void store16_hint(uint8_t* p, const uint32_t w[4], bool stream) {
+  if (stream) store16_cs(p, w);
+  else store16(p, w);
+}
+
 // p must be 8-byte aligned.
 SZ_HD uint64_t load8(const uint8_t* p) {
 #if defined(__CUDA_ARCH__)

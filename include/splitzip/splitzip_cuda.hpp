@@ -7,6 +7,9 @@
 //   status) land in device memory; read them after the stream reaches them.
 // - All calls are CUDA-graph capturable: each one enqueues a fixed sequence
 //   of kernel launches whose shape depends only on host-side arguments.
+//   Compression is one cooperative kernel launch per call (the device must
+//   support cooperative launches; warm_up() / the first call check it and
+//   return backend_unavailable otherwise). Decompression is 3-4 launches.
 // - Workspace: the caller allocates it once (any device memory, 16-byte
 //   aligned; cudaMalloc gives 256) at the size the *_workspace_size query
 //   returns, and may reuse it for any later call of that size or smaller,
@@ -34,7 +37,8 @@
 // Content checksum (format v2, FORMAT.md 4.5): XXH3-64 of every 64 KiB block
 // of the original bytes, computed inside the main encode/decode kernels
 // while the tile's bytes are in cache (warp-cooperative, coalesced loads),
-// the frame checksum over the block hashes by the finalize kernel. It adds
+// the frame checksum over the block hashes by the CTA that finishes the
+// buffer's last tile (encode) or by the finalize kernel (decode). It adds
 // ALU work and an L2 re-read of each block, no extra pass over HBM (fp8
 // decode: one extra read of the output); see cuda/README.md for the cost
 // estimate. A decoder that verifies reports the first corrupt block

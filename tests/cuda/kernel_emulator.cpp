@@ -58,7 +58,7 @@ void emu_tile_hashes(const uint8_t* data, uint64_t bytes, uint64_t local, uint32
   uint64_t first, end;
   tile_check_blocks(b0, b1, &first, &end);
   for (uint64_t b = first; b < end; ++b)
-    hashes[b] = xxh3_by_steps(data + (b << kChecksumBlockLog2), check_block_len(bytes, b));
+    hashes[b] = xxh3_by_lanes(data + (b << kChecksumBlockLog2), check_block_len(bytes, b));
 }
 
 // ---------------------------------------------------------------- encode
@@ -68,15 +68,22 @@ struct EncRun {
   std::vector<EncTally> tally;
   std::vector<uint8_t> stage;
   std::vector<uint64_t> hashes;
+  std::vector<EmuResult> out;  // the kernel's sizes[] / statuses[]
   uint64_t total_tiles = 0;
+  uint64_t total_units = 0;
 };
 
-// enc_setup_kernel.
+// Setup phase of enc_fused_kernel (CTA 0): plans, prefixes of tiles,
+// staging, hashes and copy units; buffers without tiles finalized here.
 EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& index_ok, uint32_t dtype_id,
                  uint32_t chunk_log2, uint32_t flags, const WorkspaceLayout& lay) {
   EncRun run;
   run.plans.resize(items.size());
-  uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0;
+  run.tally.assign(items.size(), EncTally{});
+  run.out.assign(items.size(), EmuResult{Status::invalid_argument, 0xDEAD, kNoBlock});  // must be written
+  run.stage.assign(lay.stage_bytes, 0xA5);  // poison: every byte used must be written
+  run.hashes.assign(lay.hashes_bound, 0xA5A5A5A5A5A5A5A5ull);
+  uint64_t tile_carry = 0, stage_carry = 0, hash_carry = 0, unit_carry = 0;
   for (size_t b = 0; b < items.size(); ++b) {
     EncPlan& p = run.plans[b];
     plan_encode(items[b], dtype_id, chunk_log2, flags, &p);
@@ -85,22 +92,27 @@ EncRun enc_setup(const std::vector<EncItem>& items, const std::vector<bool>& ind
       p.tiles = 0;
     }
     const uint64_t stage = stage_need(p);
+    const uint64_t units = enc_units_bound(p);
     p.tile_begin = tile_carry;
     p.stage_off = stage_carry;
     p.hash_off = hash_carry;
+    p.units_begin = unit_carry;
     tile_carry += p.tiles;
     stage_carry += stage;
     hash_carry += p.n_checks;
+    unit_carry += units;
     if (p.tile_begin + p.tiles > lay.tiles_bound || p.stage_off + stage > lay.stage_bytes ||
         p.hash_off + p.n_checks > lay.hashes_bound) {
       p.status = static_cast<int32_t>(Status::invalid_argument);
       p.tiles = 0;
     }
+    if (p.tiles == 0)
+      enc_finalize_buffer(p, run.tally[b],
+                          dev::xxh3_64(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks),
+                          &run.out[b].size, &run.out[b].status);
   }
   run.total_tiles = std::min(tile_carry, lay.tiles_bound);
-  run.tally.assign(items.size(), EncTally{0});
-  run.stage.assign(lay.stage_bytes, 0xA5);  // poison: every byte used must be written
-  run.hashes.assign(lay.hashes_bound, 0xA5A5A5A5A5A5A5A5ull);
+  run.total_units = unit_carry;
   return run;
 }
 
@@ -116,79 +128,98 @@ size_t find_plan_host(const std::vector<Plan>& plans, uint64_t tile) {
   return lo - 1;
 }
 
+// enc_tile's dense half, batches of enc_groups_in_flight<T>() groups: all
+// loads of a batch, then all transforms (the kernel's order).
 template <class T>
 void enc_tile_dense(EncPlan& plan, uint64_t local, EncShared& sh) {
   const uint64_t tile_first = local << kTileLog2;
   for_threads([&](uint32_t t) { enc_build_lut(plan, t, sh); });
-  for (uint32_t r = 0; r < kRounds; ++r)
-    for_threads([&](uint32_t t) { enc_group<T>(plan, tile_first, r * kThreads + t, sh); });
+  constexpr uint32_t kInFlight = enc_groups_in_flight<T>();
+  for (uint32_t r = 0; r < kRounds; r += kInFlight)
+    for_threads([&](uint32_t t) {
+      EncIn<T> in[kInFlight];
+      for (uint32_t k = 0; k < kInFlight; ++k) enc_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
+      for (uint32_t k = 0; k < kInFlight; ++k) enc_transform<T>(plan, (r + k) * kThreads + t, in[k], sh);
+    });
   std::vector<uint32_t> sums(kThreads);
   for_threads([&](uint32_t t) { sums[t] = enc_rake_sum(t, sh); });
   const std::vector<uint32_t> ex = exclusive_scan(sums);
   for_threads([&](uint32_t t) { enc_rake_write(t, ex[t], sh); });
 }
 
+// enc_tile_done's finalize for buffer b (its last tile just finished):
+// frame checksum over the block hashes (the CTA split), decision, header,
+// stream 7.
+void enc_finalize_last(EncRun& run, size_t b) {
+  const EncPlan& p = run.plans[b];
+  uint64_t checksum = 0;
+  if (p.flags & kPlanChecksum)
+    checksum = xxh3_by_lanes(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks);
+  enc_finalize_buffer(p, run.tally[b], checksum, &run.out[b].size, &run.out[b].status);
+  if (p.flags & kPlanChecksum)
+    for_threads([&](uint32_t t) {
+      for (uint64_t k = t; k < p.n_checks; k += kThreads)
+        write_block_checks(p.dst + run.tally[b].check_off + 4 * k, run.hashes.data() + p.hash_off + k, 1);
+    });
+}
+
+// Main phase: every tile's dense pass and block hashes (any order), the
+// look-back, then every tile's scatter and its done count, in the same
+// order; the tile completing a buffer finalizes it. The plans are never
+// written here (only the tallies), as in the kernel.
 void enc_main(EncRun& run, bool reverse) {
   const uint64_t total = run.total_tiles;
+  const EncRun& frozen = run;
   std::vector<std::unique_ptr<EncShared>> shared(total);
   std::vector<uint64_t> agg(total, 0);
-  // Dense pass and per-tile scans, in any tile order.
   for (uint64_t tile : tile_order(total, reverse)) {
-    const size_t b = find_plan_host(run.plans, tile);
-    EncPlan& plan = run.plans[b];
+    const size_t b = find_plan_host(frozen.plans, tile);
+    EncPlan plan = frozen.plans[b];
     const uint64_t local = tile - plan.tile_begin;
     if (local >= plan.tiles) continue;
-    if (plan.flags & kPlanChecksum) emu_tile_hashes(plan.src, plan.n * geometry_of(plan.dtype).bytes, local,
-                                                    geometry_of(plan.dtype).bytes, run.hashes.data() + plan.hash_off);
-    if (!(plan.flags & kPlanDense)) continue;
-    shared[tile] = std::make_unique<EncShared>();
-    with_dtype(plan.dtype, [&](auto tr) { enc_tile_dense<decltype(tr)>(plan, local, *shared[tile]); });
-    agg[tile] = enc_tile_total(*shared[tile]);
+    if (plan.flags & kPlanDense) {
+      shared[tile] = std::make_unique<EncShared>();
+      with_dtype(plan.dtype, [&](auto tr) { enc_tile_dense<decltype(tr)>(plan, local, *shared[tile]); });
+      agg[tile] = enc_tile_total(*shared[tile]);
+    }
   }
-  // Look-back: escapes of the buffer's earlier tiles.
+  // Look-back: escapes of the buffer's earlier tiles; the last tile (by
+  // index) writes E to the tally.
   std::vector<uint64_t> excl(total, 0);
-  for (size_t b = 0; b < run.plans.size(); ++b) {
-    const EncPlan& plan = run.plans[b];
+  for (size_t b = 0; b < frozen.plans.size(); ++b) {
+    const EncPlan& plan = frozen.plans[b];
     uint64_t run_sum = 0;
-    if (!(plan.flags & kPlanDense)) continue;
+    if (!(plan.flags & kPlanDense) || plan.tiles == 0) continue;
     for (uint64_t k = 0; k < plan.tiles; ++k) {
       excl[plan.tile_begin + k] = run_sum;
       run_sum += agg[plan.tile_begin + k];
     }
-    run.tally[b].escapes = run_sum;  // the buffer's last tile writes its tally, never its plan
+    run.tally[b].escapes = run_sum;
   }
   for (uint64_t tile : tile_order(total, reverse)) {
-    if (!shared[tile]) continue;
-    const size_t b = find_plan_host(run.plans, tile);
-    const EncPlan& plan = run.plans[b];
-    const uint64_t tile_first = (tile - plan.tile_begin) << kTileLog2;
-    for (uint32_t r = 0; r < kRounds; ++r)
-      for_threads([&](uint32_t t) {
-        enc_scatter(plan, tile_first, r * kThreads + t, excl[tile], *shared[tile], run.stage.data());
-      });
-    for_threads([&](uint32_t t) { enc_chunk_counts(plan, tile_first, t, *shared[tile]); });
+    const size_t b = find_plan_host(frozen.plans, tile);
+    const EncPlan& plan = frozen.plans[b];
+    const uint64_t local = tile - plan.tile_begin;
+    if (local >= plan.tiles) continue;
+    const uint64_t tile_first = local << kTileLog2;
+    if (shared[tile]) {
+      for (uint32_t r = 0; r < kRounds; ++r)
+        for_threads([&](uint32_t t) {
+          enc_scatter(plan, tile_first, r * kThreads + t, excl[tile], *shared[tile], run.stage.data());
+        });
+      for_threads([&](uint32_t t) { enc_chunk_counts(plan, tile_first, t, *shared[tile]); });
+    }
+    if (plan.flags & kPlanChecksum)
+      emu_tile_hashes(plan.src, plan.n * geometry_of(plan.dtype).bytes, local, geometry_of(plan.dtype).bytes,
+                      run.hashes.data() + plan.hash_off);
+    if (++run.tally[b].done == plan.tiles) enc_finalize_last(run, b);
   }
 }
 
-// enc_finalize_kernel (frame checksum, decision and header, stream 7),
-// enc_copy_kernel.
-std::vector<EmuResult> enc_finish(EncRun& run) {
-  std::vector<EmuResult> out(run.plans.size());
-  for (EncPlan& p : run.plans)
-    if (p.status == static_cast<int32_t>(Status::ok) && (p.flags & kPlanChecksum))
-      p.checksum = xxh3_by_steps(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks);
-  uint64_t units = 0;
-  for (size_t b = 0; b < run.plans.size(); ++b) {
-    run.plans[b].escapes = run.tally[b].escapes;
-    enc_finalize(run.plans[b], &out[b].size, &out[b].status);
-    run.plans[b].units_begin = units;
-    units += run.plans[b].units;
-  }
-  for (const EncPlan& p : run.plans)
-    if (p.status == static_cast<int32_t>(Status::ok) && (p.flags & kPlanChecksum))
-      for (uint64_t k = 0; k < p.n_checks; ++k)
-        write_block_checks(p.dst + p.check_off + 4 * k, run.hashes.data() + p.hash_off + k, 1);
-  for (uint64_t u = 0; u < units; ++u) {
+// Copy phase (after the second grid barrier): units reserved per buffer by
+// the setup phase, those past the buffer's actual copy skipped.
+void enc_copy_phase(EncRun& run) {
+  for (uint64_t u = 0; u < run.total_units; ++u) {
     size_t lo = 0, hi = run.plans.size();
     while (lo < hi) {
       const size_t mid = (lo + hi) / 2;
@@ -196,12 +227,14 @@ std::vector<EmuResult> enc_finish(EncRun& run) {
       else hi = mid;
     }
     const EncPlan& p = run.plans[lo - 1];
+    const EncTally& t = run.tally[lo - 1];
+    const uint64_t unit = u - p.units_begin;
+    if (t.copy_kind == kCopyNone || unit * kCopyUnitBytes >= t.copy_bytes) continue;
     const uint8_t* from;
     uint8_t* to;
-    enc_copy_ends(p, run.stage.data(), &from, &to);
-    for_threads([&](uint32_t t) { copy_unit(from, to, p.copy_bytes, u - p.units_begin, t, kThreads); });
+    enc_copy_ends(p, t, run.stage.data(), &from, &to);
+    for_threads([&](uint32_t th) { copy_unit(from, to, t.copy_bytes, unit, th, kThreads); });
   }
-  return out;
 }
 
 EncItem to_item(const EmuEncodeItem& it) {
@@ -267,8 +300,13 @@ void dec_tile_dense(const DecPlan& plan, uint64_t local, DecTileState& st, int32
   for_threads([&](uint32_t t) { dec_counts_write(t, ex[t], st.sh); });
   for (int32_t e : errs) st.counts_bad |= e != kNoError;
   st.agg = dec_tile_total(st.sh);
-  for (uint32_t r = 0; r < kRounds; ++r)
-    for_threads([&](uint32_t t) { dec_group<T>(plan, tile_first, r * kThreads + t, st.sh, errs[t]); });
+  constexpr uint32_t kInFlight = dec_groups_in_flight<T>();  // dec_tile's batches: loads, then stores
+  for (uint32_t r = 0; r < kRounds; r += kInFlight)
+    for_threads([&](uint32_t t) {
+      DecIn<T> in[kInFlight];
+      for (uint32_t k = 0; k < kInFlight; ++k) dec_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
+      for (uint32_t k = 0; k < kInFlight; ++k) dec_store<T>(plan, (r + k) * kThreads + t, in[k], st.sh, errs[t]);
+    });
   for (int32_t e : errs) err = std::min(err, e);
 }
 
@@ -343,7 +381,8 @@ std::vector<EmuResult> emulate_compress_batch(Dtype dtype, const std::vector<Emu
   for (size_t b = 0; b < items.size(); ++b) enc[b] = to_item(items[b]);
   EncRun run = enc_setup(enc, ok, id, chunk_log2, checksum ? kPlanChecksum : 0, lay);
   enc_main(run, reverse_tiles);
-  return enc_finish(run);
+  enc_copy_phase(run);
+  return run.out;
 }
 
 EmuResult emulate_compress(Dtype dtype, const void* src, uint64_t n, void* dst, uint64_t capacity,
@@ -394,7 +433,7 @@ std::vector<EmuResult> emulate_decompress_batch(const std::vector<EmuDecodeItem>
       uint64_t first_bad = kNoBlock;
       for (uint64_t k = 0; k < p.n_checks && first_bad == kNoBlock; ++k)
         if (load_le32(checks + 4 * k) != static_cast<uint32_t>(hashes[k])) first_bad = k;
-      const uint64_t c = xxh3_by_steps(reinterpret_cast<const uint8_t*>(hashes), 8 * p.n_checks);
+      const uint64_t c = xxh3_by_lanes(reinterpret_cast<const uint8_t*>(hashes), 8 * p.n_checks);
       bad = first_bad != kNoBlock || c != p.h.content_checksum;
       out[b].corrupt_block = first_bad;
     }

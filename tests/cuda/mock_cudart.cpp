@@ -20,7 +20,11 @@ thread_local cudaStream_t t_stream = nullptr;
 
 void record(OpKind k, const std::string& name, cudaStream_t s, unsigned grid, unsigned block, uint64_t bytes) {
   std::lock_guard<std::mutex> lock(mu);
-  g_ops.push_back(Op{k, name, s, grid, block, bytes});
+  g_ops.push_back(Op{k, name, s, grid, block, bytes, false});
+}
+void mark_last_cooperative() {
+  std::lock_guard<std::mutex> lock(mu);
+  g_ops.back().cooperative = true;
 }
 
 bool is_device(const void* p) {
@@ -128,6 +132,17 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t k, dim3 grid, dim3 block, void*
 }
 cudaError_t cudaLaunchKernel(const void* f, dim3 grid, dim3 block, void** a, size_t sh, cudaStream_t s) {
   return __cudaLaunchKernel(reinterpret_cast<cudaKernel_t>(const_cast<void*>(f)), grid, block, a, sh, s);
+}
+// Cooperative launches (the fused encode kernel) are recorded as launches
+// too, flagged so the tests can tell them apart.
+cudaError_t cudaLaunchCooperativeKernel(const void* f, dim3 grid, dim3 block, void**, size_t, cudaStream_t s) {
+  record(OpKind::launch, sz_mock_name_of(f), s, grid.x * grid.y * grid.z, block.x * block.y * block.z, 0);
+  mark_last_cooperative();
+  return g_pending;
+}
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* f, dim3 grid, dim3 block, void** a, size_t sh,
+                                             cudaStream_t s) {
+  return cudaLaunchCooperativeKernel(f, grid, block, a, sh, s);
 }
 
 // ---- the runtime API the backend uses ----

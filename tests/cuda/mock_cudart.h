@@ -25,6 +25,7 @@ struct Op {
   cudaStream_t stream = nullptr;
   unsigned grid = 0, block = 0;
   uint64_t bytes = 0;
+  bool cooperative = false;  // cudaLaunchCooperativeKernel
 };
 
 // Clears the record (not the allocations).

@@ -353,6 +353,51 @@ TEST(CudaApi, LargeBuffer) {
 }
 
 // compress_async + decompress_async captured once, replayed on new inputs.
+// The fused encode kernel resets its own ticket and tile states (setup
+// phase, then a grid barrier): a workspace full of garbage, or left by the
+// previous call of another dtype, size or checksum setting, gives the
+// reference's frames, coded and stored fallback, multi-tile.
+TEST(CudaApi, FusedEncodeNeedsNoWorkspaceInit) {
+  SZ_REQUIRE_GPU();
+  cudaStream_t stream;
+  SZ_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const uint64_t n = 5 * 32768 + 123;
+  uint64_t ws_bytes = 0;
+  for (Dtype d : kDtypes) ws_bytes = std::max(ws_bytes, cuda::compress_workspace_size(d, n));
+  DeviceBuffer ws(ws_bytes), src(n * 4), dst(compress_bound(Dtype::fp32, n)), res(64);
+  auto* d_size = reinterpret_cast<uint64_t*>(res.get());
+  auto* d_status = reinterpret_cast<Status*>(res.get() + 8);
+  int frames = 0;
+  for (uint8_t garbage : {uint8_t{0xFF}, uint8_t{0x00}, uint8_t{0x5A}}) {
+    ws.fill(garbage);  // once: later calls find the previous call's leftovers
+    for (Dtype d : kDtypes) {
+      for (synth::Generator g : {synth::Generator::heavy_tail, synth::Generator::random_bits}) {
+        synth::Params p;
+        p.escape_rate = 0.02;
+        const auto data = synth::generate(g, d, n, 7 + frames, p);
+        src.upload(data.data(), data.size(), 0);
+        for (bool checksum : {false, true}) {
+          cuda::EncodeConfig cfg;
+          cfg.dtype = d;
+          cfg.checksum = checksum;
+          const Codebook cb = synth::body_codebook(d);
+          ASSERT_EQ(cuda::compress_async(src.get(), n, dst.get(), compress_bound(d, n), cb, cfg, d_size, d_status,
+                                         ws.get(), ws.size(), stream),
+                    Status::ok);
+          SZ_CUDA_OK(cudaStreamSynchronize(stream));
+          ASSERT_EQ(download_value<Status>(d_status), Status::ok);
+          const auto got = dst.download(download_value<uint64_t>(d_size), 0);
+          EXPECT_TRUE(bytes_equal(got, reference_frame(d, data.data(), n, cb, kDefaultChunkLog2, checksum)))
+              << dtype_name(d) << " garbage " << int(garbage) << " checksum " << checksum;
+          ++frames;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(frames, 48);
+  cudaStreamDestroy(stream);
+}
+
 TEST(CudaApi, GraphCaptureAndReplay) {
   SZ_REQUIRE_GPU();
   const Dtype d = Dtype::bf16;

@@ -228,6 +228,79 @@ TEST(KernelEmulation, BatchEncodeWithBadItems) {
   EXPECT_EQ(res[7].status, Status::invalid_argument);
 }
 
+// The fused encode kernel's per-buffer finalize (by the CTA that completes
+// the buffer's last tile, in whatever order tiles finish) and its copy
+// phase, over a batch mixing multi-tile coded buffers, escape overflow ->
+// stored fallback (multi-tile), a buffer stored by plan (capacity below any
+// coded frame) that still has tiles for its block hashes, empty and
+// one-element buffers: every frame equals the reference's, with and without
+// the checksum, tiles in either order, nothing written past a frame.
+TEST(KernelEmulation, FusedEncodeBatchCodedStoredChecksumAnyOrder) {
+  for (Dtype d : kDtypes) {
+    const uint64_t eb = dtype_bytes(d);
+    struct Case {
+      uint64_t n;
+      synth::Generator g;
+      bool tight;  // capacity = stored frame size: no escape budget at all
+    };
+    const Case cases[] = {{3 * 32768 + 5, synth::Generator::heavy_tail, false},
+                          {2 * 32768 + 77, synth::Generator::random_bits, false},  // overflow -> stored
+                          {0, synth::Generator::heavy_tail, false},
+                          {1, synth::Generator::heavy_tail, false},
+                          {40000, synth::Generator::gaussian_kv, true},
+                          {32768, synth::Generator::heavy_tail, false},
+                          {5 * 32768 + 3, synth::Generator::all_escape, false}};  // overflow -> stored
+    for (bool checksum : {false, true}) {
+      std::vector<std::vector<uint8_t>> inputs, outputs;
+      std::vector<EmuEncodeItem> items;
+      uint64_t total = 0;
+      for (size_t k = 0; k < std::size(cases); ++k) {
+        synth::Params p;
+        p.escape_rate = 0.01;
+        inputs.push_back(synth::generate(cases[k].g, d, cases[k].n, 500 + k, p));
+        const uint64_t cap = cases[k].tight
+                                 ? stored_frame_size(static_cast<uint32_t>(d), cases[k].n,
+                                                     checksum ? checksum_blocks(cases[k].n * eb) : 0)
+                                 : compress_bound(d, cases[k].n);
+        outputs.emplace_back(cap + 64, kPoison);
+        EmuEncodeItem it;
+        it.src = inputs.back().data();
+        it.n = cases[k].n;
+        it.capacity = cap;
+        it.codebook = synth::body_codebook(d);
+        items.push_back(it);
+        total += cases[k].n;
+      }
+      for (size_t k = 0; k < items.size(); ++k) items[k].dst = outputs[k].data();
+      for (bool reverse : {false, true}) {
+        for (auto& o : outputs) std::fill(o.begin(), o.end(), kPoison);
+        const auto res = emulate_compress_batch(d, items, total, 10, checksum, reverse);
+        uint64_t stored = 0;
+        for (size_t k = 0; k < items.size(); ++k) {
+          SCOPED_TRACE(std::string(dtype_name(d)) + " item " + std::to_string(k) + (checksum ? " checksum" : "") +
+                       (reverse ? " reverse" : ""));
+          ASSERT_EQ(res[k].status, Status::ok);
+          std::vector<uint8_t> want(items[k].capacity);
+          CompressOptions o;
+          o.backend = "reference";
+          o.codebook = &items[k].codebook;
+          o.chunk_log2 = 10;
+          o.checksum = checksum;
+          const Result r = compress(d, inputs[k].data(), cases[k].n, want.data(), want.size(), o);
+          ASSERT_EQ(r.status, Status::ok);
+          EXPECT_TRUE(bytes_equal(outputs[k].data(), res[k].size, want.data(), r.size));
+          for (uint64_t i = res[k].size; i < outputs[k].size(); ++i)
+            ASSERT_EQ(outputs[k][i], kPoison) << "wrote past the frame at " << i;
+          FrameHeader h;
+          ASSERT_EQ(parse_header(want.data(), r.size, &h), Status::ok);
+          stored += h.stored() && cases[k].n > 0;
+        }
+        EXPECT_GE(stored, 3u) << "the batch must exercise the stored fallback";
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------- decode
 
 Status reference_decode_status(const std::vector<uint8_t>& frame, uint64_t size, uint64_t cap,

@@ -66,7 +66,15 @@ Codebook body_bf16() {
   return cb;
 }
 
-TEST(LaunchCounts, AsyncCompressIsFourLaunchesNoSync) {
+uint64_t cooperative_launches() {
+  uint64_t n = 0;
+  for (const auto& o : mock::ops()) n += o.kind == OpKind::launch && o.cooperative;
+  return n;
+}
+
+// Encode is one cooperative launch (enc_fused_kernel: setup, main with the
+// per-buffer finalize by the buffer's last CTA, copy), checksum or not.
+TEST(LaunchCounts, AsyncCompressIsOneLaunchNoSync) {
   const uint64_t n = 1 << 20;
   Dev src(n * 2), dst(compress_bound(Dtype::bf16, n)), ws(cuda::compress_workspace_size(Dtype::bf16, n)), res(64);
   for (bool checksum : {false, true}) {
@@ -76,15 +84,48 @@ TEST(LaunchCounts, AsyncCompressIsFourLaunchesNoSync) {
     ASSERT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cfg, reinterpret_cast<uint64_t*>(res.p),
                                    reinterpret_cast<Status*>(res.p + 8), ws.p, ws.n, kStream),
               Status::ok);
-    expect_async_only(4);
-    EXPECT_EQ(launches_named("enc_main_kernel"), 1u);
-    // Persistent main grid: one wave of resident CTAs at most (132 SMs x 4).
+    expect_async_only(1);
+    EXPECT_EQ(launches_named("enc_fused_kernel"), 1u);
+    EXPECT_EQ(cooperative_launches(), 1u);
+    // Cooperative grid: every CTA resident at once (132 SMs x 4 at most);
+    // 2^20 bf16 elements = 32 tiles.
     for (const auto& o : mock::ops())
-      if (o.name.find("enc_main_kernel") != std::string::npos) EXPECT_LE(o.grid, 132u * 4u);
+      if (o.name.find("enc_fused_kernel") != std::string::npos) {
+        EXPECT_LE(o.grid, 132u * 4u);
+        EXPECT_EQ(o.grid, 33u);  // tiles_bound = 2^20 / 2^15 + 1
+        EXPECT_EQ(o.block, 256u);
+      }
+  }
+  // A large buffer: the grid stops at the resident bound.
+  const uint64_t big = uint64_t{1} << 26;
+  Dev bsrc(16), bdst(16), bws(cuda::compress_workspace_size(Dtype::bf16, big));
+  mock::reset();
+  ASSERT_EQ(cuda::compress_async(bsrc.p, big, bdst.p, compress_bound(Dtype::bf16, big), body_bf16(), {},
+                                 reinterpret_cast<uint64_t*>(res.p), reinterpret_cast<Status*>(res.p + 8), bws.p,
+                                 bws.n, kStream),
+            Status::ok);
+  expect_async_only(1);
+  for (const auto& o : mock::ops()) EXPECT_EQ(o.grid, 132u * 4u);
+  // Every dtype: one launch of its own instantiation.
+  for (Dtype d : {Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}) {
+    Codebook cb;
+    cb.dtype = d;
+    cb.count = 1;
+    cb.entries[0] = 1;
+    Dev ddst(compress_bound(d, n));
+    mock::reset();
+    cuda::EncodeConfig cfg;
+    cfg.dtype = d;
+    ASSERT_EQ(cuda::compress_async(src.p, n / 2, ddst.p, ddst.n, cb, cfg, reinterpret_cast<uint64_t*>(res.p),
+                                   reinterpret_cast<Status*>(res.p + 8), ws.p, ws.n, kStream),
+              Status::ok)
+        << dtype_name(d);
+    expect_async_only(1);
+    EXPECT_EQ(cooperative_launches(), 1u);
   }
 }
 
-TEST(LaunchCounts, AsyncBatchCompressIsFourLaunchesForAnyCount) {
+TEST(LaunchCounts, AsyncBatchCompressIsOneLaunchForAnyCount) {
   for (uint64_t count : {1u, 7u, 300u}) {
     const uint64_t per = 4096;
     Dev items(count * sizeof(cuda::CompressItem)), cbs(sizeof(Codebook)), res(count * 16);
@@ -96,7 +137,8 @@ TEST(LaunchCounts, AsyncBatchCompressIsFourLaunchesForAnyCount) {
                                          reinterpret_cast<uint64_t*>(res.p), reinterpret_cast<Status*>(res.p + 8 * count),
                                          ws.p, ws.n, kStream),
               Status::ok);
-    expect_async_only(4);
+    expect_async_only(1);
+    EXPECT_EQ(cooperative_launches(), 1u);
   }
 }
 
@@ -159,6 +201,11 @@ TEST(LaunchCounts, RefusedCallsEnqueueNothing) {
   EXPECT_EQ(cuda::decompress_async(dst.p, dst.n, src.p, n * 2, {}, sz, st, ws.p, 16, kStream),
             Status::invalid_argument);
   EXPECT_EQ(mock::ops().size(), 0u) << describe();
+  // A batch larger than a grid can index is refused before the launch.
+  EXPECT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(src.p), uint64_t{1} << 31, n,
+                                       reinterpret_cast<Codebook*>(src.p), 1, cfg, sz, st, ws.p, ws.n, kStream),
+            Status::invalid_argument);
+  EXPECT_EQ(mock::ops().size(), 0u) << describe();
   mock::set_pending_error(cudaErrorLaunchFailure);
   EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cfg, sz, st, ws.p, ws.n, kStream),
             Status::device_error);
@@ -191,8 +238,9 @@ TEST(LaunchCounts, BackendCompressOnCallersStreamOneSync) {
       compress(Dtype::bf16, c.src_dev ? static_cast<const void*>(dsrc.p) : host_src.data(), n,
                c.dst_dev ? static_cast<void*>(ddst.p) : host_dst.data(), ddst.n, o);
       SCOPED_TRACE(describe());
-      // encode 4 (+ histogram and codebook for the dynamic top-16).
-      EXPECT_EQ(mock::count(OpKind::launch), dynamic ? 6u : 4u);
+      // encode 1 (+ histogram and codebook for the dynamic top-16).
+      EXPECT_EQ(mock::count(OpKind::launch), dynamic ? 3u : 1u);
+      EXPECT_EQ(cooperative_launches(), 1u);
       EXPECT_EQ(mock::count(OpKind::sync), 1u);
       EXPECT_EQ(mock::count(OpKind::memcpy_h2d), c.src_dev ? 0u : 1u);
       EXPECT_EQ(mock::ops_not_on(kStream), 0u);
