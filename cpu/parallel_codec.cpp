@@ -352,6 +352,10 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   return Status::ok;
 }
 
+int batch_threads(int requested, uint64_t bytes, uint64_t items) {
+  return thread_count(requested, bytes, std::max<uint64_t>(items, 1));
+}
+
 void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads) {
   std::memset(counts, 0, 256 * sizeof(uint64_t));
   const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;

@@ -44,5 +44,10 @@ void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t count
 // dst = src (bytes); hashes non-null: the block hash of each block.
 void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* hashes, int threads);
 
+// Workers for a batch of `items` independent frames of `bytes` in all
+// (requested > 0: that many, capped by items; else the override, else all
+// cores from parallel_min_bytes() on).
+int batch_threads(int requested, uint64_t bytes, uint64_t items);
+
 }  // namespace cpu
 }  // namespace splitzip
