@@ -108,6 +108,17 @@ void store_u16_le(uint8_t* dst, const uint16_t* src, uint64_t count) {
 #endif
 }
 
+// Runs body on a team of `threads`; one thread runs it directly.
+template <class F>
+void run_team(int threads, const F& body) {
+  if (threads <= 1) {
+    body();
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  body();
+}
+
 // Lowest failing rule among 16..17 (0 = none) -> status.
 Status rule_status(int rule) {
   switch (rule) {
@@ -163,8 +174,10 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   uint64_t escapes = 0;
   FrameLayout L = L0;
 
-#pragma omp parallel num_threads(threads)
-  {
+  // The team's work; one thread runs it without a parallel region (the
+  // barrier and single below then bind to that thread alone), so small
+  // frames and batch items pay no fork/join.
+  const auto body = [&] {
     const int nt = omp_get_num_threads();
     const int tid = omp_get_thread_num();
     uint64_t u0, u1;
@@ -218,7 +231,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
         std::memcpy(job.frame + L.exp_off + off, sink.exp.data(), k);
       }
     }
-  }
+  };
+  run_team(threads, body);
   if (status == Status::ok) *escapes_out = escapes;
   return status;
 }
@@ -257,8 +271,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   std::atomic<int> worst{0};
   std::atomic<uint32_t> max_code{0};
 
-#pragma omp parallel num_threads(threads)
-  {
+  const auto body = [&] {
     const int nt = omp_get_num_threads();
     const int tid = omp_get_thread_num();
     uint64_t u0, u1;
@@ -344,7 +357,8 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
       while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
       }
     }
-  }
+  };
+  run_team(threads, body);
   if (bad_counts.load()) return Status::bad_escape_counts;                       // rule 15
   if (no_memory.load()) return Status::out_of_memory;
   if (worst.load() != 0) return rule_status(worst.load());                       // rules 16-17
@@ -361,6 +375,10 @@ void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t count
   const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;
   const uint64_t blocks = ceil_div(n, kStep);
   const int t = thread_count(threads, n * bytes, blocks);
+  if (t == 1) {  // no team, no per-thread tables
+    histogram_range(dtype, src, n, counts);
+    return;
+  }
   std::vector<std::array<uint64_t, 256>> parts(static_cast<size_t>(t));
 #pragma omp parallel num_threads(t)
   {
