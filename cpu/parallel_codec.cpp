@@ -108,15 +108,24 @@ void store_u16_le(uint8_t* dst, const uint16_t* src, uint64_t count) {
 #endif
 }
 
-// Runs body on a team of `threads`; one thread runs it directly.
+// Runs body(tid, nt) on a team of `threads`. One thread runs body(0, 1)
+// directly: no fork/join, and no OpenMP construct inside body binds to a
+// team of the caller's (a batch runs frames inside its own parallel loop).
 template <class F>
 void run_team(int threads, const F& body) {
   if (threads <= 1) {
-    body();
+    body(0, 1);
     return;
   }
 #pragma omp parallel num_threads(threads)
-  body();
+  body(omp_get_thread_num(), omp_get_num_threads());
+}
+
+// The barrier of a team that run_team started; nothing for one thread.
+inline void team_barrier(int nt) {
+  if (nt > 1) {
+#pragma omp barrier
+  }
 }
 
 // Lowest failing rule among 16..17 (0 = none) -> status.
@@ -177,9 +186,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   // The team's work; one thread runs it without a parallel region (the
   // barrier and single below then bind to that thread alone), so small
   // frames and batch items pay no fork/join.
-  const auto body = [&] {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
+  const auto body = [&](int tid, int nt) {
     uint64_t u0, u1;
     split(units, nt, tid, &u0, &u1);
     EscapeSink& sink = sinks[static_cast<size_t>(tid)];
@@ -207,9 +214,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
       no_memory.store(true);
       stop.store(true);
     }
-#pragma omp barrier
-#pragma omp single
-    {
+    team_barrier(nt);
+    if (tid == 0) {
       for (int t = 0; t < nt; ++t)
         offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].size;
       escapes = offset[static_cast<size_t>(nt)];
@@ -222,6 +228,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
         if (L.frame_size > job.capacity) status = Status::internal_error;
       }
     }
+    team_barrier(nt);
     // Each thread places its own escapes (streams 5 and 6) at its offset.
     if (status == Status::ok) {
       const uint64_t k = sink.size;
@@ -271,9 +278,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   std::atomic<int> worst{0};
   std::atomic<uint32_t> max_code{0};
 
-  const auto body = [&] {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
+  const auto body = [&](int tid, int nt) {
     uint64_t u0, u1;
     split(units, nt, tid, &u0, &u1);
     const uint64_t c0 = std::min(L.n_chunks, (u0 * part.unit) >> log2);
@@ -288,12 +293,12 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
       sum += c;
     }
     offset[static_cast<size_t>(tid) + 1] = sum;
-#pragma omp barrier
-#pragma omp single
-    {
+    team_barrier(nt);
+    if (tid == 0) {
       for (int t = 0; t < nt; ++t) offset[static_cast<size_t>(t) + 1] += offset[static_cast<size_t>(t)];
       if (offset[static_cast<size_t>(nt)] != h.escape_count) bad_counts.store(true);
     }
+    team_barrier(nt);
     if (!bad_counts.load()) {
       uint64_t e_idx = offset[static_cast<size_t>(tid)];
       uint32_t my_max = 0;
