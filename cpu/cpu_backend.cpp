@@ -14,12 +14,14 @@
 #include "core/header.h"
 #include "core/layout.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/parallel_codec.h"
 
 namespace splitzip {
 namespace {
 
-FrameOutcome compress_impl(const CompressArgs& a) {
+// stream_output: the frame is one of a batch too large to stay in cache.
+FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
   FrameOutcome out;
   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
   FramePlan p;
@@ -52,6 +54,7 @@ FrameOutcome compress_impl(const CompressArgs& a) {
     job.n_checks = p.n_checks;
     job.hashes = hash_out;
     job.threads = a.threads;
+    job.stream_output = stream_output;
     uint64_t escapes = 0;
     s = cpu::encode_coded(job, &escapes);
     if (s == Status::ok) {
@@ -72,7 +75,7 @@ FrameOutcome compress_impl(const CompressArgs& a) {
   return out;
 }
 
-FrameOutcome decompress_impl(const DecompressArgs& a) {
+FrameOutcome decompress_impl(const DecompressArgs& a, bool stream_output = false) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
@@ -90,7 +93,7 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
   uint64_t* const hash_out = verify && h.version >= 2 ? hashes.data() : nullptr;
   if (h.stored()) {
     cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
-  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads)) != Status::ok) {  // 14-18
+  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads, stream_output)) != Status::ok) {  // 14-18
     return out;
   }
   if (verify) {  // rule 19 (v1: XXH64 over the output afterwards)
@@ -119,14 +122,17 @@ class CpuBackend final : public Backend {
   void compress_batch(const CompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
     uint64_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += args[i].n * dtype_bytes(args[i].dtype);
+    // A batch past the cache: its frames bypass it as one large frame would.
+    const bool stream = bytes >= cpu::stream_min_bytes();
     run_items(count, cpu::batch_threads(threads, bytes, count), out,
-              [&](size_t i) { return compress_impl(args[i]); });
+              [&](size_t i) { return compress_impl(args[i], stream); });
   }
   void decompress_batch(const DecompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
     uint64_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += args[i].capacity;
+    const bool stream = bytes >= cpu::stream_min_bytes();
     run_items(count, cpu::batch_threads(threads, bytes, count), out,
-              [&](size_t i) { return decompress_impl(args[i]); });
+              [&](size_t i) { return decompress_impl(args[i], stream); });
   }
 
  private:

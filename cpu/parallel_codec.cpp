@@ -164,19 +164,24 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   s.high_size = L0.high_size;
   // Frames past the last-level cache bypass it: no read-for-ownership of
   // the output lines (bf16 only; the others use overlapping stores).
-  s.stream = job.dtype == Dtype::bf16 && L0.count_off >= stream_min_bytes() &&
+  s.stream = job.dtype == Dtype::bf16 && (L0.count_off >= stream_min_bytes() || job.stream_output) &&
              reinterpret_cast<uintptr_t>(s.res) % 16 == 0 && reinterpret_cast<uintptr_t>(s.codes) % 16 == 0;
   uint8_t* counts = job.frame + L0.count_off;
 
   const Partition part = partition_of(g.bytes, log2, job.hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(job.threads, bytes, units);
-  std::vector<EscapeSink> sinks(static_cast<size_t>(threads));
-  for (EscapeSink& k : sinks) {
-    k.counts = counts;
-    k.chunk_log2 = log2;
+  // One thread (small frames, batch items): no heap for the per-thread parts.
+  EscapeSink one_sink;
+  std::vector<EscapeSink> many_sinks(threads > 1 ? static_cast<size_t>(threads) : 0);
+  EscapeSink* const sinks = threads > 1 ? many_sinks.data() : &one_sink;
+  for (int t = 0; t < threads; ++t) {
+    sinks[t].counts = counts;
+    sinks[t].chunk_log2 = log2;
   }
-  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  uint64_t one_offset[2] = {0, 0};
+  std::vector<uint64_t> many_offsets(threads > 1 ? static_cast<size_t>(threads) + 1 : 0, 0);
+  uint64_t* const offset = threads > 1 ? many_offsets.data() : one_offset;
   std::atomic<uint64_t> found{0};
   std::atomic<bool> stop{false}, no_memory{false};
   Status status = Status::ok;
@@ -244,7 +249,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   return status;
 }
 
-Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req) {
+Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req,
+                    bool stream_output) {
   const auto dtype = static_cast<Dtype>(h.dtype);
   const DtypeGeometry g = geometry_of(h.dtype);
   const FrameLayout L = layout_of(h);
@@ -265,7 +271,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   s.high = f + L.high_off;
   s.codes = f + L.code_off;
   s.end = f + L.frame_size;
-  s.stream = bytes >= stream_min_bytes();
+  s.stream = bytes >= stream_min_bytes() || stream_output;
   const uint8_t* counts = f + L.count_off;
   const uint8_t* pos = f + L.pos_off;
   const uint8_t* exps = f + L.exp_off;
@@ -273,7 +279,9 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   const Partition part = partition_of(g.bytes, log2, hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(threads_req, bytes, units);
-  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  uint64_t one_offset[2] = {0, 0};
+  std::vector<uint64_t> many_offsets(threads > 1 ? static_cast<size_t>(threads) + 1 : 0, 0);
+  uint64_t* const offset = threads > 1 ? many_offsets.data() : one_offset;
   std::atomic<bool> bad_counts{false}, no_memory{false};
   std::atomic<int> worst{0};
   std::atomic<uint32_t> max_code{0};

@@ -26,6 +26,9 @@ struct CodedEncode {
   uint64_t n_checks = 0;     // stream 7 entries (only shifts nothing before it)
   uint64_t* hashes = nullptr;  // non-null: the block hash of each input block
   int threads = 0;
+  // Non-temporal stores however small the frame: it is one of a batch whose
+  // output will not stay in cache (the batch is past stream_min_bytes()).
+  bool stream_output = false;
 };
 
 // Streams 1..6. ok with *escapes, or escape_overflow (nothing usable
@@ -35,8 +38,9 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes);
 // Rule 14 in-stream and rules 15-18 in rule order, and the values into dst
 // (h: a parsed coded frame; frame: its bytes). hashes non-null: the block
 // hash of each output block, taken as each piece is written.
+// stream_output: non-temporal stores however small the frame (a batch's).
 Status decode_coded(const FrameHeader& h, const uint8_t* frame, uint8_t* dst, uint64_t* hashes,
-                    int threads);
+                    int threads, bool stream_output = false);
 
 // counts[256] = exponent counts of n elements.
 void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads);

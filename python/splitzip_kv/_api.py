@@ -259,7 +259,7 @@ def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_check
             results.append(np.empty(n, dtype=_dtypes.numpy_dtype(info["dtype"])))
         dsts = [_target(r, None) for r in results]
     else:
-        results = list(outs)
+        results = outs if isinstance(outs, list) else list(outs)
         if len(results) != len(srcs):
             raise invalid(f"{len(srcs)} frames but {len(results)} outputs")
         dsts = []
