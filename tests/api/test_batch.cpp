@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "core/synthetic.h"
+#ifdef SPLITZIP_HAVE_CPU
+#include "cpu/cpu_targets.h"
+#endif
 #include "splitzip/splitzip.h"
 #include "splitzip/splitzip.hpp"
 
@@ -60,7 +63,7 @@ std::vector<std::vector<uint8_t>> single_frames(const Pages& p, const CompressOp
   return out;
 }
 
-TEST(Batch, CompressMatchesSingleCallsAndRoundTrips) {
+void compress_matches_single_calls() {
   for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}) {
     const Pages p = make_pages(d, 37);
     const uint32_t eb = dtype_bytes(d);
@@ -113,6 +116,18 @@ TEST(Batch, CompressMatchesSingleCallsAndRoundTrips) {
     }
   }
 }
+
+TEST(Batch, CompressMatchesSingleCallsAndRoundTrips) { compress_matches_single_calls(); }
+
+#ifdef SPLITZIP_HAVE_CPU
+// A batch past the stream threshold writes its frames with non-temporal
+// stores (the threshold lowered so a small batch takes that path).
+TEST(Batch, StreamingBatchMatchesSingleCalls) {
+  cpu::set_stream_min_bytes(1);
+  compress_matches_single_calls();
+  cpu::set_stream_min_bytes(0);
+}
+#endif
 
 TEST(Batch, PerItemErrors) {
   const Pages p = make_pages(Dtype::bf16, 8);
