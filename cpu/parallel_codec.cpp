@@ -249,8 +249,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   return status;
 }
 
-Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req,
-                    bool stream_output) {
+Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req) {
   const auto dtype = static_cast<Dtype>(h.dtype);
   const DtypeGeometry g = geometry_of(h.dtype);
   const FrameLayout L = layout_of(h);
@@ -271,7 +270,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   s.high = f + L.high_off;
   s.codes = f + L.code_off;
   s.end = f + L.frame_size;
-  s.stream = bytes >= stream_min_bytes() || stream_output;
+  s.stream = bytes >= stream_min_bytes();
   const uint8_t* counts = f + L.count_off;
   const uint8_t* pos = f + L.pos_off;
   const uint8_t* exps = f + L.exp_off;

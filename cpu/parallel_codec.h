@@ -38,9 +38,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes);
 // Rule 14 in-stream and rules 15-18 in rule order, and the values into dst
 // (h: a parsed coded frame; frame: its bytes). hashes non-null: the block
 // hash of each output block, taken as each piece is written.
-// stream_output: non-temporal stores however small the frame (a batch's).
 Status decode_coded(const FrameHeader& h, const uint8_t* frame, uint8_t* dst, uint64_t* hashes,
-                    int threads, bool stream_output = false);
+                    int threads);
 
 // counts[256] = exponent counts of n elements.
 void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads);
