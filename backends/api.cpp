@@ -2,6 +2,7 @@
 // The public codec entry points: argument checks, backend selection per
 // buffer, then one whole-frame call into the chosen backend.
 #include <new>
+#include <vector>
 
 #include "backends/registry.h"
 #include "core/codec_args.h"
@@ -113,6 +114,131 @@ Result decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_ca
 Result decompress_frames(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
                          const DecompressOptions& opts) {
   return guarded([&] { return decompress_impl(src, src_size, dst, dst_capacity, opts, true); });
+}
+
+namespace {
+
+// One backend for a whole batch: it must reach every item's buffers.
+template <class Item>
+Status select_batch(const char* forced, const Item* items, size_t count, Direction dir, const Backend** out) {
+  MemoryKind kind = MemoryKind::host;
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < count; ++i) {
+    kind = combine(kind, combine(memory_kind_of(items[i].src), memory_kind_of(items[i].dst)));
+    bytes += items[i].dst_capacity;
+  }
+  DispatchRequest req;
+  req.forced = forced;
+  req.memory = kind;
+  req.bytes = bytes;
+  req.direction = dir;
+  return select_backend(req, out);
+}
+
+// ok, or the status of the first item that failed.
+Status first_failure(const Result* results, size_t count) {
+  for (size_t i = 0; i < count; ++i)
+    if (results[i].status != Status::ok) return results[i].status;
+  return Status::ok;
+}
+
+template <class F>
+Status guarded_status(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return Status::out_of_memory;
+  } catch (...) {
+    return Status::internal_error;
+  }
+}
+
+}  // namespace
+
+Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Result* results,
+                      const CompressOptions& opts) {
+  if (count == 0) return Status::ok;
+  if (items == nullptr || results == nullptr) return Status::invalid_argument;
+  return guarded_status([&] {
+    for (size_t i = 0; i < count; ++i) results[i] = Result{};
+    const Backend* be = nullptr;
+    Status s = select_batch(opts.backend, items, count, Direction::encode, &be);
+    if (s != Status::ok) {
+      for (size_t i = 0; i < count; ++i) results[i].status = s;
+      return s;
+    }
+    // Items that pass the argument checks run; the others keep their status.
+    std::vector<CompressArgs> args;
+    std::vector<size_t> index;
+    args.reserve(count);
+    index.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      CompressArgs a;
+      a.dtype = dtype;
+      a.src = items[i].src;
+      a.n = items[i].n_elems;
+      a.dst = items[i].dst;
+      a.capacity = items[i].dst_capacity;
+      a.codebook = opts.codebook;
+      a.chunk_log2 = opts.chunk_log2;
+      a.checksum = opts.checksum;
+      a.threads = 1;  // parallel across items, not inside one
+      a.mode = opts.mode;
+      results[i].backend = be->name();
+      if ((results[i].status = check_compress_args(a)) != Status::ok) continue;
+      args.push_back(a);
+      index.push_back(i);
+    }
+    std::vector<FrameOutcome> outs(args.size());
+    be->compress_batch(args.data(), args.size(), opts.threads, outs.data());
+    for (size_t k = 0; k < args.size(); ++k) {
+      Result& r = results[index[k]];
+      r.status = outs[k].status;
+      if (outs[k].status == Status::ok) r.size = outs[k].frame_size;
+    }
+    return first_failure(results, count);
+  });
+}
+
+Status decompress_batch(const DecompressItem* items, size_t count, Result* results, const DecompressOptions& opts) {
+  if (count == 0) return Status::ok;
+  if (items == nullptr || results == nullptr) return Status::invalid_argument;
+  return guarded_status([&] {
+    for (size_t i = 0; i < count; ++i) results[i] = Result{};
+    const Backend* be = nullptr;
+    Status s = select_batch(opts.backend, items, count, Direction::decode, &be);
+    if (s != Status::ok) {
+      for (size_t i = 0; i < count; ++i) results[i].status = s;
+      return s;
+    }
+    std::vector<DecompressArgs> args;
+    std::vector<size_t> index;
+    args.reserve(count);
+    index.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      DecompressArgs a;
+      a.src = items[i].src;
+      a.src_size = items[i].src_size;
+      a.dst = items[i].dst;
+      a.capacity = items[i].dst_capacity;
+      a.max_output = opts.max_output_bytes;  // per item
+      a.verify_checksum = opts.verify_checksum;
+      a.threads = 1;
+      results[i].backend = be->name();
+      if ((results[i].status = check_decompress_args(a)) != Status::ok) continue;
+      args.push_back(a);
+      index.push_back(i);
+    }
+    std::vector<FrameOutcome> outs(args.size());
+    be->decompress_batch(args.data(), args.size(), opts.threads, outs.data());
+    for (size_t k = 0; k < args.size(); ++k) {
+      Result& r = results[index[k]];
+      r.status = outs[k].status;
+      r.corrupt_block = outs[k].corrupt_block;
+      if (outs[k].status == Status::ok) r.size = outs[k].decoded_size;
+    }
+    return first_failure(results, count);
+  });
 }
 
 Status frame_info(const void* src, uint64_t src_size, FrameInfo* out) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Default Backend methods: host memory, one frame after another.
 #include <cstring>
+#include <new>
 
 #include "backends/backend.h"
 #include "core/header.h"
@@ -38,6 +39,34 @@ FrameOutcome Backend::decompress_stream(const DecompressArgs& args) const {
   }
   total.status = s;
   return total;
+}
+
+namespace {
+
+template <class F>
+FrameOutcome guarded_item(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    FrameOutcome o;
+    o.status = Status::out_of_memory;
+    return o;
+  } catch (...) {
+    FrameOutcome o;
+    o.status = Status::internal_error;
+    return o;
+  }
+}
+
+}  // namespace
+
+void Backend::compress_batch(const CompressArgs* args, size_t count, int /*threads*/, FrameOutcome* out) const {
+  for (size_t i = 0; i < count; ++i) out[i] = guarded_item([&] { return compress_frame(args[i]); });
+}
+
+void Backend::decompress_batch(const DecompressArgs* args, size_t count, int /*threads*/,
+                               FrameOutcome* out) const {
+  for (size_t i = 0; i < count; ++i) out[i] = guarded_item([&] { return decompress_frame(args[i]); });
 }
 
 Status Backend::read_header_bytes(const void* src, uint8_t out[64]) const {

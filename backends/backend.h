@@ -7,6 +7,7 @@
 // takes it from the caller, or allocates it itself when none is given.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/codec_args.h"
@@ -37,6 +38,15 @@ class Backend {
   // the frame iterator (host-readable memory) and calls decompress_frame;
   // frame_size of the outcome is the bytes consumed.
   virtual FrameOutcome decompress_stream(const DecompressArgs& args) const;
+  // Batched pages: out[i] = compress_frame(args[i]) / decompress_frame(args[i])
+  // for each of count independent items (every item's bytes are exactly
+  // those of the single call). threads: workers across the items (0: the
+  // backend's default); each item's args.threads is used as given. The
+  // default runs the items one after another; a bad_alloc on one item is
+  // that item's out_of_memory.
+  virtual void compress_batch(const CompressArgs* args, size_t count, int threads, FrameOutcome* out) const;
+  virtual void decompress_batch(const DecompressArgs* args, size_t count, int threads,
+                                FrameOutcome* out) const;
   // The 64 header bytes at src into out (device backends copy them).
   virtual Status read_header_bytes(const void* src, uint8_t out[64]) const;
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // C API: thin conversions onto the C++ API. No exception crosses extern "C".
 #include <cstring>
+#include <vector>
 
 #include "splitzip/splitzip.h"
 #include "splitzip/splitzip.hpp"
@@ -71,6 +72,28 @@ sz::DecompressOptions to_options(const sz_decompress_options* o) {
   return d;
 }
 
+// false: the codebook's dtype is not a dtype at all.
+bool to_compress_options(const sz_compress_options* opts, sz::Codebook* cb, sz::CompressOptions* o) {
+  if (opts == nullptr) return true;
+  if (opts->codebook != nullptr) {
+    if (!to_codebook(opts->codebook, cb)) return false;
+    o->codebook = cb;
+  }
+  if (opts->chunk_log2 != 0) o->chunk_log2 = opts->chunk_log2;
+  o->checksum = opts->checksum != 0;
+  o->backend = opts->backend;
+  o->threads = opts->threads;
+  return true;
+}
+
+// Per-item outcomes of a batch into the caller's arrays (either may be NULL).
+void fill_batch(const std::vector<sz::Result>& rs, sz_status* statuses, sz_result* results) {
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (statuses != nullptr) statuses[i] = to_c(rs[i].status);
+    if (results != nullptr) fill(rs[i], &results[i]);
+  }
+}
+
 template <class F>
 sz_status guard(F&& f) {
   try {
@@ -105,16 +128,7 @@ sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* d
   return guard([&] {
     sz::CompressOptions o;
     sz::Codebook cb;
-    if (opts != nullptr) {
-      if (opts->codebook != nullptr) {
-        if (!to_codebook(opts->codebook, &cb)) return SZ_BAD_CODEBOOK;
-        o.codebook = &cb;
-      }
-      if (opts->chunk_log2 != 0) o.chunk_log2 = opts->chunk_log2;
-      o.checksum = opts->checksum != 0;
-      o.backend = opts->backend;
-      o.threads = opts->threads;
-    }
+    if (!to_compress_options(opts, &cb, &o)) return SZ_BAD_CODEBOOK;
     const sz::Result r = sz::compress(to_dtype(dtype), src, n_elems, dst, dst_capacity, o);
     fill(r, result);
     return to_c(r.status);
@@ -137,6 +151,41 @@ sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
     const sz::Result r = sz::decompress_frames(src, src_size, dst, dst_capacity, to_options(opts));
     fill(r, result);
     return to_c(r.status);
+  });
+}
+
+sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_t count,
+                            const sz_compress_options* opts, sz_status* statuses, sz_result* results) {
+  return guard([&] {
+    if (count == 0) return SZ_OK;
+    if (items == nullptr) return SZ_INVALID_ARGUMENT;
+    sz::CompressOptions o;
+    sz::Codebook cb;
+    std::vector<sz::Result> rs(count);
+    if (!to_compress_options(opts, &cb, &o)) {
+      for (auto& r : rs) r.status = sz::Status::bad_codebook;
+      fill_batch(rs, statuses, results);
+      return SZ_BAD_CODEBOOK;
+    }
+    std::vector<sz::CompressItem> in(count);
+    for (size_t i = 0; i < count; ++i) in[i] = {items[i].src, items[i].n_elems, items[i].dst, items[i].dst_capacity};
+    const sz::Status s = sz::compress_batch(to_dtype(dtype), in.data(), count, rs.data(), o);
+    fill_batch(rs, statuses, results);
+    return to_c(s);
+  });
+}
+
+sz_status sz_decompress_batch(const sz_decompress_item* items, size_t count, const sz_decompress_options* opts,
+                              sz_status* statuses, sz_result* results) {
+  return guard([&] {
+    if (count == 0) return SZ_OK;
+    if (items == nullptr) return SZ_INVALID_ARGUMENT;
+    std::vector<sz::DecompressItem> in(count);
+    for (size_t i = 0; i < count; ++i) in[i] = {items[i].src, items[i].src_size, items[i].dst, items[i].dst_capacity};
+    std::vector<sz::Result> rs(count);
+    const sz::Status s = sz::decompress_batch(in.data(), count, rs.data(), to_options(opts));
+    fill_batch(rs, statuses, results);
+    return to_c(s);
   });
 }
 

@@ -63,17 +63,21 @@ SZ_HD Status check_codebook(uint32_t dtype_id, const uint8_t cb[16], uint32_t co
 // FORMAT.md 3: count descending, ties by smaller exponent, non-zero counts
 // only, at most 16. Returns the count; entries past it are 0.
 SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
-  uint32_t taken[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  // One pass in exponent order, keeping the best 16 sorted: a later
+  // exponent goes before an entry only with a strictly larger count, so
+  // equal counts stay in exponent order.
+  uint64_t best[16];
   uint32_t k = 0;
-  for (; k < 16; ++k) {
-    int best = -1;
-    for (uint32_t e = 0; e < 256; ++e) {
-      if (counts[e] == 0 || ((taken[e >> 5] >> (e & 31u)) & 1u)) continue;
-      if (best < 0 || counts[e] > counts[best]) best = static_cast<int>(e);
+  for (uint32_t e = 0; e < 256; ++e) {
+    const uint64_t c = counts[e];
+    if (c == 0 || (k == 16 && c <= best[15])) continue;
+    uint32_t i = k < 16 ? k++ : 15;
+    for (; i > 0 && best[i - 1] < c; --i) {
+      best[i] = best[i - 1];
+      entries[i] = entries[i - 1];
     }
-    if (best < 0) break;
-    taken[best >> 5] |= 1u << (best & 31);
-    entries[k] = static_cast<uint8_t>(best);
+    best[i] = c;
+    entries[i] = static_cast<uint8_t>(e);
   }
   for (uint32_t i = k; i < 16; ++i) entries[i] = 0;
   return k;

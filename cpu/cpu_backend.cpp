@@ -5,6 +5,7 @@
 // 19); cpu/parallel_codec.cpp runs streams 1..6 and the block hashes on
 // Highway SIMD kernels over OpenMP threads.
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "backends/registry.h"
@@ -13,12 +14,14 @@
 #include "core/header.h"
 #include "core/layout.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/parallel_codec.h"
 
 namespace splitzip {
 namespace {
 
-FrameOutcome compress_impl(const CompressArgs& a) {
+// stream_output: the frame is one of a batch too large to stay in cache.
+FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
   FrameOutcome out;
   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
   FramePlan p;
@@ -51,6 +54,7 @@ FrameOutcome compress_impl(const CompressArgs& a) {
     job.n_checks = p.n_checks;
     job.hashes = hash_out;
     job.threads = a.threads;
+    job.stream_output = stream_output;
     uint64_t escapes = 0;
     s = cpu::encode_coded(job, &escapes);
     if (s == Status::ok) {
@@ -112,6 +116,48 @@ class CpuBackend final : public Backend {
   }
   FrameOutcome compress_frame(const CompressArgs& a) const override { return compress_impl(a); }
   FrameOutcome decompress_frame(const DecompressArgs& a) const override { return decompress_impl(a); }
+
+  // Batched pages: items spread over threads (dynamic: pages differ in
+  // escapes and size), each item coded on its worker alone.
+  void compress_batch(const CompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < count; ++i) bytes += args[i].n * dtype_bytes(args[i].dtype);
+    // A batch past the cache: its frames bypass it as one large frame would.
+    const bool stream = bytes >= cpu::stream_min_bytes();
+    run_items(count, cpu::batch_threads(threads, bytes, count), out,
+              [&](size_t i) { return compress_impl(args[i], stream); });
+  }
+  void decompress_batch(const DecompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < count; ++i) bytes += args[i].capacity;
+    // No non-temporal stores here: on 4096 pages of 16 KiB they measured
+    // slower (7.1 against 8.9 GB/s, one thread), unlike the encoder's.
+    run_items(count, cpu::batch_threads(threads, bytes, count), out,
+              [&](size_t i) { return decompress_impl(args[i]); });
+  }
+
+ private:
+  template <class F>
+  static void run_items(size_t count, int threads, FrameOutcome* out, const F& f) {
+    const auto one = [&](size_t i) {
+      try {
+        out[i] = f(i);
+      } catch (const std::bad_alloc&) {
+        out[i] = FrameOutcome{};
+        out[i].status = Status::out_of_memory;
+      } catch (...) {
+        out[i] = FrameOutcome{};
+        out[i].status = Status::internal_error;
+      }
+    };
+    if (threads <= 1) {
+      for (size_t i = 0; i < count; ++i) one(i);
+      return;
+    }
+    const auto n = static_cast<int64_t>(count);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
+    for (int64_t i = 0; i < n; ++i) one(static_cast<size_t>(i));
+  }
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // Per-target exponent histogram for dynamic top-16 calibration: vectors
-// extract the exponent bytes of a block into L1, then either byte compares
-// count a 16-exponent window (KV data sits almost entirely in one) or four
+// extract the exponent bytes of a block into L1, then either byte-table
+// lookups count a 16-exponent window (KV data sits almost entirely in one) or four
 // interleaved scalar tables count everything.
 #if defined(SPLITZIP_CPU_HISTOGRAM_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_HISTOGRAM_INL_H_
@@ -64,6 +64,24 @@ HWY_INLINE void ExtractExponents(const uint8_t* src, uint64_t i0, uint64_t len, 
     out[k] = static_cast<uint8_t>(Traits::exponent(load_bits<Traits>(src + (i0 + k) * Traits::kBytes)));
 }
 
+// Start of the 16-exponent window of h[256] with the largest sum (the
+// lowest such start), and that sum.
+template <class T>
+HWY_INLINE uint32_t BestWindow(const T* h, uint64_t* in_window) {
+  uint64_t sum = 0, best = 0;
+  uint32_t best_base = 0;
+  for (uint32_t b = 0; b < 256; ++b) {
+    sum += h[b];
+    if (b >= 16) sum -= h[b - 16];
+    if (b >= 15 && sum > best) {
+      best = sum;
+      best_base = b - 15;
+    }
+  }
+  *in_window = best;
+  return best_base;
+}
+
 // Adds the counts of exps[0, len) to counts with four interleaved tables,
 // and returns the start of the 16-exponent window holding most of them.
 HWY_INLINE uint32_t CountScalar(const uint8_t* exps, uint64_t len, uint64_t counts[256],
@@ -89,88 +107,93 @@ HWY_INLINE uint32_t CountScalar(const uint8_t* exps, uint64_t len, uint64_t coun
     block[b] = h[0][b] + h[1][b] + h[2][b] + h[3][b];
     counts[b] += block[b];
   }
-  uint64_t sum = 0, best = 0;
-  uint32_t best_base = 0;
-  for (uint32_t b = 0; b < 256; ++b) {
-    sum += block[b];
-    if (b >= 16) sum -= block[b - 16];
-    if (b >= 15 && sum > best) {
-      best = sum;
-      best_base = b - 15;
-    }
-  }
-  *in_window = best;
-  return best_base;
+  return BestWindow(block, in_window);
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// Adds to counts[base + kFirst + v], v < 8, how many of the `vecs` vectors
-// at exps hold x = e - base == kFirst + v: eight u8 accumulators in named
-// registers, flushed every 128 vectors (at most 128 per lane).
-template <uint32_t kFirst>
-HWY_INLINE void CountEight(const uint8_t* exps, uint64_t vecs, V8 vbase, uint32_t base, uint64_t counts[256]) {
-  const D8 d8;
-  const D64 d64;
-  const size_t N = hn::Lanes(d8);
-  const V8 k0 = hn::Set(d8, kFirst + 0), k1 = hn::Set(d8, kFirst + 1), k2 = hn::Set(d8, kFirst + 2),
-           k3 = hn::Set(d8, kFirst + 3), k4 = hn::Set(d8, kFirst + 4), k5 = hn::Set(d8, kFirst + 5),
-           k6 = hn::Set(d8, kFirst + 6), k7 = hn::Set(d8, kFirst + 7);
-  for (uint64_t k0v = 0; k0v < vecs; k0v += 128) {
-    const uint64_t k1v = vecs - k0v < 128 ? vecs : k0v + 128;
-    V8 a0 = hn::Zero(d8), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-    for (uint64_t k = k0v; k < k1v; ++k) {
-      const V8 x = hn::Sub(hn::Load(d8, exps + k * N), vbase);
-      // A true compare is all ones (-1): subtracting it counts one.
-      a0 = hn::Sub(a0, hn::VecFromMask(d8, hn::Eq(x, k0)));
-      a1 = hn::Sub(a1, hn::VecFromMask(d8, hn::Eq(x, k1)));
-      a2 = hn::Sub(a2, hn::VecFromMask(d8, hn::Eq(x, k2)));
-      a3 = hn::Sub(a3, hn::VecFromMask(d8, hn::Eq(x, k3)));
-      a4 = hn::Sub(a4, hn::VecFromMask(d8, hn::Eq(x, k4)));
-      a5 = hn::Sub(a5, hn::VecFromMask(d8, hn::Eq(x, k5)));
-      a6 = hn::Sub(a6, hn::VecFromMask(d8, hn::Eq(x, k6)));
-      a7 = hn::Sub(a7, hn::VecFromMask(d8, hn::Eq(x, k7)));
-    }
-    const V8 acc[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
-    for (uint32_t v = 0; v < 8; ++v)
-      counts[base + kFirst + v] += hn::GetLane(hn::SumOfLanes(d64, hn::SumsOf8(acc[v])));
-  }
-}
+// kPairOneHot[j][x]: element x of the window adds 1 to the low nibble of
+// byte counter j when x == 2j, to its high nibble when x == 2j + 1.
+alignas(16) static constexpr uint8_t kPairOneHot[8][16] = {
+    {1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 1, 16, 0, 0, 0, 0, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0, 0, 0},
+    {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16}};
 
 // Counts exps[0, len) (64-byte aligned) whose value lies in [base, base+16)
-// with byte compares (two passes of eight values); values outside the
-// window go to counts one by one. Returns how many were outside.
+// into counts; values outside the window go to counts one by one. Returns
+// how many were outside. Each vector costs eight byte-table lookups: lookup
+// j adds one to a 4-bit counter per byte for bins 2j and 2j+1 (values
+// outside the window look up 0); the nibbles are summed into 64-bit lanes
+// every 15 vectors, before a nibble can overflow.
 HWY_INLINE uint64_t CountWindow(const uint8_t* exps, uint64_t len, uint32_t base, uint64_t counts[256]) {
   const D8 d8;
+  const D16 d16;
+  const D64 d64;
   const size_t N = hn::Lanes(d8);
   const uint64_t vecs = len / N;
   const V8 vbase = hn::Set(d8, static_cast<uint8_t>(base));
   const V8 k15 = hn::Set(d8, 15);
+  const V8 k0F = hn::Set(d8, 0x0F);
+  V8 lut[8];
+  for (size_t j = 0; j < 8; ++j) lut[j] = hn::LoadDup128(d8, kPairOneHot[j]);
+  hn::Vec<D64> wide[16];
+  for (auto& w : wide) w = hn::Zero(d64);
   uint64_t outside = 0;
-  for (uint64_t k = 0; k < vecs; ++k) {
-    const V8 over = hn::SaturatedSub(hn::Sub(hn::Load(d8, exps + k * N), vbase), k15);
-    const auto out_mask = hn::Ne(over, hn::Zero(d8));  // outside the window
-    if (HWY_UNLIKELY(!hn::AllFalse(d8, out_mask))) {
-      for (uint64_t m = MaskBits(out_mask); m != 0; m &= m - 1) {
-        ++counts[exps[k * N + static_cast<size_t>(__builtin_ctzll(m))]];
-        ++outside;
+  for (uint64_t k0 = 0; k0 < vecs; k0 += 15) {
+    const uint64_t k1 = vecs - k0 < 15 ? vecs : k0 + 15;
+    V8 acc[8];
+    for (auto& a : acc) a = hn::Zero(d8);
+    for (uint64_t k = k0; k < k1; ++k) {
+      const V8 x = hn::Sub(hn::Load(d8, exps + k * N), vbase);
+      const auto out_mask = hn::Ne(hn::SaturatedSub(x, k15), hn::Zero(d8));  // outside the window
+      if (HWY_UNLIKELY(!hn::AllFalse(d8, out_mask))) {
+        for (uint64_t m = MaskBits(out_mask); m != 0; m &= m - 1) {
+          ++counts[exps[k * N + static_cast<size_t>(__builtin_ctzll(m))]];
+          ++outside;
+        }
       }
+      const V8 idx = WindowIndex(x);
+      for (size_t j = 0; j < 8; ++j) acc[j] = hn::Add(acc[j], hn::TableLookupBytesOr0(lut[j], idx));
+    }
+    for (size_t j = 0; j < 8; ++j) {
+      const V8 lo = hn::And(acc[j], k0F);
+      const V8 hi = hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, acc[j]))), k0F);
+      wide[2 * j] = hn::Add(wide[2 * j], hn::SumsOf8(lo));
+      wide[2 * j + 1] = hn::Add(wide[2 * j + 1], hn::SumsOf8(hi));
     }
   }
-  CountEight<0>(exps, vecs, vbase, base, counts);
-  CountEight<8>(exps, vecs, vbase, base, counts);
+  for (uint32_t b = 0; b < 16; ++b) counts[base + b] += hn::GetLane(hn::SumOfLanes(d64, wide[b]));
   for (uint64_t i = vecs * N; i < len; ++i) ++counts[exps[i]];
   return outside;
 }
 #endif
 
-// Blocks run the scalar counter until one shows that a 16-exponent window
-// holds nearly all values (typical of KV data); then the window counter runs
-// until a block has too many values outside it.
+// Elements whose exponents pick the first window (a sample: the counts
+// themselves come from the blocks).
+constexpr uint64_t kWindowSample = 512;
+
+// The window counter starts on the window of the first kWindowSample
+// values when it holds nearly all of them (typical of KV data), so even a
+// frame of one block runs vectorised; otherwise, and after a block with too
+// many values outside the window, blocks run the scalar counter until one
+// shows such a window again.
 template <class Traits>
 void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
   alignas(64) uint8_t exps[kHistBlock];
   int64_t window = -1;  // base of the window counter, -1: scalar
   (void)window;  // HWY_SCALAR has no window counter
+#if HWY_TARGET != HWY_SCALAR
+  {
+    const uint64_t len = n < kWindowSample ? n : kWindowSample;
+    ExtractExponents<Traits>(src, 0, len, exps);
+    uint16_t h[256];
+    std::memset(h, 0, sizeof h);
+    for (uint64_t k = 0; k < len; ++k) ++h[exps[k]];
+    uint64_t in_window = 0;
+    const uint32_t base = BestWindow(h, &in_window);
+    if (len != 0 && in_window * 32 >= len * 31) window = base;
+  }
+#endif
   for (uint64_t i = 0; i < n; i += kHistBlock) {
     const uint64_t len = n - i < kHistBlock ? n - i : kHistBlock;
     ExtractExponents<Traits>(src, i, len, exps);

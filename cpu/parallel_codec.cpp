@@ -108,6 +108,26 @@ void store_u16_le(uint8_t* dst, const uint16_t* src, uint64_t count) {
 #endif
 }
 
+// Runs body(tid, nt) on a team of `threads`. One thread runs body(0, 1)
+// directly: no fork/join, and no OpenMP construct inside body binds to a
+// team of the caller's (a batch runs frames inside its own parallel loop).
+template <class F>
+void run_team(int threads, const F& body) {
+  if (threads <= 1) {
+    body(0, 1);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  body(omp_get_thread_num(), omp_get_num_threads());
+}
+
+// The barrier of a team that run_team started; nothing for one thread.
+inline void team_barrier(int nt) {
+  if (nt > 1) {
+#pragma omp barrier
+  }
+}
+
 // Lowest failing rule among 16..17 (0 = none) -> status.
 Status rule_status(int rule) {
   switch (rule) {
@@ -144,29 +164,34 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   s.high_size = L0.high_size;
   // Frames past the last-level cache bypass it: no read-for-ownership of
   // the output lines (bf16 only; the others use overlapping stores).
-  s.stream = job.dtype == Dtype::bf16 && L0.count_off >= stream_min_bytes() &&
+  s.stream = job.dtype == Dtype::bf16 && (L0.count_off >= stream_min_bytes() || job.stream_output) &&
              reinterpret_cast<uintptr_t>(s.res) % 16 == 0 && reinterpret_cast<uintptr_t>(s.codes) % 16 == 0;
   uint8_t* counts = job.frame + L0.count_off;
 
   const Partition part = partition_of(g.bytes, log2, job.hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(job.threads, bytes, units);
-  std::vector<EscapeSink> sinks(static_cast<size_t>(threads));
-  for (EscapeSink& k : sinks) {
-    k.counts = counts;
-    k.chunk_log2 = log2;
+  // One thread (small frames, batch items): no heap for the per-thread parts.
+  EscapeSink one_sink;
+  std::vector<EscapeSink> many_sinks(threads > 1 ? static_cast<size_t>(threads) : 0);
+  EscapeSink* const sinks = threads > 1 ? many_sinks.data() : &one_sink;
+  for (int t = 0; t < threads; ++t) {
+    sinks[t].counts = counts;
+    sinks[t].chunk_log2 = log2;
   }
-  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  uint64_t one_offset[2] = {0, 0};
+  std::vector<uint64_t> many_offsets(threads > 1 ? static_cast<size_t>(threads) + 1 : 0, 0);
+  uint64_t* const offset = threads > 1 ? many_offsets.data() : one_offset;
   std::atomic<uint64_t> found{0};
   std::atomic<bool> stop{false}, no_memory{false};
   Status status = Status::ok;
   uint64_t escapes = 0;
   FrameLayout L = L0;
 
-#pragma omp parallel num_threads(threads)
-  {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
+  // The team's work; one thread runs it without a parallel region (the
+  // barrier and single below then bind to that thread alone), so small
+  // frames and batch items pay no fork/join.
+  const auto body = [&](int tid, int nt) {
     uint64_t u0, u1;
     split(units, nt, tid, &u0, &u1);
     EscapeSink& sink = sinks[static_cast<size_t>(tid)];
@@ -194,9 +219,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
       no_memory.store(true);
       stop.store(true);
     }
-#pragma omp barrier
-#pragma omp single
-    {
+    team_barrier(nt);
+    if (tid == 0) {
       for (int t = 0; t < nt; ++t)
         offset[static_cast<size_t>(t) + 1] = offset[static_cast<size_t>(t)] + sinks[static_cast<size_t>(t)].size;
       escapes = offset[static_cast<size_t>(nt)];
@@ -209,6 +233,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
         if (L.frame_size > job.capacity) status = Status::internal_error;
       }
     }
+    team_barrier(nt);
     // Each thread places its own escapes (streams 5 and 6) at its offset.
     if (status == Status::ok) {
       const uint64_t k = sink.size;
@@ -218,7 +243,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
         std::memcpy(job.frame + L.exp_off + off, sink.exp.data(), k);
       }
     }
-  }
+  };
+  run_team(threads, body);
   if (status == Status::ok) *escapes_out = escapes;
   return status;
 }
@@ -252,15 +278,14 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   const Partition part = partition_of(g.bytes, log2, hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(threads_req, bytes, units);
-  std::vector<uint64_t> offset(static_cast<size_t>(threads) + 1, 0);
+  uint64_t one_offset[2] = {0, 0};
+  std::vector<uint64_t> many_offsets(threads > 1 ? static_cast<size_t>(threads) + 1 : 0, 0);
+  uint64_t* const offset = threads > 1 ? many_offsets.data() : one_offset;
   std::atomic<bool> bad_counts{false}, no_memory{false};
   std::atomic<int> worst{0};
   std::atomic<uint32_t> max_code{0};
 
-#pragma omp parallel num_threads(threads)
-  {
-    const int nt = omp_get_num_threads();
-    const int tid = omp_get_thread_num();
+  const auto body = [&](int tid, int nt) {
     uint64_t u0, u1;
     split(units, nt, tid, &u0, &u1);
     const uint64_t c0 = std::min(L.n_chunks, (u0 * part.unit) >> log2);
@@ -275,12 +300,12 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
       sum += c;
     }
     offset[static_cast<size_t>(tid) + 1] = sum;
-#pragma omp barrier
-#pragma omp single
-    {
+    team_barrier(nt);
+    if (tid == 0) {
       for (int t = 0; t < nt; ++t) offset[static_cast<size_t>(t) + 1] += offset[static_cast<size_t>(t)];
       if (offset[static_cast<size_t>(nt)] != h.escape_count) bad_counts.store(true);
     }
+    team_barrier(nt);
     if (!bad_counts.load()) {
       uint64_t e_idx = offset[static_cast<size_t>(tid)];
       uint32_t my_max = 0;
@@ -344,7 +369,8 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
       while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
       }
     }
-  }
+  };
+  run_team(threads, body);
   if (bad_counts.load()) return Status::bad_escape_counts;                       // rule 15
   if (no_memory.load()) return Status::out_of_memory;
   if (worst.load() != 0) return rule_status(worst.load());                       // rules 16-17
@@ -352,11 +378,19 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   return Status::ok;
 }
 
+int batch_threads(int requested, uint64_t bytes, uint64_t items) {
+  return thread_count(requested, bytes, std::max<uint64_t>(items, 1));
+}
+
 void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads) {
   std::memset(counts, 0, 256 * sizeof(uint64_t));
   const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;
   const uint64_t blocks = ceil_div(n, kStep);
   const int t = thread_count(threads, n * bytes, blocks);
+  if (t == 1) {  // no team, no per-thread tables
+    histogram_range(dtype, src, n, counts);
+    return;
+  }
   std::vector<std::array<uint64_t, 256>> parts(static_cast<size_t>(t));
 #pragma omp parallel num_threads(t)
   {

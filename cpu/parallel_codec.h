@@ -26,6 +26,9 @@ struct CodedEncode {
   uint64_t n_checks = 0;     // stream 7 entries (only shifts nothing before it)
   uint64_t* hashes = nullptr;  // non-null: the block hash of each input block
   int threads = 0;
+  // Non-temporal stores however small the frame: it is one of a batch whose
+  // output will not stay in cache (the batch is past stream_min_bytes()).
+  bool stream_output = false;
 };
 
 // Streams 1..6. ok with *escapes, or escape_overflow (nothing usable
@@ -43,6 +46,11 @@ void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t count
 
 // dst = src (bytes); hashes non-null: the block hash of each block.
 void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* hashes, int threads);
+
+// Workers for a batch of `items` independent frames of `bytes` in all
+// (requested > 0: that many, capped by items; else the override, else all
+// cores from parallel_min_bytes() on).
+int batch_threads(int requested, uint64_t bytes, uint64_t items);
 
 }  // namespace cpu
 }  // namespace splitzip

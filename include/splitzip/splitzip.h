@@ -142,6 +142,28 @@ sz_status sz_decompress(const void* src, uint64_t src_size, void* dst, uint64_t 
 sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
                                uint64_t dst_capacity, const sz_decompress_options* opts,
                                sz_result* result);
+/* Batched pages: one independent frame per item (the bytes sz_compress /
+ * sz_decompress give for that item alone), threads across items. Item i's
+ * status goes to statuses[i] and its outcome to results[i] (results may be
+ * NULL). Returns SZ_OK when every item succeeded, else the status of the
+ * first failing item; SZ_INVALID_ARGUMENT (nothing run) for NULL arrays. */
+typedef struct sz_compress_item {
+  const void* src; /* n_elems values of the batch's dtype */
+  uint64_t n_elems;
+  void* dst;       /* sz_compress_bound(dtype, n_elems) bytes are always enough */
+  uint64_t dst_capacity;
+} sz_compress_item;
+typedef struct sz_decompress_item {
+  const void* src; /* one frame (src_size may extend past it) */
+  uint64_t src_size;
+  void* dst;
+  uint64_t dst_capacity;
+} sz_decompress_item;
+sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_t count,
+                            const sz_compress_options* opts, sz_status* statuses, sz_result* results);
+sz_status sz_decompress_batch(const sz_decompress_item* items, size_t count,
+                              const sz_decompress_options* opts, sz_status* statuses,
+                              sz_result* results);
 /* Reads and validates the header (rules 1-11) without decoding. */
 sz_status sz_frame_info_read(const void* src, uint64_t src_size, sz_frame_info* out);
 /* Rules 1-10 on the 64 header bytes at src alone (src must hold 64 bytes):

@@ -157,6 +157,32 @@ Result decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_ca
 Result decompress_frames(const void* src, uint64_t src_size, void* dst,
                          uint64_t dst_capacity, const DecompressOptions& opts = {});
 
+// Batched pages (paged KV caches: vLLM / SGLang blocks). Each item is an
+// independent frame, exactly the bytes compress() / decompress() write for
+// it alone: pages are evicted and fetched one by one, so a page must decode
+// without its neighbours. Threads run across items (opts.threads: 0 = the
+// backend default, all cores once the batch is large), each item on one
+// thread. results[i] is item i's outcome; the call returns ok when every
+// item succeeded, else the status of the first item (lowest index) that
+// failed, and invalid_argument (no item touched) for null arrays.
+// DecompressOptions::max_output_bytes bounds each item.
+struct CompressItem {
+  const void* src = nullptr;  // n_elems values of the batch's dtype
+  uint64_t n_elems = 0;
+  void* dst = nullptr;        // the item's frame; compress_bound(dtype, n_elems) is always enough
+  uint64_t dst_capacity = 0;
+};
+struct DecompressItem {
+  const void* src = nullptr;  // one frame at src (src_size may extend past it)
+  uint64_t src_size = 0;
+  void* dst = nullptr;
+  uint64_t dst_capacity = 0;
+};
+Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Result* results,
+                      const CompressOptions& opts = {});
+Status decompress_batch(const DecompressItem* items, size_t count, Result* results,
+                        const DecompressOptions& opts = {});
+
 struct FrameInfo {
   uint32_t version = 0;
   Dtype dtype = Dtype::bf16;

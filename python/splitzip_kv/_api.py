@@ -205,6 +205,70 @@ def compress_into(array, out, codebook=None, backend=None, checksum=False, chunk
     return Result(size, ran)
 
 
+def compress_batch(arrays, codebook=None, backend=None, checksum=False, chunk_log2=10, *,
+                   dtype=None, threads=0):
+    """Compresses each array of ``arrays`` (pages of a paged KV cache) into
+    its own frame, in one call with threads across the pages.
+
+    Returns a list of ``bytes``, one frame per page, each identical to
+    ``compress(page, ...)``: pages stay independently decodable. All pages
+    hold one dtype and live in host memory. An error in any page raises
+    SplitzipError naming the first failing page.
+    """
+    _check_codebook(codebook)
+    want = _want(dtype)
+    prepared, names = [], set()
+    for a in arrays:
+        src, name, device = _source(a, want, "page")
+        if device != _DL_CPU:
+            raise error("UNSUPPORTED_MEMORY", "compress_batch reads pages in host memory only")
+        prepared.append(src)
+        if name is not None:
+            names.add(name)
+    if len(names) > 1:
+        raise invalid(f"pages hold different dtypes: {sorted(names)}")
+    return _core.compress_batch(prepared, names.pop() if names else None, codebook, chunk_log2,
+                                checksum, backend, threads)
+
+
+def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_checksum=True,
+                     max_output_bytes=0):
+    """Decodes a list of frames (one frame each, e.g. from compress_batch) in
+    one call, threads across them.
+
+    Without ``outs`` returns a list of new flat numpy arrays of each frame's
+    dtype; with ``outs`` (one writable host buffer per frame) decodes into
+    them in place and returns ``outs``. ``max_output_bytes`` bounds each
+    frame. An error in any frame raises SplitzipError naming the first
+    failing frame (the other outputs may have been written).
+    """
+    srcs = []
+    for f in frames:
+        src, device = _frame_source(f)
+        if device != _DL_CPU:
+            raise error("UNSUPPORTED_MEMORY", "decompress_batch reads frames in host memory only")
+        srcs.append(src)
+    if outs is None:
+        results = []
+        for i, src in enumerate(srcs):
+            try:
+                info = _core.frame_info(src, 0)
+            except Exception as e:
+                raise type(e)(f"{e} (decompress_batch frame {i})") from e
+            n = info["decoded_size"] // _core.dtype_bytes(info["dtype"])
+            results.append(np.empty(n, dtype=_dtypes.numpy_dtype(info["dtype"])))
+        dsts = [_target(r, None) for r in results]
+    else:
+        results = outs if isinstance(outs, list) else list(outs)
+        if len(results) != len(srcs):
+            raise invalid(f"{len(srcs)} frames but {len(results)} outputs")
+        dsts = []
+        for src, out in zip(srcs, results):
+            dsts.append(_target(out, _core.frame_info(src, 0)["dtype"]))
+    _core.decompress_batch(srcs, dsts, backend, threads, int(max_output_bytes), verify_checksum)
+    return results
+
+
 def _frame_source(buf):
     """(object for _core, device type) for a buffer holding frames."""
     if isinstance(buf, np.ndarray):

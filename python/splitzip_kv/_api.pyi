@@ -2,7 +2,7 @@
 # Type stub of splitzip_kv._api (the public functions). Sources and
 # destinations are numpy arrays, torch tensors, buffer-protocol objects or
 # DLPack producers, hence `Any` for those; return types are exact.
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 from ._core import Codebook
 
@@ -34,6 +34,25 @@ def compress_into(
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
 ) -> Result: ...
+def compress_batch(
+    arrays: Iterable[Any],
+    codebook: Optional[Codebook] = ...,
+    backend: Optional[str] = ...,
+    checksum: bool = ...,
+    chunk_log2: int = ...,
+    *,
+    dtype: Optional[_Dtype] = ...,
+    threads: int = ...,
+) -> List[bytes]: ...
+def decompress_batch(
+    frames: Iterable[Any],
+    outs: Optional[Sequence[Any]] = ...,
+    *,
+    backend: Optional[str] = ...,
+    threads: int = ...,
+    verify_checksum: bool = ...,
+    max_output_bytes: int = ...,
+) -> List[Any]: ...
 def decompress(
     buf: Any,
     out: Any = ...,

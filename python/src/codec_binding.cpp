@@ -181,6 +181,77 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
   return nb::make_tuple(r.size, backend_str(r.backend));
 }
 
+// Batched pages: one frame per array, threads across them. Returns a list
+// of bytes; the first failing item raises with its index.
+nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codebook* cb, uint32_t chunk_log2,
+                           bool checksum, const OptStr& backend, int threads) {
+  std::vector<ArrayRef> refs;
+  for (nb::handle item : arrays) refs.push_back(host_source(item, "page"));
+  nb::list out;
+  if (refs.empty()) return out;
+  const Dtype d = resolve_dtype(refs[0], dtype, "page");
+  const OptStr name(splitzip::dtype_name(d));
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  std::vector<splitzip::CompressItem> items(refs.size());
+  std::vector<nb::object> holders(refs.size());
+  for (size_t i = 0; i < refs.size(); ++i) {
+    resolve_dtype(refs[i], name, "page");
+    const uint64_t n = element_count(refs[i], d, "page");
+    const uint64_t bound = splitzip::compress_bound(d, n);
+    PyObject* b = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
+    if (!b) throw nb::python_error();
+    holders[i] = nb::steal(b);
+    items[i] = {refs[i].data, n, PyBytes_AS_STRING(b), bound};
+  }
+  std::vector<splitzip::Result> res(refs.size());
+  {
+    nb::gil_scoped_release unlocked;
+    splitzip::compress_batch(d, items.data(), items.size(), res.data(), opts);
+  }
+  for (size_t i = 0; i < res.size(); ++i) check(res[i], "compress_batch page " + std::to_string(i));
+  for (size_t i = 0; i < res.size(); ++i) {
+    PyObject* p = holders[i].release().ptr();
+    if (_PyBytes_Resize(&p, static_cast<Py_ssize_t>(res[i].size)) != 0) throw nb::python_error();
+    out.append(nb::steal(p));
+  }
+  return out;
+}
+
+// frames[i] (one frame each) into outs[i] (validated by _api.py); returns
+// the bytes written per item.
+nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& backend, int threads,
+                             uint64_t max_output_bytes, bool verify_checksum) {
+  std::vector<ArrayRef> src, dst;
+  for (nb::handle f : frames) src.push_back(host_source(f, "frame"));
+  for (nb::handle o : outs) dst.push_back(import_array(o, true, "out"));
+  if (src.size() != dst.size())
+    raise_status(Status::invalid_argument, std::to_string(src.size()) + " frames but " +
+                                               std::to_string(dst.size()) + " outputs");
+  std::vector<splitzip::DecompressItem> items(src.size());
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (!dst[i].host_readable())
+      raise_status(Status::unsupported_memory, "out " + std::to_string(i) + " must be in host memory");
+    check_disjoint(src[i], dst[i]);
+    items[i] = {src[i].data, src[i].nbytes, dst[i].data, dst[i].nbytes};
+  }
+  splitzip::DecompressOptions opts;
+  opts.backend = backend ? backend->c_str() : nullptr;
+  opts.threads = threads;
+  opts.max_output_bytes = max_output_bytes;
+  opts.verify_checksum = verify_checksum;
+  std::vector<splitzip::Result> res(items.size());
+  {
+    nb::gil_scoped_release unlocked;
+    splitzip::decompress_batch(items.data(), items.size(), res.data(), opts);
+  }
+  nb::list sizes;
+  for (size_t i = 0; i < res.size(); ++i) {
+    check(res[i], "decompress_batch frame " + std::to_string(i));
+    sizes.append(res[i].size);
+  }
+  return sizes;
+}
+
 nb::dict frame_info_py(nb::handle src, uint64_t offset) {
   ArrayRef a = host_source(src, "frame");
   return info_dict(read_info(a, offset), offset);
@@ -281,6 +352,12 @@ void bind_codec(nb::module_& m) {
   m.def("decompress_into", &decompress_into, nb::arg("frame"), nb::arg("out"), nb::arg("expect"),
         nb::arg("multi"), nb::arg("backend").none(), nb::arg("threads"),
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
+  m.def("compress_batch", &compress_batch_py, nb::arg("arrays"), nb::arg("dtype").none(),
+        nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
+        nb::arg("backend").none(), nb::arg("threads"));
+  m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
+        nb::arg("verify_checksum"));
   m.def("frame_info", &frame_info_py, nb::arg("frame"), nb::arg("offset") = 0);
   nb::class_<FrameIter>(m, "FrameIter")
       .def(nb::init<nb::handle>(), nb::arg("frames"))

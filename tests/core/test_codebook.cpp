@@ -2,12 +2,15 @@
 // Codebook rules, deterministic top-16, calibration and the .szcb file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <random>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "core/dtype_traits.h"
+#include "core/header.h"
 #include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
 #include "tests/support/test_data.h"
@@ -39,6 +42,29 @@ TEST(Codebook, TopSixteenByCountThenExponent) {
   // Count 5: exponents 3, 115 and 200 tie; smallest exponent wins.
   EXPECT_EQ(cb.entries[15], 3);
   EXPECT_EQ(validate_codebook(cb), Status::ok);
+}
+
+// top16_codebook against FORMAT.md 3 written as a sort: many ties, few
+// and many distinct values, counts spanning 64 bits.
+TEST(Codebook, TopSixteenMatchesSortedRule) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 3000; ++round) {
+    uint64_t counts[256] = {};
+    const int distinct = static_cast<int>(rng() % 40);
+    const uint64_t span = round % 3 == 0 ? 4 : round % 3 == 1 ? 1000 : ~uint64_t{0};
+    for (int i = 0; i < distinct; ++i) counts[rng() % 256] = 1 + rng() % span;
+    std::vector<uint32_t> order;
+    for (uint32_t e = 0; e < 256; ++e)
+      if (counts[e] != 0) order.push_back(e);
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return counts[a] > counts[b]; });
+    uint8_t want[16] = {};
+    const uint32_t k = static_cast<uint32_t>(std::min<size_t>(16, order.size()));
+    for (uint32_t i = 0; i < k; ++i) want[i] = static_cast<uint8_t>(order[i]);
+    uint8_t got[16];
+    std::memset(got, 0xAB, sizeof got);
+    ASSERT_EQ(top16_codebook(counts, got), k) << round;
+    ASSERT_EQ(0, std::memcmp(got, want, 16)) << round;
+  }
 }
 
 TEST(Codebook, FewerThanSixteenValues) {

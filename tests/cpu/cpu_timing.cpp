@@ -10,6 +10,17 @@
 //                       [--stream-min BYTES]  (non-temporal store threshold)
 //                       [--cold]  (threshold runs after a pause: workers asleep)
 //                       [--no-dynamic]  (skip the dynamic-codebook figures)
+//                       [--frames KIB]  (the buffer as back-to-back frames of KIB)
+//                       [--batch [--pages 4096] [--page-kib 16]]  (pages vs one buffer)
+//                       [--checksum]  (with --frames / --batch: v2 block checksum on)
+//
+// --frames: one thread codes --mb MiB as consecutive frames of KIB each (as
+// the streaming CLI and serving stacks do): memcpy of the whole buffer,
+// encode with the offline codebook, encode with each frame's own dynamic
+// top-16 codebook, the histogram alone, decode; alternating, best round.
+// --batch: compress_batch / decompress_batch of --pages (4096) pages of
+// --page-kib (16) KiB against compress / decompress of one buffer of the
+// same total size, per thread count, alternating, best round.
 //
 // Each thread count prints memcpy, encode and decode, the same with the v2
 // block checksum (encode with it, decode verifying it) and the ratio of the
@@ -102,6 +113,15 @@ std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
   return out;
 }
 
+// memcpy split over t threads (the baseline at the codec's thread count).
+void parallel_memcpy(uint8_t* dst, const uint8_t* src, uint64_t bytes, int t) {
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int k = 0; k < t; ++k) {
+    const uint64_t lo = bytes / t * k, hi = k + 1 == t ? bytes : bytes / t * (k + 1);
+    std::memcpy(dst + lo, src + lo, hi - lo);
+  }
+}
+
 std::vector<int> parse_list(const char* s) {
   std::vector<int> v;
   for (const char* p = s; *p;) {
@@ -122,6 +142,10 @@ struct Args {
   bool threshold = false;
   bool cold = false;
   bool dynamic = true;
+  bool checksum = false;
+  uint64_t frame_kib = 0;  // --frames
+  bool batch = false;
+  uint64_t pages = 4096, page_kib = 16;
   std::string target;
 };
 
@@ -177,13 +201,7 @@ void run_throughput(const Args& a) {
     uint64_t counts[256];
     for (int r = 0; r < a.reps; ++r) {
       // memcpy with the same thread count, on the same buffers.
-      best[kMem] = std::min(best[kMem], best_seconds(1, [&] {
-#pragma omp parallel for num_threads(t) schedule(static)
-        for (int k = 0; k < t; ++k) {
-          const uint64_t lo = bytes / t * k, hi = k + 1 == t ? bytes : bytes / t * (k + 1);
-          std::memcpy(out.data() + lo, src.data() + lo, hi - lo);
-        }
-      }, t));
+      best[kMem] = std::min(best[kMem], best_seconds(1, [&] { parallel_memcpy(out.data(), src.data(), bytes, t); }, t));
       best[kEnc] = std::min(best[kEnc], best_seconds(1, [&] {
         rc = compress(a.dtype, src.data(), n, frame.data(), frame.size(), co);
       }, t));
@@ -240,6 +258,166 @@ void run_throughput(const Args& a) {
                 gb / t_zd, double(bytes) / double(zsize));
   }
 #endif
+}
+
+void run_frames(const Args& a) {
+  const uint32_t eb = dtype_bytes(a.dtype);
+  const uint64_t n = a.mb * (uint64_t{1} << 20) / eb, bytes = n * eb;
+  const uint64_t fn = a.frame_kib * 1024 / eb;  // elements per frame
+  const auto src = make_input(a.dtype, n, a.data);
+  std::vector<uint8_t> frames(compress_bound(a.dtype, n) + (n / fn + 1) * compress_bound(a.dtype, 0));
+  std::vector<uint8_t> out(bytes);
+  std::memset(frames.data(), 0, frames.size());
+  std::memset(out.data(), 0, out.size());
+  Codebook cb;
+  const void* bufs[1] = {src.data()};
+  const uint64_t ns[1] = {n};
+  calibrate(a.dtype, bufs, ns, 1, &cb);
+  std::vector<uint64_t> sizes;
+  auto encode_all = [&](const Codebook* book) {
+    sizes.clear();
+    uint64_t off = 0;
+    CompressOptions o;
+    o.backend = "cpu";
+    o.threads = 1;
+    o.codebook = book;
+    o.checksum = a.checksum;
+    for (uint64_t i = 0; i < n; i += fn) {
+      const uint64_t k = std::min(fn, n - i);
+      const Result r = compress(a.dtype, src.data() + i * eb, k, frames.data() + off, frames.size() - off, o);
+      if (!r.ok()) {
+        std::printf("compress failed: %s\n", status_name(r.status));
+        std::exit(1);
+      }
+      sizes.push_back(r.size);
+      off += r.size;
+    }
+    return off;
+  };
+  auto decode_all = [&] {
+    DecompressOptions o;
+    o.backend = "cpu";
+    o.threads = 1;
+    uint64_t off = 0, pos = 0;
+    for (uint64_t s : sizes) {
+      const Result r = decompress(frames.data() + off, s, out.data() + pos, out.size() - pos, o);
+      if (!r.ok()) {
+        std::printf("decompress failed: %s\n", status_name(r.status));
+        std::exit(1);
+      }
+      off += s;
+      pos += r.size;
+    }
+  };
+  const uint64_t cal_bytes = encode_all(&cb);
+  decode_all();
+  if (std::memcmp(out.data(), src.data(), bytes) != 0) {
+    std::printf("round trip differs\n");
+    std::exit(1);
+  }
+  const uint64_t dyn_bytes = encode_all(nullptr);
+  decode_all();
+  if (std::memcmp(out.data(), src.data(), bytes) != 0) {
+    std::printf("dynamic round trip differs\n");
+    std::exit(1);
+  }
+  enum { kMem, kCal, kDyn, kHist, kDec, kCount };
+  double best[kCount];
+  for (double& b : best) b = 1e30;
+  uint64_t counts[256];
+  for (int r = 0; r < a.reps; ++r) {
+    best[kMem] = std::min(best[kMem], best_seconds(1, [&] { std::memcpy(out.data(), src.data(), bytes); }));
+    best[kCal] = std::min(best[kCal], best_seconds(1, [&] { encode_all(&cb); }));
+    best[kDyn] = std::min(best[kDyn], best_seconds(1, [&] { encode_all(nullptr); }));
+    best[kHist] = std::min(best[kHist], best_seconds(1, [&] {
+      for (uint64_t i = 0; i < n; i += fn) cpu::exponent_histogram(a.dtype, src.data() + i * eb, std::min(fn, n - i), counts, 1);
+    }));
+    best[kDec] = std::min(best[kDec], best_seconds(1, [&] { decode_all(); }));  // dynamic frames
+  }
+  const double gb = bytes / 1e9;
+  std::printf("dtype %s, %.0f MiB as %llu KiB frames%s, data %s, target %s, 1 thread, best of %d\n",
+              dtype_name(a.dtype), bytes / 1048576.0, static_cast<unsigned long long>(a.frame_kib),
+              a.checksum ? " with checksum" : "", a.data.c_str(), cpu::target_name(cpu::active_target()), a.reps);
+  std::printf("memcpy %.2f GB/s | calibrated encode %.2f GB/s (%.2fx memcpy) | dynamic encode %.2f GB/s "
+              "(%.3fx calibrated) | histogram alone %.2f GB/s | decode %.2f GB/s (%.2fx memcpy)\n",
+              gb / best[kMem], gb / best[kCal], best[kMem] / best[kCal], gb / best[kDyn], best[kCal] / best[kDyn],
+              gb / best[kHist], gb / best[kDec], best[kMem] / best[kDec]);
+  std::printf("ratio: calibrated %.4f, dynamic %.4f\n", double(bytes) / double(cal_bytes),
+              double(bytes) / double(dyn_bytes));
+}
+
+void run_batch(const Args& a) {
+  const uint32_t eb = dtype_bytes(a.dtype);
+  const uint64_t pn = a.page_kib * 1024 / eb, pages = a.pages, n = pn * pages, bytes = n * eb;
+  const auto src = make_input(a.dtype, n, a.data);
+  const uint64_t pbound = compress_bound(a.dtype, pn);
+  std::vector<uint8_t> one(compress_bound(a.dtype, n)), paged(pbound * pages), out(bytes);
+  std::memset(one.data(), 0, one.size());
+  std::memset(paged.data(), 0, paged.size());
+  std::memset(out.data(), 0, out.size());
+  std::printf("dtype %s, %llu pages of %llu KiB (%.0f MiB) vs one buffer, data %s, target %s, %s codebook%s, "
+              "best of %d\n",
+              dtype_name(a.dtype), static_cast<unsigned long long>(pages),
+              static_cast<unsigned long long>(a.page_kib), bytes / 1048576.0, a.data.c_str(),
+              cpu::target_name(cpu::active_target()), a.dynamic ? "dynamic" : "calibrated",
+              a.checksum ? ", checksum" : "", a.reps);
+  Codebook cb;
+  const void* bufs[1] = {src.data()};
+  const uint64_t ns[1] = {n};
+  calibrate(a.dtype, bufs, ns, 1, &cb);
+  std::vector<CompressItem> citems(pages);
+  std::vector<DecompressItem> ditems(pages);
+  std::vector<Result> res(pages);
+  for (uint64_t p = 0; p < pages; ++p) citems[p] = {src.data() + p * pn * eb, pn, paged.data() + p * pbound, pbound};
+  const double gb = bytes / 1e9;
+  for (int t : a.threads) {
+    CompressOptions co;
+    co.backend = "cpu";
+    co.threads = t;
+    co.codebook = a.dynamic ? nullptr : &cb;
+    co.checksum = a.checksum;
+    DecompressOptions dopt;
+    dopt.backend = "cpu";
+    dopt.threads = t;
+    Result r1 = compress(a.dtype, src.data(), n, one.data(), one.size(), co);
+    if (!r1.ok() || compress_batch(a.dtype, citems.data(), pages, res.data(), co) != Status::ok) {
+      std::printf("compress failed\n");
+      std::exit(1);
+    }
+    uint64_t paged_bytes = 0;
+    for (uint64_t p = 0; p < pages; ++p) {
+      ditems[p] = {paged.data() + p * pbound, res[p].size, out.data() + p * pn * eb, pn * eb};
+      paged_bytes += res[p].size;
+    }
+    if (decompress_batch(ditems.data(), pages, res.data(), dopt) != Status::ok ||
+        std::memcmp(out.data(), src.data(), bytes) != 0) {
+      std::printf("batch round trip failed\n");
+      std::exit(1);
+    }
+    enum { kMem, kEnc1, kEncB, kDec1, kDecB, kCount };
+    double best[kCount];
+    for (double& b : best) b = 1e30;
+    for (int r = 0; r < a.reps; ++r) {
+      best[kMem] = std::min(best[kMem], best_seconds(1, [&] { parallel_memcpy(out.data(), src.data(), bytes, t); }, t));
+      best[kEnc1] = std::min(best[kEnc1], best_seconds(1, [&] {
+        r1 = compress(a.dtype, src.data(), n, one.data(), one.size(), co);
+      }, t));
+      best[kEncB] = std::min(best[kEncB], best_seconds(1, [&] {
+        compress_batch(a.dtype, citems.data(), pages, res.data(), co);
+      }, t));
+      best[kDec1] = std::min(best[kDec1], best_seconds(1, [&] {
+        decompress(one.data(), r1.size, out.data(), out.size(), dopt);
+      }, t));
+      best[kDecB] = std::min(best[kDecB], best_seconds(1, [&] {
+        decompress_batch(ditems.data(), pages, res.data(), dopt);
+      }, t));
+    }
+    std::printf("threads %d: memcpy %.2f GB/s | encode one %.2f GB/s, batch %.2f GB/s (%.3fx one) | "
+                "decode one %.2f GB/s, batch %.2f GB/s (%.3fx one) | ratio one %.4f, pages %.4f\n",
+                t, gb / best[kMem], gb / best[kEnc1], gb / best[kEncB], best[kEnc1] / best[kEncB], gb / best[kDec1],
+                gb / best[kDecB], best[kDec1] / best[kDecB], double(bytes) / double(r1.size),
+                double(bytes) / double(paged_bytes));
+  }
 }
 
 // For doubling sizes: encode/decode time with 1 thread against 2+ threads.
@@ -311,6 +489,11 @@ int main(int argc, char** argv) {
     else if (k == "--threshold") a.threshold = true;
     else if (k == "--cold") a.cold = true;
     else if (k == "--no-dynamic") a.dynamic = false;
+    else if (k == "--checksum") a.checksum = true;
+    else if (k == "--frames") a.frame_kib = std::strtoull(next(), nullptr, 10);
+    else if (k == "--batch") a.batch = true;
+    else if (k == "--pages") a.pages = std::strtoull(next(), nullptr, 10);
+    else if (k == "--page-kib") a.page_kib = std::strtoull(next(), nullptr, 10);
     else if (k == "--cpu-time") g_cpu_time = true;
     else if (k == "--stream-min") cpu::set_stream_min_bytes(std::strtoull(next(), nullptr, 10));
     else if (k == "--target") a.target = next();
@@ -327,7 +510,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (a.threshold) {
+  if (a.frame_kib != 0) {
+    run_frames(a);
+  } else if (a.batch) {
+    run_batch(a);
+  } else if (a.threshold) {
     run_threshold(a);
   } else {
     run_throughput(a);
