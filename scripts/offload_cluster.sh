@@ -20,20 +20,23 @@
 # the client side: empty on loopback, "ip netns exec szof_cli" with --netns).
 #
 # Env: SZOF_PY (python with splitzip + mooncake; default build-offload/venv),
-#      SZOF_MASTER_BIN (default: mooncake_master next to SZOF_PY),
+#      SZOF_MASTER_BIN (default: mooncake_master of SZOF_PY's mooncake package),
 #      SZOF_PORT (master RPC port, default 50551), SZOF_CLIENT_TTL (s, default 3).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 RUN=${SZOF_RUN:-$ROOT/build-offload/cluster}
 PY=${SZOF_PY:-$ROOT/build-offload/venv/bin/python}
-MASTER_BIN=${SZOF_MASTER_BIN:-$(dirname "$PY")/mooncake_master}
+# The binary itself, not the venv's bin/ wrapper (whose pid is not the master's).
+MASTER_BIN=${SZOF_MASTER_BIN:-$("$PY" -c 'import os, mooncake; print(os.path.join(os.path.dirname(mooncake.__file__), "mooncake_master"))' 2>/dev/null || true)}
 PORT=${SZOF_PORT:-50551}
 TTL=${SZOF_CLIENT_TTL:-3}
 NS_CLI=szof_cli; NS_SRV=szof_srv; IP_CLI=10.232.0.1; IP_SRV=10.232.0.2
 
 die() { echo "offload_cluster: $*" >&2; exit 1; }
 state() { [ -f "$RUN/cluster.env" ] || die "no cluster (run: $0 up)"; . "$RUN/cluster.env"; }
-srv_exec() { if [ "${SZOF_NETNS:-0}" = 1 ]; then ip netns exec $NS_SRV "$@"; else "$@"; fi; }
+srv_prefix() {  # the command prefix that runs on the server side (none on loopback)
+  SRV=(); [ "${SZOF_NETNS:-0}" = 1 ] && SRV=(ip netns exec $NS_SRV); return 0
+}
 
 wait_log() {  # wait_log FILE PATTERN SECONDS PID
   local i
@@ -46,8 +49,9 @@ wait_log() {  # wait_log FILE PATTERN SECONDS PID
 }
 
 start_master() {
-  state
-  srv_exec "$MASTER_BIN" --rpc_port="$PORT" --rpc_address="$SZOF_SRV_IP" \
+  state; srv_prefix
+  # No function or subshell in between: $! must be the process itself.
+  "${SRV[@]}" "$MASTER_BIN" --rpc_port="$PORT" --rpc_address="$SZOF_SRV_IP" \
     --metrics_host="$SZOF_SRV_IP" --metrics_port=$((PORT + 1)) --enable_metric_reporting=false \
     --client_ttl="$TTL" --default_kv_lease_ttl=200 --eviction_high_watermark_ratio=0.95 \
     >>"$RUN/master.log" 2>&1 &
@@ -57,10 +61,10 @@ start_master() {
 }
 
 start_server() {  # start_server INDEX
-  state
+  state; srv_prefix
   local i=$1 log="$RUN/server$1.log"
   : >"$log"
-  srv_exec "$PY" -m splitzip.offload.server --master "$SZOF_MASTER" --host "$SZOF_SRV_IP" \
+  "${SRV[@]}" "$PY" -m splitzip.offload.server --master "$SZOF_MASTER" --host "$SZOF_SRV_IP" \
     --segment-mib "$SZOF_SEGMENT_MIB" >>"$log" 2>&1 &
   echo $! >"$RUN/server$i.pid"
   wait_log "$log" "^ready" 30 "$(cat "$RUN/server$i.pid")" ||

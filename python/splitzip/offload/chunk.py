@@ -11,7 +11,7 @@ Layout, little-endian:
     0   4   magic b"SZKC"
     4   1   chunk version (1)
     5   1   dtype id (FORMAT.md section 2: bf16 1, fp16 2, fp32 3, fp8_e5m2 4)
-    6   2   number of parts P (1..255)
+    6   2   number of parts P (1..65535)
     8   8   xxh64 of the key (utf-8), seed 0
     16  8   elements per part
     24  4P  frame size of each part (u32)
@@ -107,9 +107,11 @@ def encode(key, parts, **kw):
     return out[:n].tobytes()
 
 
-def parse(key, value, *, dtype=None, n_parts=None, part_elems=None):
+def parse(key, value, *, dtype=None, n_parts=None, part_elems=None, exact=True):
     """Validates the chunk header of ``value`` (bytes-like or uint8 array) for
-    ``key``; returns (dtype, [(offset, size) of each frame]). Raises ChunkError."""
+    ``key``; returns (dtype, elements per part, [(offset, size) of each frame]).
+    ``exact=False`` accepts bytes after the chunk (a buffer larger than the
+    value, as LMCache hands over). Raises ChunkError."""
     buf = value if isinstance(value, np.ndarray) else np.frombuffer(value, np.uint8)
     if buf.size < _FIXED.size:
         raise ChunkError(key, f"value of {buf.size} bytes is shorter than a chunk header")
@@ -138,7 +140,7 @@ def parse(key, value, *, dtype=None, n_parts=None, part_elems=None):
     if part_elems is not None and elems != part_elems:
         raise ChunkError(key, f"{elems} elements per part, expected {part_elems}")
     sizes = struct.unpack_from(f"<{parts}I", buf, _FIXED.size)
-    if h + sum(sizes) != buf.size:
+    if (h + sum(sizes) != buf.size) if exact else (h + sum(sizes) > buf.size):
         raise ChunkError(key, f"frame sizes add up to {h + sum(sizes)} bytes, value has {buf.size}")
     spans, off = [], h
     for s in sizes:
@@ -147,12 +149,12 @@ def parse(key, value, *, dtype=None, n_parts=None, part_elems=None):
     return name, elems, spans
 
 
-def decode_into(key, value, dests, *, backend=None, threads=0):
+def decode_into(key, value, dests, *, backend=None, threads=0, exact=True):
     """Decodes the chunk ``value`` for ``key`` into the arrays ``dests`` (one
     per part, C-contiguous, the chunk's dtype and size), in place. Raises
     ChunkError for anything wrong; the dests' content is then undefined."""
     buf = value if isinstance(value, np.ndarray) else np.frombuffer(value, np.uint8)
-    name, elems, spans = parse(key, buf, n_parts=len(dests))
+    name, elems, spans = parse(key, buf, n_parts=len(dests), exact=exact)
     for i, ((off, size), dst) in enumerate(zip(spans, dests)):
         frame = buf[off:off + size]
         try:

@@ -30,6 +30,7 @@ MOONCAKE_ERRORS = {
     -600: "BUFFER_TOO_SMALL",
     -704: "OBJECT_NOT_FOUND",
     -706: "OBJECT_HAS_LEASE",
+    -707: "LEASE_EXPIRED (replica gone while reading)",
     -800: "TRANSFER_FAIL",
     -900: "RPC_FAIL",
     -1: "INTERNAL_ERROR",
