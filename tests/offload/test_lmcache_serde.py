@@ -10,6 +10,7 @@ an interface only (method names, arguments, registry behaviour), numpy
 arrays standing in for tensors.
 """
 
+import os
 import time
 
 import ml_dtypes
@@ -99,6 +100,13 @@ def wait(query, task):
             return r
         time.sleep(0.005)
     raise TimeoutError("serde task did not finish")
+
+
+def test_real_lmcache_when_required():
+    # scripts/offload_lmcache_test.sh sets this: there, a silent fallback to
+    # the interface-only definitions would be a failure.
+    if os.environ.get("SZOF_REQUIRE_REAL_LMCACHE") == "1":
+        assert REAL, "lmcache is not importable"
 
 
 def test_plugin_implements_lmcache_interfaces():
