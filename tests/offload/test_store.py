@@ -206,3 +206,26 @@ def test_store_client_killed_then_master_restarted(cluster, real):
     res = st.get_blocks(out, range(nb), hs)
     assert counts(res) == {"OK": nb * 5} and out.tobytes() == pages.tobytes()
     st.close()
+
+
+def test_size_class_split(cluster, real):
+    from splitzip.offload.store import TAIL, size_class_floor
+    assert [size_class_floor(n) for n in (7, 16, 49152, 49153, 49427, 53247, 65536)] == \
+        [7, 16, 49152, 49152, 49152, 49152, 65536]
+    layout, pages = real
+    hs = hashes_for(4, "split")
+    st = open_store(cluster, layout)
+    assert counts(st.put_blocks(pages, range(4), hs)) == {"OK": 20}
+    keys = st.keys(hs)
+    for k in keys:
+        head, tail = st.client.get_size(k), st.client.get_size(k + TAIL)
+        assert head == size_class_floor(head) and 0 < tail < head // 8, (head, tail)
+    # A value whose tail object is gone is reported missing, not returned.
+    assert st.client.remove(keys[3] + TAIL, True) == 0
+    out = layout.allocate(4)
+    res = st.get_blocks(out, range(4), hs)
+    assert [s.status for s in res].count("NOT_FOUND") == 1 and res[3].status == "NOT_FOUND"
+    assert_pages(out, pages, res, 5)
+    st.remove_blocks(hs)
+    assert st.client.batch_is_exist(keys + [k + TAIL for k in keys]) == [0] * 40
+    st.close()

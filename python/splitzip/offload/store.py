@@ -41,6 +41,24 @@ def mooncake_error(code):
     return MOONCAKE_ERRORS.get(code, f"mooncake error {code}")
 
 
+TAIL = "~t"  # suffix of a value's tail object
+
+
+def size_class_floor(n):
+    """The largest size class of Mooncake's offset allocator that is <= n.
+
+    The allocator keeps free blocks in bins of a small float (3 mantissa
+    bits): 8 classes per power of two, and an object takes the whole class
+    it rounds up to (measured: 49,153-byte objects use 53,248 bytes each).
+    A compressed 64 KiB chunk (~49,430 bytes) would take 53,248; stored as a
+    49,152-byte head plus a ~280-byte tail it takes ~49,440.
+    """
+    if n < 16:
+        return n
+    step = 1 << (n.bit_length() - 4)
+    return n - n % step
+
+
 @dataclasses.dataclass
 class OffloadConfig:
     """Where the store is and how chunks are coded.
@@ -63,6 +81,11 @@ class OffloadConfig:
     threads: int = 0                    # splitzip threads per call (0: backend default)
     group_bytes: int = 32 * MiB         # raw bytes per pipelined group
     namespace: str = "szkv"
+    # Cut each compressed value into a head whose size is one of the store
+    # allocator's size classes and a small tail object (see size_class_floor):
+    # Mooncake's offset allocator rounds every object up to its class, which
+    # costs a value just above 3/4 of a power of two 1/12 of its size.
+    size_class_split: bool = True
 
     def validate(self):
         if self.codec not in ("splitzip", "raw"):
@@ -123,11 +146,14 @@ class ChunkStatus:
 class _Staging:
     """A registered host buffer for one group of chunk values."""
 
-    def __init__(self, client, nbytes):
-        self.buf = np.zeros(max(nbytes, 4096), np.uint8)
-        self.ptr = self.buf.ctypes.data
+    def __init__(self, client, nbytes, tail_bytes):
+        self.mem = np.zeros(max(nbytes, 4096) + tail_bytes, np.uint8)
+        self.buf = self.mem[:max(nbytes, 4096)]
+        self.tail = self.mem[max(nbytes, 4096):]
+        self.ptr = self.mem.ctypes.data
+        self.tail_ptr = self.ptr + self.buf.nbytes
         if client is not None:
-            rc = client.register_buffer(self.ptr, self.buf.nbytes)
+            rc = client.register_buffer(self.ptr, self.mem.nbytes)
             if rc != 0:
                 raise RuntimeError(f"register_buffer failed: {mooncake_error(rc)}")
 
@@ -165,6 +191,8 @@ class KVOffloadStore:
         self._rc = ReplicateConfig()
         self._rc.replica_num = int(config.replicas)
         self._bound = _chunk.chunk_bound(layout.dtype, 2, layout.page_elems)
+        # A tail is shorter than its head's size-class step (head / 8).
+        self._tail_cap = (self._bound >> 3) + 64
         per_group = max(1, config.group_bytes // (2 * layout.page_bytes))
         self._group = per_group
         self._slots = None
@@ -197,7 +225,8 @@ class KVOffloadStore:
 
     def _staging(self):
         if self._slots is None:
-            self._slots = [_Staging(self.client, self._group * self._bound) for _ in range(2)]
+            self._slots = [_Staging(self.client, self._group * self._bound,
+                                    self._group * self._tail_cap) for _ in range(2)]
         return self._slots
 
     def _check_pages(self, pages):
@@ -288,10 +317,7 @@ class KVOffloadStore:
             idx = [i for i in range(len(grp)) if i not in errors]
             codes = {}
             if idx:
-                res = self.client.batch_put_from(
-                    [grp[i][0] for i in idx], [slot.ptr + i * self._bound for i in idx],
-                    [sizes[i] for i in idx], self._rc)
-                codes = dict(zip(idx, res))
+                codes = self._put_values(grp, idx, slot, sizes)
             for i, (k, a, b) in enumerate(grp):
                 if i in errors:
                     out.append(ChunkStatus(k, "ERROR", errors[i]))
@@ -302,6 +328,27 @@ class KVOffloadStore:
                 else:
                     out.append(ChunkStatus(k, "STORE_ERROR", mooncake_error(codes[i])))
         return out
+
+    def _put_values(self, grp, idx, slot, sizes):
+        """batch_put_from of the values of chunks idx (head + tail objects
+        when size_class_split); returns {i: code} (0 only if all parts went in)."""
+        keys, ptrs, lens, owner = [], [], [], []
+        for i in idx:
+            ptr, n = slot.ptr + i * self._bound, sizes[i]
+            head = size_class_floor(n) if self.config.size_class_split else n
+            keys.append(grp[i][0]); ptrs.append(ptr); lens.append(head); owner.append(i)
+            if head < n:
+                keys.append(grp[i][0] + TAIL); ptrs.append(ptr + head); lens.append(n - head)
+                owner.append(i)
+        res = self.client.batch_put_from(keys, ptrs, lens, self._rc)
+        codes = {i: 0 for i in idx}
+        for i, c in zip(owner, res):
+            if c != 0 and codes[i] == 0:
+                codes[i] = c
+        failed = [k for k, i in zip(keys, owner) if codes[i] != 0]
+        if failed:  # do not leave half a value behind
+            self.client.batch_remove(failed, True)
+        return codes
 
     # -- get ----------------------------------------------------------------
 
@@ -335,12 +382,47 @@ class KVOffloadStore:
         return out
 
     def _fetch_group(self, grp, slot):
-        return self.client.batch_get_into(
-            [k for k, _, _ in grp], [slot.ptr + i * self._bound for i in range(len(grp))],
-            [self._bound] * len(grp))
+        """Fetches the values of a group into the slot; returns per chunk the
+        value size or a negative Mooncake code, and the set of chunks whose
+        head is a size class but which have no tail object."""
+        n = len(grp)
+        heads = self.client.batch_get_into(
+            [k for k, _, _ in grp], [slot.ptr + i * self._bound for i in range(n)],
+            [self._bound] * n)
+        if not self.config.size_class_split:
+            return heads, set()
+        # A head whose size is a size class may have a tail: fetch tails into
+        # the slot's tail area, then move them (a few hundred bytes) behind
+        # their heads. A head of another size is a whole value.
+        want = [i for i in range(n) if heads[i] > 0 and size_class_floor(heads[i]) == heads[i]
+                and heads[i] + self._tail_cap <= self._bound]
+        if not want:
+            return heads, set()
+        tails = self.client.batch_get_into(
+            [grp[i][0] + TAIL for i in want],
+            [slot.tail_ptr + j * self._tail_cap for j in range(len(want))],
+            [self._tail_cap] * len(want))
+        out = list(heads)
+        no_tail = set()
+        for j, (i, t) in enumerate(zip(want, tails)):
+            if t > 0:
+                base = i * self._bound + heads[i]
+                slot.buf[base:base + t] = slot.tail[j * self._tail_cap:j * self._tail_cap + t]
+                out[i] = heads[i] + t
+            elif t == -704:
+                no_tail.add(i)  # the head is the whole value, or the tail is lost
+            else:
+                out[i] = t  # the tail exists but could not be read
+        return out, no_tail
 
-    def _decode_group(self, grp, slot, res, out):
+    def _decode_group(self, grp, slot, fetched, out):
+        res, no_tail = fetched
         for i, ((k, a, b), r) in enumerate(zip(grp, res)):
+            if i in no_tail and self._tail_lost(k, slot.buf[i * self._bound:i * self._bound + r]):
+                out.append(ChunkStatus(k, "NOT_FOUND", "tail object missing (evicted or lost)"))
+                a.view(np.uint8)[...] = 0
+                b.view(np.uint8)[...] = 0
+                continue
             if r > 0:
                 try:
                     _chunk.decode_into(k, slot.buf[i * self._bound:i * self._bound + r], [a, b],
@@ -356,6 +438,15 @@ class KVOffloadStore:
                                        "empty value"))
             a.view(np.uint8)[...] = 0
             b.view(np.uint8)[...] = 0
+
+    @staticmethod
+    def _tail_lost(key, head):
+        """True if the value's (valid) header says it is longer than its head."""
+        try:
+            _chunk.parse(key, head, exact=False)
+            return False
+        except _chunk.ChunkError as e:
+            return e.reason.startswith("frame sizes add up")
 
     def _get_coded(self, items):
         slots = self._staging()
@@ -384,8 +475,14 @@ class KVOffloadStore:
         return len(block_hashes)
 
     def remove_blocks(self, block_hashes, force=True):
+        """Removes the chunks (and their tail objects); returns the head codes."""
         keys = self.keys(block_hashes)
-        return self.client.batch_remove(keys, force) if keys else []
+        if not keys:
+            return []
+        res = self.client.batch_remove(keys, force)
+        if self.config.codec == "splitzip" and self.config.size_class_split:
+            self.client.batch_remove([k + TAIL for k in keys], force)
+        return res
 
     def close(self):
         self._pool.shutdown(wait=True)
