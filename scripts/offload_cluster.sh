@@ -22,7 +22,9 @@
 # Env: SZOF_PY (python with splitzip + mooncake; default build-offload/venv),
 #      SZOF_MASTER_BIN (default: mooncake_master of SZOF_PY's mooncake package),
 #      SZOF_PORT (master RPC port, default 50551), SZOF_CLIENT_TTL (s, default 3),
-#      SZOF_MASTER_FLAGS (more mooncake_master flags, e.g. --memory_allocator=cachelib).
+#      SZOF_MASTER_FLAGS (more mooncake_master flags, e.g. --memory_allocator=cachelib),
+#      SZOF_LEASE_MS (lease a get takes on an object, default 5000: a get that
+#      outlasts it fails with LEASE_EXPIRED).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 RUN=${SZOF_RUN:-$ROOT/build-offload/cluster}
@@ -54,7 +56,7 @@ start_master() {
   # No function or subshell in between: $! must be the process itself.
   "${SRV[@]}" "$MASTER_BIN" --rpc_port="$PORT" --rpc_address="$SZOF_SRV_IP" \
     --metrics_host="$SZOF_SRV_IP" --metrics_port=$((PORT + 1)) --enable_metric_reporting=false \
-    --client_ttl="$TTL" --default_kv_lease_ttl=200 --eviction_high_watermark_ratio=0.95 \
+    --client_ttl="$TTL" --default_kv_lease_ttl=${SZOF_LEASE_MS:-5000} --eviction_high_watermark_ratio=0.95 \
     ${SZOF_MASTER_FLAGS:-} >>"$RUN/master.log" 2>&1 &
   echo $! >"$RUN/master.pid"
   wait_log "$RUN/master.log" "Master service started on port $PORT" 20 "$(cat "$RUN/master.pid")" ||

@@ -79,13 +79,16 @@ class OffloadConfig:
     codec_options: dict = dataclasses.field(default_factory=dict)
     backend: str = None                 # splitzip backend (None: dispatch)
     threads: int = 0                    # splitzip threads per call (0: backend default)
-    group_bytes: int = 32 * MiB         # raw bytes per pipelined group
+    group_bytes: int = 8 * MiB          # raw bytes per pipelined group
     namespace: str = "szkv"
     # Cut each compressed value into a head whose size is one of the store
     # allocator's size classes and a small tail object (see size_class_floor):
     # Mooncake's offset allocator rounds every object up to its class, which
     # costs a value just above 3/4 of a power of two 1/12 of its size.
     size_class_split: bool = True
+    # codec="raw" only: "multi" stores a chunk's K and V pages as one object
+    # (batch_*_multi_buffers), "kv_keys" as two objects (key~k, key~v).
+    raw_layout: str = "multi"
 
     def validate(self):
         if self.codec not in ("splitzip", "raw"):
@@ -98,6 +101,8 @@ class OffloadConfig:
             raise ValueError(f"unknown codec options {sorted(opts)}")
         if self.replicas < 1:
             raise ValueError("replicas must be >= 1")
+        if self.raw_layout not in ("multi", "kv_keys"):
+            raise ValueError(f"raw_layout must be 'multi' or 'kv_keys', not {self.raw_layout!r}")
         if self.group_bytes <= 0:
             raise ValueError("group_bytes must be positive")
 
@@ -275,9 +280,16 @@ class KVOffloadStore:
         out = []
         for g in range(0, len(items), self._group):
             grp = items[g:g + self._group]
-            codes = self.client.batch_put_from_multi_buffers(
-                [k for k, _, _ in grp], [[a.ctypes.data, b.ctypes.data] for _, a, b in grp],
-                [[a.nbytes, b.nbytes] for _, a, b in grp], self._rc)
+            if self.config.raw_layout == "kv_keys":
+                res = self.client.batch_put_from(
+                    [k + s for k, _, _ in grp for s in ("~k", "~v")],
+                    [p.ctypes.data for _, a, b in grp for p in (a, b)],
+                    [p.nbytes for _, a, b in grp for p in (a, b)], self._rc)
+                codes = [x or y for x, y in zip(res[0::2], res[1::2])]
+            else:
+                codes = self.client.batch_put_from_multi_buffers(
+                    [k for k, _, _ in grp], [[a.ctypes.data, b.ctypes.data] for _, a, b in grp],
+                    [[a.nbytes, b.nbytes] for _, a, b in grp], self._rc)
             for (k, a, b), c in zip(grp, codes):
                 n = a.nbytes + b.nbytes
                 out.append(ChunkStatus(k, "OK", stored_bytes=n) if c == 0 else
@@ -367,9 +379,17 @@ class KVOffloadStore:
         out = []
         for g in range(0, len(items), self._group):
             grp = items[g:g + self._group]
-            res = self.client.batch_get_into_multi_buffers(
-                [k for k, _, _ in grp], [[a.ctypes.data, b.ctypes.data] for _, a, b in grp],
-                [[a.nbytes, b.nbytes] for _, a, b in grp])
+            if self.config.raw_layout == "kv_keys":
+                r2 = self.client.batch_get_into(
+                    [k + s for k, _, _ in grp for s in ("~k", "~v")],
+                    [p.ctypes.data for _, a, b in grp for p in (a, b)],
+                    [p.nbytes for _, a, b in grp for p in (a, b)])
+                res = [x + y if x >= 0 and y >= 0 else (x if x < 0 else y)
+                       for x, y in zip(r2[0::2], r2[1::2])]
+            else:
+                res = self.client.batch_get_into_multi_buffers(
+                    [k for k, _, _ in grp], [[a.ctypes.data, b.ctypes.data] for _, a, b in grp],
+                    [[a.nbytes, b.nbytes] for _, a, b in grp])
             for (k, a, b), r in zip(grp, res):
                 if r == a.nbytes + b.nbytes:
                     out.append(ChunkStatus(k, "OK", stored_bytes=r))
@@ -386,29 +406,29 @@ class KVOffloadStore:
         value size or a negative Mooncake code, and the set of chunks whose
         head is a size class but which have no tail object."""
         n = len(grp)
-        heads = self.client.batch_get_into(
-            [k for k, _, _ in grp], [slot.ptr + i * self._bound for i in range(n)],
-            [self._bound] * n)
+        keys = [k for k, _, _ in grp]
+        ptrs = [slot.ptr + i * self._bound for i in range(n)]
+        caps = [self._bound] * n
         if not self.config.size_class_split:
-            return heads, set()
-        # A head whose size is a size class may have a tail: fetch tails into
-        # the slot's tail area, then move them (a few hundred bytes) behind
-        # their heads. A head of another size is a whole value.
-        want = [i for i in range(n) if heads[i] > 0 and size_class_floor(heads[i]) == heads[i]
-                and heads[i] + self._tail_cap <= self._bound]
-        if not want:
-            return heads, set()
-        tails = self.client.batch_get_into(
-            [grp[i][0] + TAIL for i in want],
-            [slot.tail_ptr + j * self._tail_cap for j in range(len(want))],
-            [self._tail_cap] * len(want))
+            return self.client.batch_get_into(keys, ptrs, caps), set()
+        # Heads and tails in one batch: tails land in the slot's tail area and
+        # are moved (a few hundred bytes each) behind their heads.
+        res = self.client.batch_get_into(
+            keys + [k + TAIL for k in keys],
+            ptrs + [slot.tail_ptr + i * self._tail_cap for i in range(n)],
+            caps + [self._tail_cap] * n)
+        heads, tails = res[:n], res[n:]
         out = list(heads)
         no_tail = set()
-        for j, (i, t) in enumerate(zip(want, tails)):
+        for i, (h, t) in enumerate(zip(heads, tails)):
+            if h <= 0 or size_class_floor(h) != h:
+                continue  # no head, or a head that is a whole value
             if t > 0:
-                base = i * self._bound + heads[i]
-                slot.buf[base:base + t] = slot.tail[j * self._tail_cap:j * self._tail_cap + t]
-                out[i] = heads[i] + t
+                if h + t > self._bound:
+                    continue  # cannot be a valid value: the head alone is refused below
+                base = i * self._bound + h
+                slot.buf[base:base + t] = slot.tail[i * self._tail_cap:i * self._tail_cap + t]
+                out[i] = h + t
             elif t == -704:
                 no_tail.add(i)  # the head is the whole value, or the tail is lost
             else:
@@ -479,6 +499,9 @@ class KVOffloadStore:
         keys = self.keys(block_hashes)
         if not keys:
             return []
+        if self.config.codec == "raw" and self.config.raw_layout == "kv_keys":
+            res = self.client.batch_remove([k + s for k in keys for s in ("~k", "~v")], force)
+            return [x or y for x, y in zip(res[0::2], res[1::2])]
         res = self.client.batch_remove(keys, force)
         if self.config.codec == "splitzip" and self.config.size_class_split:
             self.client.batch_remove([k + TAIL for k in keys], force)
