@@ -31,6 +31,7 @@ if [ $quick -eq 0 ]; then
   [ -f scripts/sanitize.sh ] && stage "asan+ubsan / tsan" bash scripts/sanitize.sh
   [ -f scripts/fuzz.sh ] && stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
   [ -f scripts/python_test.sh ] && stage "python (fresh venv)" bash scripts/python_test.sh
+  [ -f scripts/offload_test.sh ] && stage "offload (Mooncake Store, loopback)" bash scripts/offload_test.sh
 fi
 
 echo

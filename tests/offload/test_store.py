@@ -2,6 +2,7 @@
 (mooncake_master + 2 store-client processes, scripts/offload_cluster.sh)."""
 
 import collections
+import pathlib
 import time
 
 import numpy as np
@@ -229,3 +230,15 @@ def test_size_class_split(cluster, real):
     st.remove_blocks(hs)
     assert st.client.batch_is_exist(keys + [k + TAIL for k in keys]) == [0] * 40
     st.close()
+
+
+def test_quickstart_example_runs(cluster):
+    import subprocess
+    import sys
+    import os
+    r = subprocess.run([sys.executable, str(pathlib.Path(__file__).parents[2] / "examples" /
+                                            "offload" / "quickstart.py")],
+                       env=dict(os.environ, SZOF_MASTER=cluster.master), capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "6 blocks hit" in r.stdout

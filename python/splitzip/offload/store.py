@@ -79,7 +79,7 @@ class OffloadConfig:
     codec_options: dict = dataclasses.field(default_factory=dict)
     backend: str = None                 # splitzip backend (None: dispatch)
     threads: int = 0                    # splitzip threads per call (0: backend default)
-    group_bytes: int = 8 * MiB          # raw bytes per pipelined group
+    group_bytes: int = 32 * MiB         # raw bytes per pipelined group
     namespace: str = "szkv"
     # Cut each compressed value into a head whose size is one of the store
     # allocator's size classes and a small tail object (see size_class_floor):
