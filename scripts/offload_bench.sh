@@ -9,7 +9,8 @@
 # Writes JSON lines to $1 (default build-offload/offload_results.jsonl) and
 # the tables of docs/OFFLOAD.md to stdout (examples/offload/report.py).
 #   scripts/offload_bench.sh [OUT.jsonl]      (about 10 minutes on 2 cores)
-# Env: REPEATS (default 3; every figure is the best of them), RATES
+# Env: PARTS (default "capacity faults throughput"), REPEATS (default 3; every
+# figure is the best of them), RATES
 # (default "off 10gbit 5gbit 1gbit"), SZOF_PY (default build-offload/venv/bin/python,
 # a venv with splitzip + examples/offload/requirements.txt).
 set -euo pipefail
@@ -18,6 +19,8 @@ OUT=${1:-build-offload/offload_results.jsonl}
 export SZOF_PY=${SZOF_PY:-$PWD/build-offload/venv/bin/python}
 REPEATS=${REPEATS:-3}
 RATES=${RATES:-off 10gbit 5gbit 1gbit}
+PARTS=${PARTS:-capacity faults throughput}
+has() { [[ " $PARTS " == *" $1 "* ]]; }
 C="bash scripts/offload_cluster.sh"
 mkdir -p "$(dirname "$OUT")"
 trap '$C down >/dev/null 2>&1 || true' EXIT
@@ -28,10 +31,13 @@ run() {  # run SUBCOMMAND ARGS...: on the client side of the current cluster
       2> >(grep -v '^[IWE][0-9]\{4\} \|^WARNING: Logging' >&2) )
 }
 
-$C up --servers 2 --segment-mib 32
-run capacity --repeats "$REPEATS"
-run faults --ops 10000 --repeats 1
-$C down
+if has capacity || has faults; then
+  $C up --servers 2 --segment-mib 32
+  has capacity && run capacity --repeats "$REPEATS"
+  has faults && run faults --ops 10000 --repeats 1
+  $C down
+fi
+has throughput || { "$SZOF_PY" examples/offload/report.py "$OUT"; exit 0; }
 
 $C up --servers 2 --segment-mib 640
 run throughput --rate loopback --gib 1 --repeats "$REPEATS"

@@ -188,6 +188,7 @@ def cmd_throughput(a):
     out = layout.allocate(nb)
     runs = collections.defaultdict(list)
     failed = collections.defaultdict(list)
+    stages = {}
     # Raw baselines: the pages as one object per chunk (multi-buffer calls) or
     # as two (K, V), in batches of 64 MiB (one batch of 1 GiB outlasts the
     # 5 s lease at 1 Gbit/s and fails); the faster is the baseline.
@@ -208,6 +209,7 @@ def cmd_throughput(a):
         for codec, st in stores.items():
             st.client.remove_all(True)
             out[...] = 0
+            st.timings.clear()
             t_put, res = timed(lambda: st.put_blocks(pages, range(nb), hs))
             if counts(res) != {"OK": len(res)}:
                 failed[codec].append(["put", dict(collections.Counter(
@@ -224,6 +226,8 @@ def cmd_throughput(a):
             if not exact:
                 raise SystemExit(f"{codec}: fetched KV differs from the original")
             runs[codec].append((t_put, t_get))
+            if codec == "splitzip":
+                stages[len(runs[codec]) - 1] = dict(st.timings)
             log(f"{a.rate} {codec} rep {rep}: put {t_put:.3f}s get {t_get:.3f}s bit-exact")
             st.client.remove_all(True)
     ratio = stores["splitzip"].stored_bytes_put / stores["splitzip"].raw_bytes_put
@@ -249,6 +253,12 @@ def cmd_throughput(a):
            "B_put_MBps": round(B_put / 1e6), "B_get_MBps": round(B_get / 1e6),
            "all_runs": {c: [[round(x, 4) for x in r] for r in v] for c, v in runs.items()},
            "failed_runs": dict(failed)}
+    # Busy time per stage inside the fastest compressed put and get: encode
+    # (worker thread) || batch_put_from; batch_get_into || decode.
+    ip = min(range(len(runs["splitzip"])), key=lambda i: runs["splitzip"][i][0])
+    ig = min(range(len(runs["splitzip"])), key=lambda i: runs["splitzip"][i][1])
+    rec["sz_put_stages_s"] = {k: round(stages[ip].get(k, 0.0), 4) for k in ("encode", "put")}
+    rec["sz_get_stages_s"] = {k: round(stages[ig].get(k, 0.0), 4) for k in ("fetch", "decode")}
     # Pipeline model: the slower of codec and link (raw rate B, compressed bytes).
     for op, B, G in (("put", B_put, g_enc), ("get", B_get, g_dec)):
         link = pages.nbytes * ratio / B

@@ -8,6 +8,11 @@ import json
 import sys
 
 
+def stage(r, field, a, b):
+    d = r.get(field)
+    return f"{d[a]:.2f} / {d[b]:.2f}" if d else "-"
+
+
 def main(path):
     recs = [json.loads(l) for l in open(path) if l.strip()]
     cap = {r["codec"]: r for r in recs if r["bench"] == "capacity"}
@@ -36,8 +41,9 @@ def main(path):
         print("### Throughput (1 GiB, wall time including encode / decode, best of "
               f"{next(iter(tp.values()))['repeats']})\n")
         print("| link | raw put s | splitzip put s | put speedup | raw get s | splitzip get s | get speedup "
-              "| B put / get MB/s | G_enc / G_dec MB/s | model put s (bound) | model get s (bound) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| B put / get MB/s | G_enc / G_dec MB/s | model put s (bound) | model get s (bound) "
+              "| put: encode / store busy s | get: store / decode busy s |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         order = ["loopback", "off", "10gbit", "5gbit", "1gbit"]
         for rate in sorted(tp, key=lambda x: order.index(x) if x in order else 99):
             r = tp[rate]
@@ -46,7 +52,9 @@ def main(path):
                   f"| {r['raw_get_s']:.3f} | {r['sz_get_s']:.3f} | **{r['get_speedup']:.2f}x** "
                   f"| {r['B_put_MBps']} / {r['B_get_MBps']} | {r['G_enc_MBps']} / {r['G_dec_MBps']} "
                   f"| {r['model_put_s']:.3f} ({r['model_put_bound']}) "
-                  f"| {r['model_get_s']:.3f} ({r['model_get_bound']}) |")
+                  f"| {r['model_get_s']:.3f} ({r['model_get_bound']}) "
+                  f"| {stage(r, 'sz_put_stages_s', 'encode', 'put')} "
+                  f"| {stage(r, 'sz_get_stages_s', 'fetch', 'decode')} |")
         print()
     for f in faults[-1:]:
         print("### Faults and integrity\n")

@@ -13,9 +13,11 @@ registered staging buffers. Mooncake releases the GIL in its batch calls and
 splitzip in its codec, so the two overlap.
 """
 
+import collections
 import concurrent.futures as cf
 import dataclasses
 import threading
+import time
 
 import numpy as np
 
@@ -207,6 +209,9 @@ class KVOffloadStore:
         # Counters for reports: raw bytes in and stored bytes out.
         self.raw_bytes_put = 0
         self.stored_bytes_put = 0
+        # Busy seconds per stage (encode, put, fetch, decode), for the
+        # encode / transfer / decode breakdown of docs/OFFLOAD.md.
+        self.timings = collections.Counter()
 
     # -- keys ---------------------------------------------------------------
 
@@ -300,6 +305,13 @@ class KVOffloadStore:
         return out
 
     def _encode_group(self, grp, slot):
+        t0 = time.perf_counter()
+        try:
+            return self._encode_group_timed(grp, slot)
+        finally:
+            self.timings["encode"] += time.perf_counter() - t0
+
+    def _encode_group_timed(self, grp, slot):
         sizes, errors = [], {}
         off = 0
         for i, (k, a, b) in enumerate(grp):
@@ -329,7 +341,9 @@ class KVOffloadStore:
             idx = [i for i in range(len(grp)) if i not in errors]
             codes = {}
             if idx:
+                t0 = time.perf_counter()
                 codes = self._put_values(grp, idx, slot, sizes)
+                self.timings["put"] += time.perf_counter() - t0
             for i, (k, a, b) in enumerate(grp):
                 if i in errors:
                     out.append(ChunkStatus(k, "ERROR", errors[i]))
@@ -402,6 +416,13 @@ class KVOffloadStore:
         return out
 
     def _fetch_group(self, grp, slot):
+        t0 = time.perf_counter()
+        try:
+            return self._fetch_group_timed(grp, slot)
+        finally:
+            self.timings["fetch"] += time.perf_counter() - t0
+
+    def _fetch_group_timed(self, grp, slot):
         """Fetches the values of a group into the slot; returns per chunk the
         value size or a negative Mooncake code, and the set of chunks whose
         head is a size class but which have no tail object."""
@@ -479,7 +500,9 @@ class KVOffloadStore:
             res = fut.result()
             if gi + 1 < len(groups):
                 fut = self._pool.submit(self._fetch_group, groups[gi + 1], slots[(gi + 1) % 2])
+            t0 = time.perf_counter()
             self._decode_group(grp, slots[gi % 2], res, out)
+            self.timings["decode"] += time.perf_counter() - t0
         return out
 
     # -- lookup and removal -------------------------------------------------
