@@ -8,17 +8,17 @@
 #                  link shaped to off (unshaped veth), 10, 5 and 1 Gbit/s
 # Writes JSON lines to $1 (default build-offload/offload_results.jsonl) and
 # the tables of docs/OFFLOAD.md to stdout (examples/offload/report.py).
-#   scripts/offload_bench.sh [OUT.jsonl]      (about 10 minutes on 2 cores)
-# Env: PARTS (default "capacity faults throughput"), REPEATS (default 3; every
+#   scripts/offload_bench.sh [OUT.jsonl]      (about 15 minutes on 2 cores)
+# Env: PARTS (default "capacity faults throughput"), REPEATS (default 5; every
 # figure is the best of them), RATES
-# (default "off 10gbit 5gbit 1gbit"), SZOF_PY (default build-offload/venv/bin/python,
+# (default "off 10gbit 5gbit 2gbit 1gbit"), SZOF_PY (default build-offload/venv/bin/python,
 # a venv with splitzip + examples/offload/requirements.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:-build-offload/offload_results.jsonl}
 export SZOF_PY=${SZOF_PY:-$PWD/build-offload/venv/bin/python}
-REPEATS=${REPEATS:-3}
-RATES=${RATES:-off 10gbit 5gbit 1gbit}
+REPEATS=${REPEATS:-5}
+RATES=${RATES:-off 10gbit 5gbit 2gbit 1gbit}
 PARTS=${PARTS:-capacity faults throughput}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
 C="bash scripts/offload_cluster.sh"

@@ -44,7 +44,7 @@ def main(path):
               "| B put / get MB/s | G_enc / G_dec MB/s | model put s (bound) | model get s (bound) "
               "| put: encode / store busy s | get: store / decode busy s |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        order = ["loopback", "off", "10gbit", "5gbit", "1gbit"]
+        order = ["loopback", "off", "10gbit", "5gbit", "2gbit", "1gbit"]
         for rate in sorted(tp, key=lambda x: order.index(x) if x in order else 99):
             r = tp[rate]
             name = {"loopback": "loopback (unshaped)", "off": "veth, unshaped"}.get(rate, f"veth, {rate}")
