@@ -8,7 +8,7 @@
 #                  link shaped to off (unshaped veth), 10, 5 and 1 Gbit/s
 # Writes JSON lines to $1 (default build-offload/offload_results.jsonl) and
 # the tables of docs/OFFLOAD.md to stdout (examples/offload/report.py).
-#   scripts/offload_bench.sh [OUT.jsonl]      (about 15 minutes on 2 cores)
+#   scripts/offload_bench.sh [OUT.jsonl]      (about 25 minutes on a loaded 2-core VM)
 # Env: PARTS (default "capacity faults throughput"), REPEATS (default 5; every
 # figure is the best of them), RATES
 # (default "off 10gbit 5gbit 2gbit 1gbit"), SZOF_PY (default build-offload/venv/bin/python,
