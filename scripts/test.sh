@@ -37,6 +37,7 @@ if [ $quick -eq 0 ]; then
   stage "asan+ubsan / tsan" bash scripts/sanitize.sh
   stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
   stage "python wheel (auditwheel, fresh venv, no CUDA)" bash scripts/python_test.sh
+  stage "offload (Mooncake Store, loopback)" bash scripts/offload_test.sh
 fi
 
 echo

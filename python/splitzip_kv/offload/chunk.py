@@ -1,0 +1,179 @@
+"""The value stored under one offload key: a small header plus splitzip frames.
+
+A chunk is one (layer, token block) of a paged KV cache: its parts are the
+K page and the V page (any number of equal-sized parts is allowed). Each
+part is one splitzip frame, always with the XXH64 content checksum. The
+header binds the value to its key, so a value stored (or replicated, or
+copied) under the wrong key is refused as well as one with flipped bits.
+
+Layout, little-endian:
+
+    0   4   magic b"SZKC"
+    4   1   chunk version (1)
+    5   1   dtype id (FORMAT.md section 2: bf16 1, fp16 2, fp32 3, fp8_e5m2 4)
+    6   2   number of parts P (1..65535)
+    8   8   xxh64 of the key (utf-8), seed 0
+    16  8   elements per part
+    24  4P  frame size of each part (u32)
+    ..      zero padding to a multiple of 8
+    H-8 8   xxh64 of bytes [0, H-8) (the header checksum), H = header size
+    H   ..  the P frames back to back
+
+Decoding checks, in order: size, magic, version, header checksum, key hash,
+frame sizes against the value size, then per frame: the splitzip header
+(frame_info), that the checksum flag is set, dtype and element count, and
+finally the content checksum while decoding. Any failure raises ChunkError
+naming the key; the destination of a failed chunk must not be used (the
+store layer zeroes it).
+"""
+
+import struct
+
+import numpy as np
+
+import splitzip_kv as splitzip
+
+MAGIC = b"SZKC"
+VERSION = 1
+DTYPE_IDS = {"bf16": 1, "fp16": 2, "fp32": 3, "fp8_e5m2": 4}
+DTYPE_NAMES = {v: k for k, v in DTYPE_IDS.items()}
+_FIXED = struct.Struct("<4sBBHQQ")  # 24 bytes
+_ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e5m2": 1}
+
+
+class ChunkError(ValueError):
+    """A stored value that is not a valid chunk for its key (corrupt, truncated,
+    stored under another key, or of another layout). ``.key`` names the key."""
+
+    def __init__(self, key, reason):
+        super().__init__(f"chunk {key!r} refused: {reason}")
+        self.key = key
+        self.reason = reason
+
+
+def key_hash(key):
+    return splitzip.xxh64(key.encode("utf-8"))
+
+
+def header_size(n_parts):
+    return ((_FIXED.size + 4 * n_parts + 7) & ~7) + 8
+
+
+def chunk_bound(dtype, n_parts, part_elems):
+    """Largest value a chunk of n_parts parts of part_elems elements can take."""
+    return header_size(n_parts) + n_parts * splitzip.compress_bound(dtype, part_elems)
+
+
+def dtype_name(array):
+    """splitzip dtype name of a numpy (ml_dtypes) array or torch tensor."""
+    name = str(array.dtype).replace("torch.", "")
+    names = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2"}
+    if name not in names:
+        raise ValueError(f"dtype {array.dtype} is not supported (bf16, fp16, fp32, fp8_e5m2)")
+    return names[name]
+
+
+def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, threads=0):
+    """Writes the chunk of ``parts`` (contiguous host arrays of one dtype and
+    size) for ``key`` into the uint8 array ``out``; returns the bytes used.
+    ``out`` must hold chunk_bound(...) bytes."""
+    if not parts or len(parts) > 0xFFFF:
+        raise ValueError("a chunk has 1..65535 parts")
+    dtype = dtype or dtype_name(parts[0])
+    n = int(np.prod(parts[0].shape)) if hasattr(parts[0], "shape") else None
+    h = header_size(len(parts))
+    off = h
+    sizes = []
+    for p in parts:
+        if int(np.prod(p.shape)) != n:
+            raise ValueError("all parts of a chunk must have the same number of elements")
+        r = splitzip.compress_into(p, out[off:], codebook=codebook, backend=backend,
+                                   checksum=True, dtype=dtype, threads=threads)
+        sizes.append(r.size)
+        off += r.size
+    _FIXED.pack_into(out, 0, MAGIC, VERSION, DTYPE_IDS[dtype], len(parts), key_hash(key), n)
+    struct.pack_into(f"<{len(parts)}I", out, _FIXED.size, *sizes)
+    pad_from = _FIXED.size + 4 * len(parts)
+    out[pad_from:h - 8] = 0
+    struct.pack_into("<Q", out, h - 8, splitzip.xxh64(out[:h - 8]))
+    return off
+
+
+def encode(key, parts, **kw):
+    """The chunk as bytes (convenience; encode_into avoids the allocation)."""
+    dtype = kw.get("dtype") or dtype_name(parts[0])
+    out = np.empty(chunk_bound(dtype, len(parts), int(np.prod(parts[0].shape))), np.uint8)
+    n = encode_into(key, parts, out, **kw)
+    return out[:n].tobytes()
+
+
+def parse(key, value, *, dtype=None, n_parts=None, part_elems=None, exact=True):
+    """Validates the chunk header of ``value`` (bytes-like or uint8 array) for
+    ``key``; returns (dtype, elements per part, [(offset, size) of each frame]).
+    ``exact=False`` accepts bytes after the chunk (a buffer larger than the
+    value, as LMCache hands over). Raises ChunkError."""
+    buf = value if isinstance(value, np.ndarray) else np.frombuffer(value, np.uint8)
+    if buf.size < _FIXED.size:
+        raise ChunkError(key, f"value of {buf.size} bytes is shorter than a chunk header")
+    magic, version, dtype_id, parts, khash, elems = _FIXED.unpack_from(buf, 0)
+    if magic != MAGIC:
+        raise ChunkError(key, "bad magic (not a splitzip chunk)")
+    if version != VERSION:
+        raise ChunkError(key, f"unsupported chunk version {version}")
+    if parts == 0:
+        raise ChunkError(key, "chunk header has no parts")
+    h = header_size(parts)
+    if buf.size < h:
+        raise ChunkError(key, "truncated chunk header")
+    (hsum,) = struct.unpack_from("<Q", buf, h - 8)
+    if hsum != splitzip.xxh64(buf[:h - 8]):
+        raise ChunkError(key, "chunk header checksum mismatch")
+    if khash != key_hash(key):
+        raise ChunkError(key, "value belongs to another key")
+    if dtype_id not in DTYPE_NAMES:
+        raise ChunkError(key, f"unknown dtype id {dtype_id}")
+    name = DTYPE_NAMES[dtype_id]
+    if dtype is not None and name != dtype:
+        raise ChunkError(key, f"dtype {name}, expected {dtype}")
+    if n_parts is not None and parts != n_parts:
+        raise ChunkError(key, f"{parts} parts, expected {n_parts}")
+    if part_elems is not None and elems != part_elems:
+        raise ChunkError(key, f"{elems} elements per part, expected {part_elems}")
+    sizes = struct.unpack_from(f"<{parts}I", buf, _FIXED.size)
+    if (h + sum(sizes) != buf.size) if exact else (h + sum(sizes) > buf.size):
+        raise ChunkError(key, f"frame sizes add up to {h + sum(sizes)} bytes, value has {buf.size}")
+    spans, off = [], h
+    for s in sizes:
+        spans.append((off, s))
+        off += s
+    return name, elems, spans
+
+
+def decode_into(key, value, dests, *, backend=None, threads=0, exact=True):
+    """Decodes the chunk ``value`` for ``key`` into the arrays ``dests`` (one
+    per part, C-contiguous, the chunk's dtype and size), in place. Raises
+    ChunkError for anything wrong; the dests' content is then undefined."""
+    buf = value if isinstance(value, np.ndarray) else np.frombuffer(value, np.uint8)
+    name, elems, spans = parse(key, buf, n_parts=len(dests), exact=exact)
+    for i, ((off, size), dst) in enumerate(zip(spans, dests)):
+        frame = buf[off:off + size]
+        try:
+            info = splitzip.frame_info(frame)
+        except splitzip.SplitzipError as e:
+            raise ChunkError(key, f"part {i}: {e.status}: {e.message}") from None
+        if info["frame_size"] != size:
+            raise ChunkError(key, f"part {i}: frame is {info['frame_size']} bytes, span {size}")
+        if not info["checksum"]:
+            raise ChunkError(key, f"part {i}: frame has no content checksum")
+        if info["dtype"] != name or info["n_elems"] != elems:
+            raise ChunkError(key, f"part {i}: frame holds {info['n_elems']} {info['dtype']}, "
+                             f"expected {elems} {name}")
+        if int(np.prod(dst.shape)) != elems or dtype_name(dst) != name:
+            raise ChunkError(key, f"part {i}: destination is {dst.shape} {dst.dtype}, "
+                             f"chunk holds {elems} {name}")
+        try:
+            splitzip.decompress(frame, out=dst, backend=backend, threads=threads,
+                                verify_checksum=True)
+        except splitzip.SplitzipError as e:
+            raise ChunkError(key, f"part {i}: {e.status}: {e.message}") from None
+    return elems * _ITEMSIZE[name] * len(dests)

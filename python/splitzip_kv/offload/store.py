@@ -1,0 +1,536 @@
+"""KV offload over Mooncake Store: compressed chunks, batch put/get, decode in place.
+
+One chunk = one (layer, token block) of a paged KV cache, i.e. the K page and
+the V page of that layer for that block. With ``codec="splitzip"`` (default)
+a chunk is stored as the value described in chunk.py (two checksummed
+frames behind a header that binds it to its key); with ``codec="raw"`` the
+two pages are stored as they are, straight from and into the caller's
+memory (the baseline; no integrity check).
+
+Batches are cut into groups; while one group travels through the store the
+next one is encoded (put) or the previous one decoded (get), in two
+registered staging buffers. Mooncake releases the GIL in its batch calls and
+splitzip in its codec, so the two overlap.
+"""
+
+import collections
+import concurrent.futures as cf
+import dataclasses
+import threading
+import time
+
+import numpy as np
+
+from . import chunk as _chunk
+from .keys import chunk_key
+
+MiB = 1 << 20
+
+# Mooncake error codes seen by this layer (mooncake-store types.h ErrorCode).
+MOONCAKE_ERRORS = {
+    -200: "NO_AVAILABLE_HANDLE (store full, or no segment mounted)",
+    -600: "BUFFER_TOO_SMALL",
+    -704: "OBJECT_NOT_FOUND",
+    -706: "OBJECT_HAS_LEASE",
+    -707: "LEASE_EXPIRED (replica gone while reading)",
+    -800: "TRANSFER_FAIL",
+    -900: "RPC_FAIL",
+    -1: "INTERNAL_ERROR",
+}
+
+
+def mooncake_error(code):
+    return MOONCAKE_ERRORS.get(code, f"mooncake error {code}")
+
+
+TAIL = "~t"  # suffix of a value's tail object
+
+
+def size_class_floor(n):
+    """The largest size class of Mooncake's offset allocator that is <= n.
+
+    The allocator keeps free blocks in bins of a small float (3 mantissa
+    bits): 8 classes per power of two, and an object takes the whole class
+    it rounds up to (measured: 49,153-byte objects use 53,248 bytes each).
+    A compressed 64 KiB chunk (~49,430 bytes) would take 53,248; stored as a
+    49,152-byte head plus a ~280-byte tail it takes ~49,440.
+    """
+    if n < 16:
+        return n
+    step = 1 << (n.bit_length() - 4)
+    return n - n % step
+
+
+@dataclasses.dataclass
+class OffloadConfig:
+    """Where the store is and how chunks are coded.
+
+    ``codec``: "splitzip" or "raw". ``codec_options``: codec settings; today
+    only ``{"mode": "fast"}`` (the default SplitZip coding). A later
+    ``"capacity"`` mode will be selected here, per store; unknown options
+    are refused rather than ignored.
+    """
+    master: str = "127.0.0.1:50051"
+    local_hostname: str = "127.0.0.1"
+    metadata_server: str = "P2PHANDSHAKE"
+    protocol: str = "tcp"
+    segment_bytes: int = 0              # memory this client contributes to the pool
+    local_buffer_bytes: int = 16 * MiB  # Mooncake's client-side transfer buffer
+    replicas: int = 1
+    codec: str = "splitzip"
+    codec_options: dict = dataclasses.field(default_factory=dict)
+    backend: str = None                 # splitzip backend (None: dispatch)
+    threads: int = 0                    # splitzip threads per call (0: backend default)
+    group_bytes: int = 32 * MiB         # raw bytes per pipelined group
+    namespace: str = "szkv"
+    # Cut each compressed value into a head whose size is one of the store
+    # allocator's size classes and a small tail object (see size_class_floor):
+    # Mooncake's offset allocator rounds every object up to its class, which
+    # costs a value just above 3/4 of a power of two 1/12 of its size.
+    size_class_split: bool = True
+    # codec="raw" only: "multi" stores a chunk's K and V pages as one object
+    # (batch_*_multi_buffers), "kv_keys" as two objects (key~k, key~v).
+    raw_layout: str = "multi"
+
+    def validate(self):
+        if self.codec not in ("splitzip", "raw"):
+            raise ValueError(f"codec must be 'splitzip' or 'raw', not {self.codec!r}")
+        opts = dict(self.codec_options or {})
+        mode = opts.pop("mode", "fast")
+        if mode != "fast":
+            raise ValueError(f"codec mode {mode!r} is not available (only 'fast')")
+        if opts:
+            raise ValueError(f"unknown codec options {sorted(opts)}")
+        if self.replicas < 1:
+            raise ValueError("replicas must be >= 1")
+        if self.raw_layout not in ("multi", "kv_keys"):
+            raise ValueError(f"raw_layout must be 'multi' or 'kv_keys', not {self.raw_layout!r}")
+        if self.group_bytes <= 0:
+            raise ValueError("group_bytes must be positive")
+
+
+@dataclasses.dataclass(frozen=True)
+class PagedKVLayout:
+    """A paged KV cache ``[layers, 2, num_blocks, block_tokens, kv_heads, head_dim]``."""
+    layers: int
+    block_tokens: int
+    kv_heads: int
+    head_dim: int
+    dtype: str = "bf16"
+
+    def shape(self, num_blocks):
+        return (self.layers, 2, num_blocks, self.block_tokens, self.kv_heads, self.head_dim)
+
+    @property
+    def page_elems(self):
+        return self.block_tokens * self.kv_heads * self.head_dim
+
+    @property
+    def page_bytes(self):
+        return self.page_elems * _chunk._ITEMSIZE[self.dtype]
+
+    def allocate(self, num_blocks):
+        import ml_dtypes
+        np_dtype = {"bf16": ml_dtypes.bfloat16, "fp16": np.float16, "fp32": np.float32,
+                    "fp8_e5m2": ml_dtypes.float8_e5m2}[self.dtype]
+        return np.zeros(self.shape(num_blocks), np_dtype)
+
+
+@dataclasses.dataclass
+class ChunkStatus:
+    """What happened to one chunk. ``status``: OK, NOT_FOUND, STORE_ERROR,
+    CORRUPT (refused: never returned as data) or ERROR."""
+    key: str
+    status: str
+    detail: str = ""
+    stored_bytes: int = 0
+
+    @property
+    def ok(self):
+        return self.status == "OK"
+
+
+class _Staging:
+    """A registered host buffer for one group of chunk values."""
+
+    def __init__(self, client, nbytes, tail_bytes):
+        self.mem = np.zeros(max(nbytes, 4096) + tail_bytes, np.uint8)
+        self.buf = self.mem[:max(nbytes, 4096)]
+        self.tail = self.mem[max(nbytes, 4096):]
+        self.ptr = self.mem.ctypes.data
+        self.tail_ptr = self.ptr + self.buf.nbytes
+        if client is not None:
+            rc = client.register_buffer(self.ptr, self.mem.nbytes)
+            if rc != 0:
+                raise RuntimeError(f"register_buffer failed: {mooncake_error(rc)}")
+
+
+def connect(config):
+    """A Mooncake Store client set up from ``config``."""
+    try:
+        from mooncake.store import MooncakeDistributedStore
+    except ImportError as e:
+        raise RuntimeError("Mooncake Store is not installed: pip install "
+                           "mooncake-transfer-engine-non-cuda (and Debian libibverbs1)") from e
+    client = MooncakeDistributedStore()
+    rc = client.setup(config.local_hostname, config.metadata_server, int(config.segment_bytes),
+                      int(config.local_buffer_bytes), config.protocol, "", config.master)
+    if rc != 0:
+        raise RuntimeError(f"Mooncake Store setup failed (rc {rc}) for master {config.master}")
+    return client
+
+
+class KVOffloadStore:
+    """Offloads the pages of a paged KV cache to Mooncake Store.
+
+    ``client``: an existing MooncakeDistributedStore (set up), or None to
+    make one from ``config``. ``model``: part of every key.
+    """
+
+    def __init__(self, config, model, layout, client=None):
+        config.validate()
+        self.config = config
+        self.model = model
+        self.layout = layout
+        self.client = client if client is not None else connect(config)
+        self._owns_client = client is None
+        from mooncake.store import ReplicateConfig
+        self._rc = ReplicateConfig()
+        self._rc.replica_num = int(config.replicas)
+        self._bound = _chunk.chunk_bound(layout.dtype, 2, layout.page_elems)
+        # A tail is shorter than its head's size-class step (head / 8).
+        self._tail_cap = (self._bound >> 3) + 64
+        per_group = max(1, config.group_bytes // (2 * layout.page_bytes))
+        self._group = per_group
+        self._slots = None
+        self._registered = set()
+        self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix="szkv")
+        self._lock = threading.Lock()
+        # Counters for reports: raw bytes in and stored bytes out.
+        self.raw_bytes_put = 0
+        self.stored_bytes_put = 0
+        # Busy seconds per stage (encode, put, fetch, decode), for the
+        # encode / transfer / decode breakdown of docs/OFFLOAD.md.
+        self.timings = collections.Counter()
+
+    # -- keys ---------------------------------------------------------------
+
+    def keys(self, block_hashes, layers=None):
+        """Chunk keys in the order put/get use: block-major, then layer."""
+        layers = range(self.layout.layers) if layers is None else layers
+        return [chunk_key(self.model, h, l, self.config.namespace)
+                for h in block_hashes for l in layers]
+
+    # -- memory -------------------------------------------------------------
+
+    def register(self, pages):
+        """Registers the caller's page array with Mooncake. Needed only for
+        codec="raw", which moves pages without staging."""
+        ptr = pages.ctypes.data
+        if ptr not in self._registered:
+            rc = self.client.register_buffer(ptr, pages.nbytes)
+            if rc != 0:
+                raise RuntimeError(f"register_buffer failed: {mooncake_error(rc)}")
+            self._registered.add(ptr)
+
+    def _staging(self):
+        if self._slots is None:
+            self._slots = [_Staging(self.client, self._group * self._bound,
+                                    self._group * self._tail_cap) for _ in range(2)]
+        return self._slots
+
+    def _check_pages(self, pages):
+        if not isinstance(pages, np.ndarray):
+            raise TypeError("pages must be a numpy array [layers, 2, blocks, tokens, heads, dim]")
+        if pages.ndim != 6 or pages.shape[:2] != (self.layout.layers, 2) or \
+                pages.shape[3:] != (self.layout.block_tokens, self.layout.kv_heads,
+                                    self.layout.head_dim):
+            raise ValueError(f"pages have shape {pages.shape}, layout wants "
+                             f"{self.layout.shape('blocks')}")
+        if _chunk.dtype_name(pages) != self.layout.dtype:
+            raise ValueError(f"pages hold {pages.dtype}, layout is {self.layout.dtype}")
+        if not pages.flags.c_contiguous:
+            raise ValueError("pages must be C-contiguous")
+
+    def _work(self, pages, block_ids, block_hashes, layers):
+        self._check_pages(pages)
+        if len(block_ids) != len(block_hashes):
+            raise ValueError("block_ids and block_hashes differ in length")
+        layers = list(range(self.layout.layers) if layers is None else layers)
+        nb = pages.shape[2]
+        items = []
+        for b, h in zip(block_ids, block_hashes):
+            if not 0 <= int(b) < nb:
+                raise ValueError(f"block id {b} out of range (pages hold {nb})")
+            for l in layers:
+                if not 0 <= l < self.layout.layers:
+                    raise ValueError(f"layer {l} out of range")
+                items.append((chunk_key(self.model, h, l, self.config.namespace),
+                              pages[l, 0, int(b)], pages[l, 1, int(b)]))
+        return items
+
+    # -- put ----------------------------------------------------------------
+
+    def put_blocks(self, pages, block_ids, block_hashes, layers=None):
+        """Stores the pages of ``block_ids`` (their prefix hashes in
+        ``block_hashes``) for every layer (or ``layers``). Returns one
+        ChunkStatus per chunk, in keys() order."""
+        items = self._work(pages, block_ids, block_hashes, layers)
+        if self.config.codec == "raw":
+            self.register(pages)
+            return self._put_raw(items)
+        return self._put_coded(items)
+
+    def _put_raw(self, items):
+        out = []
+        for g in range(0, len(items), self._group):
+            grp = items[g:g + self._group]
+            if self.config.raw_layout == "kv_keys":
+                res = self.client.batch_put_from(
+                    [k + s for k, _, _ in grp for s in ("~k", "~v")],
+                    [p.ctypes.data for _, a, b in grp for p in (a, b)],
+                    [p.nbytes for _, a, b in grp for p in (a, b)], self._rc)
+                codes = [x or y for x, y in zip(res[0::2], res[1::2])]
+            else:
+                codes = self.client.batch_put_from_multi_buffers(
+                    [k for k, _, _ in grp], [[a.ctypes.data, b.ctypes.data] for _, a, b in grp],
+                    [[a.nbytes, b.nbytes] for _, a, b in grp], self._rc)
+            for (k, a, b), c in zip(grp, codes):
+                n = a.nbytes + b.nbytes
+                out.append(ChunkStatus(k, "OK", stored_bytes=n) if c == 0 else
+                           ChunkStatus(k, "STORE_ERROR", mooncake_error(c)))
+                if c == 0:
+                    self.raw_bytes_put += n
+                    self.stored_bytes_put += n
+        return out
+
+    def _encode_group(self, grp, slot):
+        t0 = time.perf_counter()
+        try:
+            return self._encode_group_timed(grp, slot)
+        finally:
+            self.timings["encode"] += time.perf_counter() - t0
+
+    def _encode_group_timed(self, grp, slot):
+        sizes, errors = [], {}
+        off = 0
+        for i, (k, a, b) in enumerate(grp):
+            try:
+                n = _chunk.encode_into(k, [a, b], slot.buf[off:off + self._bound],
+                                       dtype=self.layout.dtype, backend=self.config.backend,
+                                       threads=self.config.threads)
+            except Exception as e:  # noqa: BLE001 - reported per chunk
+                errors[i] = str(e)
+                n = 0
+            sizes.append(n)
+            off += self._bound
+        return sizes, errors
+
+    def _put_coded(self, items):
+        slots = self._staging()
+        groups = [items[g:g + self._group] for g in range(0, len(items), self._group)]
+        out = []
+        if not groups:
+            return out
+        fut = self._pool.submit(self._encode_group, groups[0], slots[0])
+        for gi, grp in enumerate(groups):
+            sizes, errors = fut.result()
+            slot = slots[gi % 2]
+            if gi + 1 < len(groups):
+                fut = self._pool.submit(self._encode_group, groups[gi + 1], slots[(gi + 1) % 2])
+            idx = [i for i in range(len(grp)) if i not in errors]
+            codes = {}
+            if idx:
+                t0 = time.perf_counter()
+                codes = self._put_values(grp, idx, slot, sizes)
+                self.timings["put"] += time.perf_counter() - t0
+            for i, (k, a, b) in enumerate(grp):
+                if i in errors:
+                    out.append(ChunkStatus(k, "ERROR", errors[i]))
+                elif codes[i] == 0:
+                    out.append(ChunkStatus(k, "OK", stored_bytes=sizes[i]))
+                    self.raw_bytes_put += a.nbytes + b.nbytes
+                    self.stored_bytes_put += sizes[i]
+                else:
+                    out.append(ChunkStatus(k, "STORE_ERROR", mooncake_error(codes[i])))
+        return out
+
+    def _put_values(self, grp, idx, slot, sizes):
+        """batch_put_from of the values of chunks idx (head + tail objects
+        when size_class_split); returns {i: code} (0 only if all parts went in)."""
+        keys, ptrs, lens, owner = [], [], [], []
+        for i in idx:
+            ptr, n = slot.ptr + i * self._bound, sizes[i]
+            head = size_class_floor(n) if self.config.size_class_split else n
+            keys.append(grp[i][0]); ptrs.append(ptr); lens.append(head); owner.append(i)
+            if head < n:
+                keys.append(grp[i][0] + TAIL); ptrs.append(ptr + head); lens.append(n - head)
+                owner.append(i)
+        res = self.client.batch_put_from(keys, ptrs, lens, self._rc)
+        codes = {i: 0 for i in idx}
+        for i, c in zip(owner, res):
+            if c != 0 and codes[i] == 0:
+                codes[i] = c
+        failed = [k for k, i in zip(keys, owner) if codes[i] != 0]
+        if failed:  # do not leave half a value behind
+            self.client.batch_remove(failed, True)
+        return codes
+
+    # -- get ----------------------------------------------------------------
+
+    def get_blocks(self, pages, block_ids, block_hashes, layers=None):
+        """Fetches the chunks of ``block_hashes`` into the pages ``block_ids``
+        of ``pages``, decoding in place. Returns one ChunkStatus per chunk in
+        keys() order. The pages of a chunk that is not OK are zeroed: a
+        missing, failed or corrupt chunk never leaves data behind."""
+        items = self._work(pages, block_ids, block_hashes, layers)
+        if self.config.codec == "raw":
+            self.register(pages)
+            return self._get_raw(items)
+        return self._get_coded(items)
+
+    def _get_raw(self, items):
+        out = []
+        for g in range(0, len(items), self._group):
+            grp = items[g:g + self._group]
+            if self.config.raw_layout == "kv_keys":
+                r2 = self.client.batch_get_into(
+                    [k + s for k, _, _ in grp for s in ("~k", "~v")],
+                    [p.ctypes.data for _, a, b in grp for p in (a, b)],
+                    [p.nbytes for _, a, b in grp for p in (a, b)])
+                res = [x + y if x >= 0 and y >= 0 else (x if x < 0 else y)
+                       for x, y in zip(r2[0::2], r2[1::2])]
+            else:
+                res = self.client.batch_get_into_multi_buffers(
+                    [k for k, _, _ in grp], [[a.ctypes.data, b.ctypes.data] for _, a, b in grp],
+                    [[a.nbytes, b.nbytes] for _, a, b in grp])
+            for (k, a, b), r in zip(grp, res):
+                if r == a.nbytes + b.nbytes:
+                    out.append(ChunkStatus(k, "OK", stored_bytes=r))
+                else:
+                    a.view(np.uint8)[...] = 0
+                    b.view(np.uint8)[...] = 0
+                    st = "NOT_FOUND" if r == -704 else "STORE_ERROR"
+                    out.append(ChunkStatus(k, st, mooncake_error(r) if r < 0 else
+                                           f"value of {r} bytes, expected {a.nbytes + b.nbytes}"))
+        return out
+
+    def _fetch_group(self, grp, slot):
+        t0 = time.perf_counter()
+        try:
+            return self._fetch_group_timed(grp, slot)
+        finally:
+            self.timings["fetch"] += time.perf_counter() - t0
+
+    def _fetch_group_timed(self, grp, slot):
+        """Fetches the values of a group into the slot; returns per chunk the
+        value size or a negative Mooncake code, and the set of chunks whose
+        head is a size class but which have no tail object."""
+        n = len(grp)
+        keys = [k for k, _, _ in grp]
+        ptrs = [slot.ptr + i * self._bound for i in range(n)]
+        caps = [self._bound] * n
+        if not self.config.size_class_split:
+            return self.client.batch_get_into(keys, ptrs, caps), set()
+        # Heads and tails in one batch: tails land in the slot's tail area and
+        # are moved (a few hundred bytes each) behind their heads.
+        res = self.client.batch_get_into(
+            keys + [k + TAIL for k in keys],
+            ptrs + [slot.tail_ptr + i * self._tail_cap for i in range(n)],
+            caps + [self._tail_cap] * n)
+        heads, tails = res[:n], res[n:]
+        out = list(heads)
+        no_tail = set()
+        for i, (h, t) in enumerate(zip(heads, tails)):
+            if h <= 0 or size_class_floor(h) != h:
+                continue  # no head, or a head that is a whole value
+            if t > 0:
+                if h + t > self._bound:
+                    continue  # cannot be a valid value: the head alone is refused below
+                base = i * self._bound + h
+                slot.buf[base:base + t] = slot.tail[i * self._tail_cap:i * self._tail_cap + t]
+                out[i] = h + t
+            elif t == -704:
+                no_tail.add(i)  # the head is the whole value, or the tail is lost
+            else:
+                out[i] = t  # the tail exists but could not be read
+        return out, no_tail
+
+    def _decode_group(self, grp, slot, fetched, out):
+        res, no_tail = fetched
+        for i, ((k, a, b), r) in enumerate(zip(grp, res)):
+            if i in no_tail and self._tail_lost(k, slot.buf[i * self._bound:i * self._bound + r]):
+                out.append(ChunkStatus(k, "NOT_FOUND", "tail object missing (evicted or lost)"))
+                a.view(np.uint8)[...] = 0
+                b.view(np.uint8)[...] = 0
+                continue
+            if r > 0:
+                try:
+                    _chunk.decode_into(k, slot.buf[i * self._bound:i * self._bound + r], [a, b],
+                                       backend=self.config.backend, threads=self.config.threads)
+                    out.append(ChunkStatus(k, "OK", stored_bytes=r))
+                    continue
+                except _chunk.ChunkError as e:
+                    out.append(ChunkStatus(k, "CORRUPT", e.reason, r))
+            elif r == -704:
+                out.append(ChunkStatus(k, "NOT_FOUND", mooncake_error(r)))
+            else:
+                out.append(ChunkStatus(k, "STORE_ERROR", mooncake_error(r) if r < 0 else
+                                       "empty value"))
+            a.view(np.uint8)[...] = 0
+            b.view(np.uint8)[...] = 0
+
+    @staticmethod
+    def _tail_lost(key, head):
+        """True if the value's (valid) header says it is longer than its head."""
+        try:
+            _chunk.parse(key, head, exact=False)
+            return False
+        except _chunk.ChunkError as e:
+            return e.reason.startswith("frame sizes add up")
+
+    def _get_coded(self, items):
+        slots = self._staging()
+        groups = [items[g:g + self._group] for g in range(0, len(items), self._group)]
+        out = []
+        if not groups:
+            return out
+        fut = self._pool.submit(self._fetch_group, groups[0], slots[0])
+        for gi, grp in enumerate(groups):
+            res = fut.result()
+            if gi + 1 < len(groups):
+                fut = self._pool.submit(self._fetch_group, groups[gi + 1], slots[(gi + 1) % 2])
+            t0 = time.perf_counter()
+            self._decode_group(grp, slots[gi % 2], res, out)
+            self.timings["decode"] += time.perf_counter() - t0
+        return out
+
+    # -- lookup and removal -------------------------------------------------
+
+    def lookup_prefix(self, block_hashes):
+        """How many leading blocks have every layer in the store (a prefix hit)."""
+        keys = self.keys(block_hashes)
+        exist = self.client.batch_is_exist(keys) if keys else []
+        L = self.layout.layers
+        for i in range(len(block_hashes)):
+            if not all(e == 1 for e in exist[i * L:(i + 1) * L]):
+                return i
+        return len(block_hashes)
+
+    def remove_blocks(self, block_hashes, force=True):
+        """Removes the chunks (and their tail objects); returns the head codes."""
+        keys = self.keys(block_hashes)
+        if not keys:
+            return []
+        if self.config.codec == "raw" and self.config.raw_layout == "kv_keys":
+            res = self.client.batch_remove([k + s for k in keys for s in ("~k", "~v")], force)
+            return [x or y for x, y in zip(res[0::2], res[1::2])]
+        res = self.client.batch_remove(keys, force)
+        if self.config.codec == "splitzip" and self.config.size_class_split:
+            self.client.batch_remove([k + TAIL for k in keys], force)
+        return res
+
+    def close(self):
+        self._pool.shutdown(wait=True)
+        if self._owns_client:
+            self.client.close()

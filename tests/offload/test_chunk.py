@@ -1,0 +1,105 @@
+"""The offload chunk value: round trip, key binding, and that no single corrupted
+byte anywhere in a chunk is ever decoded as data."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import splitzip_kv as splitzip
+from splitzip_kv.offload import ChunkError, block_hashes, chunk, chunk_key
+from conftest import real_pages
+
+
+def small_chunk(key="szkv/m/ab/L0", tokens=16):
+    _, pages = real_pages()
+    k, v = pages[1, 0, 3, :tokens], pages[1, 1, 3, :tokens]
+    return key, k, v, chunk.encode(key, [k, v])
+
+
+def test_round_trip_real_pages():
+    layout, pages = real_pages()
+    k, v = pages[2, 0, 5], pages[2, 1, 5]
+    value = chunk.encode("key", [k, v])
+    assert len(value) < 0.78 * (k.nbytes + v.nbytes)
+    ok, ov = np.empty_like(k), np.empty_like(v)
+    assert chunk.decode_into("key", value, [ok, ov]) == k.nbytes + v.nbytes
+    assert ok.tobytes() == k.tobytes() and ov.tobytes() == v.tobytes()
+    # The frames are plain checksummed splitzip frames.
+    name, elems, spans = chunk.parse("key", value)
+    assert name == "bf16" and elems == k.size and len(spans) == 2
+    for off, size in spans:
+        assert splitzip.frame_info(value[off:off + size])["checksum"]
+
+
+def test_value_is_bound_to_its_key():
+    key, k, v, value = small_chunk()
+    with pytest.raises(ChunkError, match="another key") as e:
+        chunk.decode_into("szkv/m/ab/L1", value, [np.empty_like(k), np.empty_like(v)])
+    assert e.value.key == "szkv/m/ab/L1"
+
+
+def test_every_single_byte_flip_is_refused():
+    key, k, v, value = small_chunk()
+    ok, ov = np.empty_like(k), np.empty_like(v)
+    base = bytearray(value)
+    for pos in range(len(base)):
+        for bit in (0x01, 0x80):
+            bad = bytearray(base)
+            bad[pos] ^= bit
+            with pytest.raises(ChunkError) as e:
+                chunk.decode_into(key, bytes(bad), [ok, ov])
+            assert e.value.key == key, pos
+
+
+def test_truncated_and_extended_values_are_refused():
+    key, k, v, value = small_chunk()
+    dst = [np.empty_like(k), np.empty_like(v)]
+    for n in (0, 3, 23, 40, len(value) - 1):
+        with pytest.raises(ChunkError):
+            chunk.decode_into(key, value[:n], dst)
+    with pytest.raises(ChunkError, match="add up"):
+        chunk.decode_into(key, value + b"\0" * 16, dst)
+
+
+def test_frame_without_checksum_is_refused():
+    key, k, v, _ = small_chunk()
+    # A well-formed chunk whose frames were written without a checksum: the
+    # header checksum is valid, but the layer insists on content checksums.
+    f0 = splitzip.compress(k, checksum=False)
+    f1 = splitzip.compress(v, checksum=False)
+    out = np.zeros(chunk.chunk_bound("bf16", 2, k.size), np.uint8)
+    n = chunk.encode_into(key, [k, v], out)
+    h = chunk.header_size(2)
+    import struct
+    raw = bytearray(out[:h].tobytes())
+    struct.pack_into("<2I", raw, 24, len(f0), len(f1))
+    struct.pack_into("<Q", raw, h - 8, splitzip.xxh64(bytes(raw[:h - 8])))
+    forged = bytes(raw) + f0 + f1
+    assert n > 0
+    with pytest.raises(ChunkError, match="no content checksum"):
+        chunk.decode_into(key, forged, [np.empty_like(k), np.empty_like(v)])
+
+
+def test_wrong_destination_is_refused():
+    key, k, v, value = small_chunk()
+    with pytest.raises(ChunkError, match="parts"):
+        chunk.decode_into(key, value, [np.empty_like(k)])
+    with pytest.raises(ChunkError, match="destination"):
+        chunk.decode_into(key, value, [np.empty(k.size, np.float16), np.empty_like(v)])
+    with pytest.raises(ChunkError, match="destination"):
+        chunk.decode_into(key, value, [np.empty(k.size + 1, ml_dtypes.bfloat16), np.empty_like(v)])
+
+
+def test_block_hashes_are_prefix_chained():
+    toks = np.arange(1000) % 97
+    a = block_hashes(toks, 128)
+    assert len(a) == 7 and len(set(a)) == 7
+    other = toks.copy()
+    other[300] += 1  # block 2 differs: blocks 0, 1 are shared, all later ones differ
+    b = block_hashes(other, 128)
+    assert a[:2] == b[:2] and all(x != y for x, y in zip(a[2:], b[2:]))
+    assert block_hashes(toks, 128, salt=b"lora1")[0] != a[0]
+    assert block_hashes(toks[256:], 128, parent=a[1]) == a[2:]
+    assert chunk_key("m", a[0], 3) == f"szkv/m/{a[0]}/L3"
+    with pytest.raises(ValueError):
+        chunk_key("a/b", a[0], 0)
