@@ -7,12 +7,15 @@
 //    32 bit writers, four codes per writer per step, one 8-byte store each.
 //  - decode: 32 bit readers, one 8-byte load per four codes per stream, the
 //    12-bit table lookup, then the join with the residuals while hot.
-//  - OpenMP across blocks; block outputs are staged per thread and placed
-//    after a prefix sum, so the bytes do not depend on the thread count.
+//  - OpenMP across blocks, in rounds of 8 blocks per thread: block outputs
+//    are staged in a small per-thread buffer and copied into the frame at
+//    the offsets of a prefix sum, so the bytes do not depend on the thread
+//    count.
 #include "cpu/capacity_codec.h"
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -288,28 +291,49 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   const uint64_t n_blocks = cap_blocks(a.n);
   const int threads = thread_count(a.threads, n_blocks);
   std::vector<uint32_t> sizes(n_blocks);
-  std::vector<std::vector<uint8_t>> staged(threads);
-  std::vector<uint64_t> range_first(threads + 1);
-  for (int t = 0; t <= threads; ++t) range_first[t] = n_blocks * t / threads;
+  // Rounds of kRoundBlocks blocks per thread: each thread codes its blocks
+  // into a small reused buffer, then all copy their part into stream 9 at
+  // the offsets of a prefix sum. The frame is written once, the staging
+  // stays in cache and nothing is allocated per block (no page faults on
+  // large staging buffers, which serialise in the kernel).
+  constexpr uint64_t kRoundBlocks = 8;
+  const uint64_t per_round = kRoundBlocks * static_cast<uint64_t>(threads);
+  std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
+  uint64_t exp_bytes = 0;
 #pragma omp parallel num_threads(threads)
   {
     const int t = omp_get_thread_num();
     auto sc = std::make_unique<EncScratch>();
-    std::vector<uint8_t>& buf = staged[t];
-    const uint64_t b0 = range_first[t], b1 = range_first[t + 1];
-    buf.reserve((b1 - b0) * kCapBlockElems * 3 / 4 + 4096);
+    std::vector<uint8_t> buf;
+    buf.reserve(kRoundBlocks * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
-    for (uint64_t b = b0; b < b1; ++b) {
-      const uint64_t first = b << kCapBlockLog2;
-      const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
-      with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts); });
-      const size_t before = buf.size();
-      encode_block(sc->exps, m, counts, sc.get(), &buf);
-      sizes[b] = static_cast<uint32_t>(buf.size() - before);
+    uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
+    for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
+      const uint64_t b0 = std::min(n_blocks, r0 + kRoundBlocks * static_cast<uint64_t>(t));
+      const uint64_t b1 = std::min(n_blocks, b0 + kRoundBlocks);
+      buf.clear();
+      for (uint64_t b = b0; b < b1; ++b) {
+        const uint64_t first = b << kCapBlockLog2;
+        const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
+        with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts); });
+        const size_t before = buf.size();
+        encode_block(sc->exps, m, counts, sc.get(), &buf);
+        sizes[b] = static_cast<uint32_t>(buf.size() - before);
+      }
+      used[8 * t] = buf.size();
+#pragma omp barrier
+      uint64_t at = written, round = 0;
+      for (int u = 0; u < threads; ++u) {
+        if (u < t) at += used[8 * u];
+        round += used[8 * u];
+      }
+      // Past the capacity: keep counting (the frame may still be stored).
+      if (L0.blk_off + at + buf.size() <= a.capacity) std::memcpy(f + L0.blk_off + at, buf.data(), buf.size());
+      written += round;
+#pragma omp barrier
     }
+    if (t == 0) exp_bytes = written;
   }
-  uint64_t exp_bytes = 0;
-  for (int t = 0; t < threads; ++t) exp_bytes += staged[t].size();
   const CapLayout L = capacity_layout(id, a.n, exp_bytes, n_checks);
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
   if (L.frame_size >= stored) {  // FORMAT.md 4.4: store (mode 0)
@@ -327,10 +351,6 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     h.mode = kModeCapacity;
     h.escape_count = exp_bytes;
     for (uint64_t b = 0; b < n_blocks; ++b) store_le32(f + L.index_off + 4 * b, sizes[b]);
-    std::vector<uint64_t> at(threads + 1, L.blk_off);
-    for (int t = 0; t < threads; ++t) at[t + 1] = at[t] + staged[t].size();
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-    for (int t = 0; t < threads; ++t) std::memcpy(f + at[t], staged[t].data(), staged[t].size());
   }
   std::vector<uint64_t> hashes(n_checks);
   if (a.checksum) parallel_block_hashes(src, bytes, hashes.data(), threads);
