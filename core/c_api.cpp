@@ -114,6 +114,8 @@ sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* d
       o.checksum = opts->checksum != 0;
       o.backend = opts->backend;
       o.threads = opts->threads;
+      if (opts->mode != SZ_MODE_FAST && opts->mode != SZ_MODE_CAPACITY) return SZ_INVALID_ARGUMENT;
+      o.mode = opts->mode == SZ_MODE_CAPACITY ? sz::Mode::capacity : sz::Mode::fast;
     }
     const sz::Result r = sz::compress(to_dtype(dtype), src, n_elems, dst, dst_capacity, o);
     fill(r, result);

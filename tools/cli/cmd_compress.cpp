@@ -30,6 +30,8 @@ const char kUsage[] =
     "  --checksum         store XXH3 checksums of the input, one per 64 KiB block (default)\n"
     "  --no-checksum      do not store them\n"
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
+    "  --mode M           fast (4-bit exponent codes, default) | capacity (per-block\n"
+    "                     Huffman exponents: smaller, slower); decoders need no flag\n"
     "  --frame-size SIZE  split inputs larger than SIZE bytes into several frames\n"
     "                     (default 1G)\n"
     "  --threads N        worker threads (default: backend's choice)\n"
@@ -64,6 +66,7 @@ int cmd_compress(int argc, char** argv) {
                              {"checksum", 0, false},
                              {"no-checksum", 0, false},
                              {"chunk-log2", 0, true},
+                             {"mode", 0, true},
                              {"frame-size", 0, true},
                              {"threads", 0, true},
                              {"output", 'o', true},
@@ -122,6 +125,10 @@ int cmd_compress(int argc, char** argv) {
   opts.checksum = !a.has("no-checksum");
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
   opts.threads = threads_option(a);
+  if (const std::string* m = a.value("mode")) {
+    if (*m == "capacity") opts.mode = splitzip::Mode::capacity;
+    else if (*m != "fast") fail(kExitUsage, "compress: --mode must be fast or capacity");
+  }
 
   AtomicOutput out(out_path, force);
   std::vector<uint8_t> piece;  // streaming: the current frame's input
