@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // splitzip rows of the capacity-mode benchmark (bench/capacity/run_peers.py
 // runs this and the peers in the same run). One JSON object per line:
-//   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy]
+//   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]
 // Rows: capacity mode, fast host codec (cpu/capacity_codec.cpp); --memcpy: a
 // memcpy of the input in the same run; with --ref
 // also the scalar reference in both modes. Times are the best of REPS
@@ -186,16 +186,17 @@ void variants(const std::vector<uint8_t>& in, Dtype d) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy]\n");
+    std::fprintf(stderr, "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]\n");
     return 2;
   }
   Dtype d;
   if (!parse_dtype(argv[2], &d)) return 2;
   const int threads = std::atoi(argv[3]);
   const int reps = std::atoi(argv[4]);
-  bool ref = false, var = false, memcpy_row = false;
+  bool ref = false, var = false, memcpy_row = false, fast_cpu = false;
   for (int i = 5; i < argc; ++i) {
     memcpy_row |= std::strcmp(argv[i], "--memcpy") == 0;
+    fast_cpu |= std::strcmp(argv[i], "--fast-cpu") == 0;
     ref |= std::strcmp(argv[i], "--ref") == 0;
     var |= std::strcmp(argv[i], "--variants") == 0;
   }
@@ -217,6 +218,31 @@ int main(int argc, char** argv) {
     print("splitzip-fast (reference)", rf, 1);
   }
   print("splitzip-capacity (cpu)", cap, threads, extra.c_str());
+  if (fast_cpu) {  // mode 0 through the public API, cpu backend (library build: build_lib.sh)
+    const Row fr = run(
+        in, d, threads, reps, Mode::fast,
+        [](const CompressArgs& a) {
+          CompressOptions o;
+          o.backend = "cpu";
+          o.threads = a.threads;
+          const Result r = compress(a.dtype, a.src, a.n, a.dst, a.capacity, o);
+          FrameOutcome f;
+          f.status = r.status;
+          f.frame_size = r.size;
+          return f;
+        },
+        [](const DecompressArgs& a) {
+          DecompressOptions o;
+          o.backend = "cpu";
+          o.threads = a.threads;
+          const Result r = decompress(a.src, a.src_size, a.dst, a.capacity, o);
+          FrameOutcome f;
+          f.status = r.status;
+          f.decoded_size = r.size;
+          return f;
+        });
+    print("splitzip-fast (cpu)", fr, threads);
+  }
   if (memcpy_row) {  // baseline in the same run: copy of the input, both directions
     Row mc;
     std::vector<uint8_t> dst(in.size());

@@ -127,7 +127,7 @@ def peers(raw, threads):
 
 
 def splitzip_rows(exe, path, threads, reps, ref):
-    cmd = [exe, path, "bf16", str(threads), str(reps)] + (["--ref", "--variants"] if ref else [])
+    cmd = [exe, path, "bf16", str(threads), str(reps), "--memcpy", "--fast-cpu"] + (["--ref", "--variants"] if ref else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows, variants = [], None
     for line in out.splitlines():
@@ -144,7 +144,7 @@ def main():
     ap.add_argument("--size-mib", type=int, default=256)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--exe", default=os.path.join(ROOT, "build-cap", "capacity_bench"))
+    ap.add_argument("--exe", default=os.path.join(ROOT, "build-cap-lib", "capacity_bench"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--tmp", default="/tmp")
     args = ap.parse_args()
@@ -177,7 +177,7 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     meta = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-            "load": os.getloadavg(), "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "reps": args.reps}
+            "load": os.getloadavg(), "size_mib": args.size_mib, "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "reps": args.reps}
     with open(os.path.join(args.out, "capacity.json"), "w") as f:
         json.dump({"meta": meta, "results": results}, f, indent=1)
     write_md(results, meta, os.path.join(args.out, "capacity.md"))
@@ -190,16 +190,21 @@ def write_md(results, meta, path):
              f"- {meta['time']}, {meta['cpus']} CPUs, load average at the end {tuple(round(x, 2) for x in meta['load'])}; "
              f"best of {meta['reps']} alternating compress/decompress runs; GB/s of uncompressed bytes.",
              "- The machine is shared by several engineers: figures are noisy; re-run on a quiet machine for final numbers.",
-             "- `realstat`: 256 MiB bf16, sign+exponent of the real stories260K KV in order (tiled), random 7 mantissa bits. "
+             f"- `realstat`: {meta.get('size_mib', 256)} MiB bf16, sign+exponent of the real stories260K KV in order (tiled), random 7 mantissa bits. "
              "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real).",
-             "- splitzip (cpu) = cpu/capacity_codec.cpp built with bench/capacity/build.sh; (reference) = the scalar oracle.", ""]
+             "- splitzip (cpu) = the library's cpu backend as shipped (bench/capacity/build_lib.sh; capacity mode = cpu/capacity_codec.cpp); (reference) = the scalar oracle.",
+             "- `/cpu-s` columns: GB per CPU-second of the process (all threads): with one thread, the codec's speed when it has a core; "
+             "the wall-clock columns are what the loaded machine gave.", ""]
     for inp in sorted({r["input"] for r in results}):
-        lines += [f"## {inp}", "", "| codec | threads | ratio | encode GB/s | decode GB/s | round trip |", "|---|---:|---:|---:|---:|---|"]
+        lines += [f"## {inp}", "", "| codec | threads | ratio | encode GB/s | decode GB/s | encode GB/cpu-s | decode GB/cpu-s | round trip |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
         for r in results:
             if r["input"] != inp or r.get("variants"):
                 continue
+            ec = f"{r['encode_gbps_per_cpu_s']:.3f}" if "encode_gbps_per_cpu_s" in r else "-"
+            dc = f"{r['decode_gbps_per_cpu_s']:.3f}" if "decode_gbps_per_cpu_s" in r else "-"
             lines.append(f"| {r['codec']} | {r['threads']} | {r['ratio']:.4f} | {r['encode_gbps']:.3f} | "
-                         f"{r['decode_gbps']:.3f} | {'exact' if r['exact'] else 'NOT exact'} |")
+                         f"{r['decode_gbps']:.3f} | {ec} | {dc} | {'exact' if r['exact'] else 'NOT exact'} |")
         for r in results:
             if r["input"] == inp and r.get("variants"):
                 lines += ["", "Coder alternatives on this input (exact sizes from the block histograms; FORMAT.md 4.6.6):", "",
@@ -226,7 +231,7 @@ def write_png(results, path):
     ax.set_xscale("log")
     ax.set_xlabel("decode GB/s (1 thread, log)")
     ax.set_ylabel("compression ratio")
-    ax.set_title("256 MiB real-statistics bf16: ratio vs decode throughput")
+    ax.set_title("real-statistics bf16: ratio vs decode throughput")
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
