@@ -5,8 +5,10 @@
 //  - encode: per block one pass splits the elements (residual bytes straight
 //    into the frame, exponents into an L2-resident buffer) and counts; then
 //    32 bit writers, four codes per writer per step, one 8-byte store each.
-//  - decode: 32 bit readers, one 8-byte load per four codes per stream, the
-//    12-bit table lookup, then the join with the residuals while hot.
+//  - decode: per stream a 64-bit bit buffer (branchless refill, four lookups
+//    per refill) and a multi-code table (12-bit window -> up to three codes),
+//    four streams interleaved for independent dependency chains; then the
+//    join with the residuals while hot.
 //  - OpenMP across blocks, in rounds of 8 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
@@ -179,6 +181,105 @@ struct DecState {
   uint64_t pos, end_bits;
 };
 
+// Multi-code lookup: for each 12-bit window up to three whole codes:
+// sym0 | sym1 << 8 | sym2 << 16 | bits << 24 | codes << 28.
+void build_multi_table(const uint16_t* table, uint32_t* multi) {
+  for (uint32_t x = 0; x < kCapTableSize; ++x) {
+    const uint32_t a = table[x], la = a >> 8;
+    const uint32_t b = table[x >> la], lb = b >> 8;
+    uint32_t e = (a & 0xFFu) | (la << 24) | (1u << 28);
+    if (la + lb <= kCapMaxLen) {
+      const uint32_t c = table[x >> (la + lb)], lc = c >> 8;
+      if (la + lb + lc <= kCapMaxLen)
+        e = (a & 0xFFu) | ((b & 0xFFu) << 8) | ((c & 0xFFu) << 16) | ((la + lb + lc) << 24) | (3u << 28);
+      else
+        e = (a & 0xFFu) | ((b & 0xFFu) << 8) | ((la + lb) << 24) | (2u << 28);
+    }
+    multi[x] = e;
+  }
+}
+
+// One stream's reader: a 64-bit bit buffer refilled without branches (at
+// least 56 valid bits after a refill, enough for four lookups of <= 12).
+// Hot state is four registers (buf, cnt, p, out) so that four lanes run in
+// registers; the limits are read once per refill.
+struct LaneReader {
+  uint64_t buf;
+  const uint8_t* p;  // next byte to load
+  uint8_t* out;      // where the next code goes (codes of a stream are 32 bytes apart)
+  uint32_t cnt;      // valid bits in buf
+  const uint8_t* base;
+  uint8_t* out_end;  // one row past the stream's last code
+  uint64_t end_bits;
+  uint64_t consumed() const { return 8 * static_cast<uint64_t>(p - base) - cnt; }
+  bool done() const { return out >= out_end; }
+  // A refill and four lookups (<= 12 codes) read at most 16 bytes past the
+  // stream while the bits consumed do not pass its end; a malformed stream
+  // stops here.
+  bool room() const { return out + 12 * kCapStreams <= out_end && consumed() <= end_bits; }
+  void refill() {
+    buf |= load64(p) << cnt;
+    p += (63 - cnt) >> 3;
+    cnt |= 56;
+  }
+  void step(const uint32_t* multi) {
+    const uint32_t e = multi[buf & (kCapTableSize - 1)];
+    out[0] = static_cast<uint8_t>(e);
+    out[kCapStreams] = static_cast<uint8_t>(e >> 8);  // rewritten later when fewer codes
+    out[2 * kCapStreams] = static_cast<uint8_t>(e >> 16);
+    const uint32_t len = (e >> 24) & 0xFu;
+    out += (e >> 28) * kCapStreams;
+    buf >>= len;
+    cnt -= len;
+  }
+};
+
+constexpr uint32_t kLaneGroup = 4;  // streams decoded together (independent chains)
+
+void finish_lane(LaneReader& l, const uint32_t* multi, const uint16_t* table) {
+  while (l.room()) {
+    l.refill();
+    for (uint32_t q = 0; q < 4; ++q) l.step(multi);
+  }
+  while (!l.done()) {  // the last codes, one at a time
+    if (l.cnt < kCapMaxLen) {
+      if (l.consumed() > l.end_bits) return;  // malformed: not done() tells the caller
+      l.refill();
+    }
+    const uint32_t e = table[l.buf & (kCapTableSize - 1)];
+    l.out[0] = static_cast<uint8_t>(e);
+    l.out += kCapStreams;
+    l.buf >>= e >> 8;
+    l.cnt -= e >> 8;
+  }
+}
+
+// Four streams in lockstep. The lanes are local copies (their addresses do
+// not escape), so they can live in registers across the byte stores.
+void decode_lane_group(LaneReader* g, const uint32_t* multi, const uint16_t* table) {
+  LaneReader a = g[0], b = g[1], c = g[2], d = g[3];
+  while (a.room() & b.room() & c.room() & d.room()) {
+    a.refill();
+    b.refill();
+    c.refill();
+    d.refill();
+    for (uint32_t q = 0; q < 4; ++q) {
+      a.step(multi);
+      b.step(multi);
+      c.step(multi);
+      d.step(multi);
+    }
+  }
+  finish_lane(a, multi, table);
+  finish_lane(b, multi, table);
+  finish_lane(c, multi, table);
+  finish_lane(d, multi, table);
+  g[0] = a;
+  g[1] = b;
+  g[2] = c;
+  g[3] = d;
+}
+
 // Decodes block b into exps; statuses as reference_capacity_decode_block.
 // limit: one past the last readable byte of the frame buffer.
 Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
@@ -203,32 +304,24 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   }
   if (total != size) return Status::bad_code;
   cap_decode_table(t, table);
-  // Fast path reads up to 16 bytes past a stream's end: only when the
+  // Fast path: reads up to 16 bytes past a stream's end, so only when the
   // buffer holds them (all but the frame's last bytes).
-  const bool fast = blk + size + 16 <= limit;
-  const uint32_t full = m / kCapStreams;
   uint32_t k = 0;
-  if (fast) {
-    for (; k + 4 <= full; k += 4) {
-      uint8_t* row = exps + k * kCapStreams;
-      bool over = false;
-      for (uint32_t s = 0; s < kCapStreams; ++s) {
-        uint64_t pos = st[s].pos;
-        uint64_t w = load64(st[s].base + (pos >> 3)) >> (pos & 7);
-        for (uint32_t q = 0; q < 4; ++q) {
-          const uint32_t e = table[w & (kCapTableSize - 1)];
-          row[q * kCapStreams + s] = static_cast<uint8_t>(e);
-          w >>= e >> 8;
-          pos += e >> 8;
-        }
-        st[s].pos = pos;
-        over |= pos > st[s].end_bits;
-      }
-      if (over)  // malformed: the reference names the fault
+  if (blk + size + 16 <= limit) {
+    alignas(64) uint32_t multi[kCapTableSize];
+    build_multi_table(table, multi);
+    LaneReader lanes[kCapStreams];
+    for (uint32_t s = 0; s < kCapStreams; ++s)
+      lanes[s] = {0, st[s].base, exps + s, 0, st[s].base, exps + s + kCapStreams * cap_stream_len(m, s), st[s].end_bits};
+    for (uint32_t s = 0; s < kCapStreams; s += kLaneGroup) decode_lane_group(lanes + s, multi, table);
+    for (uint32_t s = 0; s < kCapStreams; ++s) {
+      if (!lanes[s].done())  // stopped by the guard: malformed
         return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+      st[s].pos = lanes[s].consumed();
     }
+    k = m;  // every code decoded; the checks below
   }
-  for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, bounds-checked
+  for (uint32_t j = k; j < m; ++j) {  // the frame's last block: bounds-checked
     DecState& d = st[j % kCapStreams];
     uint32_t peek = 0;
     const uint64_t byte = d.pos >> 3;
