@@ -9,7 +9,7 @@
 //    per refill) and a multi-code table (12-bit window -> up to three codes),
 //    four streams interleaved for independent dependency chains; then the
 //    join with the residuals while hot.
-//  - OpenMP across blocks, in rounds of 8 blocks per thread: block outputs
+//  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
 //    count.
@@ -399,7 +399,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   // the offsets of a prefix sum. The frame is written once, the staging
   // stays in cache and nothing is allocated per block (no page faults on
   // large staging buffers, which serialise in the kernel).
-  constexpr uint64_t kRoundBlocks = 8;
+  constexpr uint64_t kRoundBlocks = 16;
   const uint64_t per_round = kRoundBlocks * static_cast<uint64_t>(threads);
   std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
   uint64_t exp_bytes = 0;
