@@ -430,8 +430,12 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
         if (u < t) at += used[8 * u];
         round += used[8 * u];
       }
-      // Past the capacity: keep counting (the frame may still be stored).
-      if (L0.blk_off + at + buf.size() <= a.capacity) std::memcpy(f + L0.blk_off + at, buf.data(), buf.size());
+      // Only bytes that can belong to a coded frame: inside the capacity and
+      // before the stored frame's end (a coded frame is smaller, FORMAT.md
+      // 4.4), so nothing lands past compress_bound. Past that, keep counting:
+      // the outcome (stored, or DST_TOO_SMALL) needs the total.
+      const uint64_t end = L0.blk_off + at + buf.size();
+      if (end <= a.capacity && end < stored) std::memcpy(f + L0.blk_off + at, buf.data(), buf.size());
       written += round;
 #pragma omp barrier
     }
