@@ -73,17 +73,19 @@ sz::DecompressOptions to_options(const sz_decompress_options* o) {
 }
 
 // false: the codebook's dtype is not a dtype at all.
-bool to_compress_options(const sz_compress_options* opts, sz::Codebook* cb, sz::CompressOptions* o) {
-  if (opts == nullptr) return true;
+sz_status to_compress_options(const sz_compress_options* opts, sz::Codebook* cb, sz::CompressOptions* o) {
+  if (opts == nullptr) return SZ_OK;
   if (opts->codebook != nullptr) {
-    if (!to_codebook(opts->codebook, cb)) return false;
+    if (!to_codebook(opts->codebook, cb)) return SZ_BAD_CODEBOOK;
     o->codebook = cb;
   }
   if (opts->chunk_log2 != 0) o->chunk_log2 = opts->chunk_log2;
   o->checksum = opts->checksum != 0;
   o->backend = opts->backend;
   o->threads = opts->threads;
-  return true;
+  if (opts->mode != SZ_MODE_FAST && opts->mode != SZ_MODE_CAPACITY) return SZ_INVALID_ARGUMENT;
+  o->mode = opts->mode == SZ_MODE_CAPACITY ? sz::Mode::capacity : sz::Mode::fast;
+  return SZ_OK;
 }
 
 // Per-item outcomes of a batch into the caller's arrays (either may be NULL).
@@ -128,7 +130,7 @@ sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* d
   return guard([&] {
     sz::CompressOptions o;
     sz::Codebook cb;
-    if (!to_compress_options(opts, &cb, &o)) return SZ_BAD_CODEBOOK;
+    if (const sz_status st = to_compress_options(opts, &cb, &o); st != SZ_OK) return st;
     const sz::Result r = sz::compress(to_dtype(dtype), src, n_elems, dst, dst_capacity, o);
     fill(r, result);
     return to_c(r.status);
@@ -162,10 +164,10 @@ sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_
     sz::CompressOptions o;
     sz::Codebook cb;
     std::vector<sz::Result> rs(count);
-    if (!to_compress_options(opts, &cb, &o)) {
-      for (auto& r : rs) r.status = sz::Status::bad_codebook;
+    if (const sz_status st = to_compress_options(opts, &cb, &o); st != SZ_OK) {
+      for (auto& r : rs) r.status = static_cast<sz::Status>(st);
       fill_batch(rs, statuses, results);
-      return SZ_BAD_CODEBOOK;
+      return st;
     }
     std::vector<sz::CompressItem> in(count);
     for (size_t i = 0; i < count; ++i) in[i] = {items[i].src, items[i].n_elems, items[i].dst, items[i].dst_capacity};

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // splitzip rows of the capacity-mode benchmark (bench/capacity/run_peers.py
 // runs this and the peers in the same run). One JSON object per line:
-//   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants]
-// Rows: capacity mode, fast host codec (cpu/capacity_codec.cpp); with --ref
+//   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]
+// Rows: capacity mode, fast host codec (cpu/capacity_codec.cpp); --memcpy: a
+// memcpy of the input in the same run; with --ref
 // also the scalar reference in both modes. Times are the best of REPS
 // alternating encode/decode runs, wall clock, GB/s of uncompressed bytes.
 // --variants: the coder alternatives' sizes on this input (FORMAT.md 4.6.6).
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <queue>
 #include <string>
@@ -30,9 +32,16 @@ namespace {
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+// CPU seconds of the whole process (all threads): on a loaded machine the
+// single-thread figure from it is the codec's speed when it has a core.
+double cpu_now() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 struct Row {
-  double ratio = 0, enc = 0, dec = 0;
+  double ratio = 0, enc = 0, dec = 0, enc_cpu = 0, dec_cpu = 0;
   bool exact = false;
   std::vector<uint8_t> frame;
 };
@@ -56,12 +65,14 @@ Row run(const std::vector<uint8_t>& in, Dtype d, int threads, int reps, Mode mod
   da.dst = out.data();
   da.capacity = out.size();
   da.threads = threads;
-  double be = 1e30, bd = 1e30;
+  double be = 1e30, bd = 1e30, bec = 1e30, bdc = 1e30;
   uint64_t fs = 0;
   for (int k = 0; k < reps; ++k) {
+    double c0 = cpu_now();
     double t0 = now();
     const FrameOutcome o = comp(a);
     be = std::min(be, now() - t0);
+    bec = std::min(bec, cpu_now() - c0);
     if (o.status != Status::ok) {
       std::fprintf(stderr, "compress: %s\n", status_name(o.status));
       std::exit(1);
@@ -69,9 +80,11 @@ Row run(const std::vector<uint8_t>& in, Dtype d, int threads, int reps, Mode mod
     fs = o.frame_size;
     da.src = frame.data();
     da.src_size = fs;
+    c0 = cpu_now();
     t0 = now();
     const FrameOutcome od = decomp(da);
     bd = std::min(bd, now() - t0);
+    bdc = std::min(bdc, cpu_now() - c0);
     if (od.status != Status::ok) {
       std::fprintf(stderr, "decompress: %s\n", status_name(od.status));
       std::exit(1);
@@ -80,6 +93,8 @@ Row run(const std::vector<uint8_t>& in, Dtype d, int threads, int reps, Mode mod
   r.ratio = double(in.size()) / double(fs);
   r.enc = in.size() / be / 1e9;
   r.dec = in.size() / bd / 1e9;
+  r.enc_cpu = in.size() / bec / 1e9;
+  r.dec_cpu = in.size() / bdc / 1e9;
   r.exact = out == in;
   frame.resize(fs);
   r.frame = std::move(frame);
@@ -88,8 +103,8 @@ Row run(const std::vector<uint8_t>& in, Dtype d, int threads, int reps, Mode mod
 
 void print(const char* name, const Row& r, int threads, const char* extra = "") {
   std::printf("{\"codec\": \"%s\", \"threads\": %d, \"ratio\": %.4f, \"encode_gbps\": %.3f, \"decode_gbps\": %.3f, "
-              "\"exact\": %s%s}\n",
-              name, threads, r.ratio, r.enc, r.dec, r.exact ? "true" : "false", extra);
+              "\"encode_gbps_per_cpu_s\": %.3f, \"decode_gbps_per_cpu_s\": %.3f, \"exact\": %s%s}\n",
+              name, threads, r.ratio, r.enc, r.dec, r.enc_cpu, r.dec_cpu, r.exact ? "true" : "false", extra);
   std::fflush(stdout);
 }
 
@@ -171,15 +186,17 @@ void variants(const std::vector<uint8_t>& in, Dtype d) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants]\n");
+    std::fprintf(stderr, "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]\n");
     return 2;
   }
   Dtype d;
   if (!parse_dtype(argv[2], &d)) return 2;
   const int threads = std::atoi(argv[3]);
   const int reps = std::atoi(argv[4]);
-  bool ref = false, var = false;
+  bool ref = false, var = false, memcpy_row = false, fast_cpu = false;
   for (int i = 5; i < argc; ++i) {
+    memcpy_row |= std::strcmp(argv[i], "--memcpy") == 0;
+    fast_cpu |= std::strcmp(argv[i], "--fast-cpu") == 0;
     ref |= std::strcmp(argv[i], "--ref") == 0;
     var |= std::strcmp(argv[i], "--variants") == 0;
   }
@@ -201,5 +218,46 @@ int main(int argc, char** argv) {
     print("splitzip-fast (reference)", rf, 1);
   }
   print("splitzip-capacity (cpu)", cap, threads, extra.c_str());
+  if (fast_cpu) {  // mode 0 through the public API, cpu backend (library build: build_lib.sh)
+    const Row fr = run(
+        in, d, threads, reps, Mode::fast,
+        [](const CompressArgs& a) {
+          CompressOptions o;
+          o.backend = "cpu";
+          o.threads = a.threads;
+          const Result r = compress(a.dtype, a.src, a.n, a.dst, a.capacity, o);
+          FrameOutcome f;
+          f.status = r.status;
+          f.frame_size = r.size;
+          return f;
+        },
+        [](const DecompressArgs& a) {
+          DecompressOptions o;
+          o.backend = "cpu";
+          o.threads = a.threads;
+          const Result r = decompress(a.src, a.src_size, a.dst, a.capacity, o);
+          FrameOutcome f;
+          f.status = r.status;
+          f.decoded_size = r.size;
+          return f;
+        });
+    print("splitzip-fast (cpu)", fr, threads);
+  }
+  if (memcpy_row) {  // baseline in the same run: copy of the input, both directions
+    Row mc;
+    std::vector<uint8_t> dst(in.size());
+    double b = 1e30, bc = 1e30;
+    for (int k = 0; k < reps; ++k) {
+      const double c0 = cpu_now(), t0 = now();
+      std::memcpy(dst.data(), in.data(), in.size());
+      b = std::min(b, now() - t0);
+      bc = std::min(bc, cpu_now() - c0);
+    }
+    mc.ratio = 1;
+    mc.enc = mc.dec = in.size() / b / 1e9;
+    mc.enc_cpu = mc.dec_cpu = in.size() / bc / 1e9;
+    mc.exact = dst == in;
+    print("memcpy", mc, 1);
+  }
   return 0;
 }

@@ -23,6 +23,9 @@ SZ_PUBLIC_BEGIN
 #define SZ_MIN_CHUNK_LOG2 6
 #define SZ_MAX_CHUNK_LOG2 15
 #define SZ_CODEBOOK_FILE_SIZE 32
+/* sz_compress_options.mode (FORMAT.md 4.1 byte 49, 4.6) */
+#define SZ_MODE_FAST 0     /* 4-bit exponent codes (mode 0) */
+#define SZ_MODE_CAPACITY 1 /* per-block Huffman-coded exponents (mode 1) */
 
 /* Stable numbering, identical to splitzip::Status. */
 typedef enum sz_status {
@@ -71,6 +74,8 @@ typedef struct sz_compress_options {
   int checksum;                /* non-zero: store the block checksum of the input */
   const char* backend;         /* NULL: $SPLITZIP_BACKEND, else dispatch */
   int threads;                 /* 0: backend default */
+  int mode;                    /* SZ_MODE_FAST (0) or SZ_MODE_CAPACITY (1); recorded in the
+                                  frame (byte 49), decoders need no flag */
 } sz_compress_options;
 
 typedef struct sz_decompress_options {

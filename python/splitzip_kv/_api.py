@@ -161,19 +161,33 @@ def compress_bound(dtype, n):
     return _core.compress_bound(_dtypes.normalize(dtype), n)
 
 
+_MODES = {"fast": 0, "capacity": 1}
+
+
+def _mode(mode):
+    """Header byte 49 for mode="fast" | "capacity" (FORMAT.md 4.6)."""
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise invalid(f"mode must be 'fast' or 'capacity', got {mode!r}")
+    return _MODES[mode]
+
+
 def compress(array, codebook=None, backend=None, checksum=False, chunk_log2=10, *, dtype=None,
-             threads=0):
+             threads=0, mode="fast"):
     """Compresses array into one frame.
 
     Returns ``bytes`` for host data. A CUDA torch tensor gives a uint8 tensor
     on the same device (needs the CUDA backend). ``dtype`` is needed only
     when the array holds raw integers (bytes, uint16 views, ...).
     ``codebook=None`` means the buffer's own top-16 exponents.
+    ``mode="capacity"``: per-block Huffman-coded exponents (smaller frames,
+    slower; the codebook is not used). The mode is recorded in the frame:
+    decompress needs no flag.
     """
     _check_codebook(codebook)
+    m = _mode(mode)
     src, name, device = _source(array, _want(dtype))
     if device == _DL_CPU:
-        data, _ = _core.compress(src, name, codebook, chunk_log2, checksum, backend, threads)
+        data, _ = _core.compress(src, name, codebook, chunk_log2, checksum, backend, threads, m)
         return data
     if device != _DL_CUDA:
         raise error("UNSUPPORTED_MEMORY", "splitzip reads host and CUDA memory only")
@@ -186,22 +200,24 @@ def compress(array, codebook=None, backend=None, checksum=False, chunk_log2=10, 
     torch = _torch()
     n = src.numel() * src.element_size() // _core.dtype_bytes(name)
     out = torch.empty(compress_bound(name, n), dtype=torch.uint8, device=src.device)
-    size, _ = _core.compress_into(src, out, name, codebook, chunk_log2, checksum, backend, threads)
+    size, _ = _core.compress_into(src, out, name, codebook, chunk_log2, checksum, backend, threads, m)
     return out[:size]
 
 
 def compress_into(array, out, codebook=None, backend=None, checksum=False, chunk_log2=10, *,
-                  dtype=None, threads=0):
+                  dtype=None, threads=0, mode="fast"):
     """Compresses array into the caller's buffer ``out`` (zero copy).
 
     ``out`` needs at least ``compress_bound(dtype, n)`` bytes to be safe
-    from DST_TOO_SMALL. Returns ``Result(size, backend)``.
+    from DST_TOO_SMALL. Returns ``Result(size, backend)``. ``mode`` as in
+    compress().
     """
     _check_codebook(codebook)
+    m = _mode(mode)
     src, name, _ = _source(array, _want(dtype))
     dst = _target(out, None)
     size, ran = _core.compress_into(src, dst, name, codebook, chunk_log2, checksum, backend,
-                                    threads)
+                                    threads, m)
     return Result(size, ran)
 
 

@@ -2,7 +2,7 @@
 # Type stub of splitzip_kv._api (the public functions). Sources and
 # destinations are numpy arrays, torch tensors, buffer-protocol objects or
 # DLPack producers, hence `Any` for those; return types are exact.
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Union
 
 from ._core import Codebook
 
@@ -22,6 +22,7 @@ def compress(
     *,
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
+    mode: Literal["fast", "capacity"] = ...,
 ) -> Any: ...
 def compress_into(
     array: Any,
@@ -33,6 +34,7 @@ def compress_into(
     *,
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
+    mode: Literal["fast", "capacity"] = ...,
 ) -> Result: ...
 def compress_batch(
     arrays: Iterable[Any],

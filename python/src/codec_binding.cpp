@@ -44,8 +44,11 @@ void check_disjoint(const ArrayRef& a, const ArrayRef& o) {
 }
 
 splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t chunk_log2,
-                                           bool checksum, const OptStr& backend, int threads) {
+                                           bool checksum, const OptStr& backend, int threads,
+                                           int mode) {
   check_chunk(chunk_log2);
+  if (mode != static_cast<int>(splitzip::Mode::fast) && mode != static_cast<int>(splitzip::Mode::capacity))
+    raise_status(Status::invalid_argument, "mode must be 'fast' or 'capacity'");
   if (cb && cb->dtype != d)
     raise_status(Status::invalid_argument, std::string("codebook is for ") +
                                                splitzip::dtype_name(cb->dtype) + ", data is " +
@@ -56,6 +59,7 @@ splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t
   o.checksum = checksum;
   o.backend = backend ? backend->c_str() : nullptr;
   o.threads = threads;
+  o.mode = static_cast<splitzip::Mode>(mode);
   return o;
 }
 
@@ -104,14 +108,14 @@ ArrayRef host_source(nb::handle obj, const char* what) {
 // compress() into a new bytes object: allocate the bound, shrink in place.
 nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook* cb,
                             uint32_t chunk_log2, bool checksum, const OptStr& backend,
-                            int threads) {
+                            int threads, int mode) {
   ArrayRef a = import_array(src, false, "array");
   if (!a.host_readable())
     raise_status(Status::unsupported_memory,
                  "a device array compresses into a device buffer: use compress_into()");
   const Dtype d = resolve_dtype(a, dtype, "array");
   const uint64_t n = element_count(a, d, "array");
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
   const uint64_t bound = splitzip::compress_bound(d, n);
   PyObject* out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
   if (!out) throw nb::python_error();
@@ -129,12 +133,13 @@ nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook*
 }
 
 nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, const Codebook* cb,
-                        uint32_t chunk_log2, bool checksum, const OptStr& backend, int threads) {
+                        uint32_t chunk_log2, bool checksum, const OptStr& backend, int threads,
+                        int mode) {
   ArrayRef a = import_array(src, false, "array");
   ArrayRef o = import_array(dst, true, "out");
   const Dtype d = resolve_dtype(a, dtype, "array");
   const uint64_t n = element_count(a, d, "array");
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
   check_disjoint(a, o);
   splitzip::Result r;
   {
@@ -345,10 +350,10 @@ void bind_codec(nb::module_& m) {
   });
   m.def("compress", &compress_to_bytes, nb::arg("array"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"));
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
   m.def("compress_into", &compress_into, nb::arg("array"), nb::arg("out"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"));
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
   m.def("decompress_into", &decompress_into, nb::arg("frame"), nb::arg("out"), nb::arg("expect"),
         nb::arg("multi"), nb::arg("backend").none(), nb::arg("threads"),
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));

@@ -114,3 +114,29 @@ def test_dtype_aliases_and_explicit_dtype():
     for name in ("bf16", "bfloat16", DTYPES["bf16"]):
         assert splitzip_kv.compress(raw, dtype=name) == splitzip_kv.compress(x)
     assert splitzip_kv.compress(x, dtype="bf16") == splitzip_kv.compress(x)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("n", [1, 1000, 70000])
+def test_mode_capacity(dtype, n):
+    """mode="capacity": header byte 49 = 1, decodes without a flag; "fast" = default."""
+    x = kv_like(dtype, n, seed=n + 7)
+    frame = splitzip_kv.compress(x, mode="capacity")
+    fast = splitzip_kv.compress(x, mode="fast")
+    assert fast == splitzip_kv.compress(x)
+    assert fast[49] == 0
+    assert frame[49] == (1 if n > 1 else 0)  # a single element is stored (mode 0)
+    np.testing.assert_array_equal(bits(splitzip_kv.decompress(frame)), bits(x))
+    out = np.empty(splitzip_kv.compress_bound(dtype, n), dtype=np.uint8)
+    r = splitzip_kv.compress_into(x, out, mode="capacity")
+    assert bytes(out[: r.size]) == frame
+    if n == 70000:  # tables and stream sizes pay off on large inputs
+        assert len(frame) < len(fast)
+
+
+@pytest.mark.parametrize("mode", ["turbo", "", None, 1])
+def test_mode_rejects_unknown(mode):
+    x = kv_like("bf16", 100)
+    with pytest.raises(splitzip_kv.SplitzipError) as e:
+        splitzip_kv.compress(x, mode=mode)
+    assert e.value.status == "INVALID_ARGUMENT"

@@ -64,6 +64,34 @@ TEST(CapacityCpu, SameBytesAsReference) {
         }
 }
 
+// A frame that ends up stored (random bits) or too big: nothing written past
+// compress_bound even when the destination is larger (the coded blocks go
+// into the frame only while they can belong to a coded frame).
+TEST(CapacityCpu, NoWritePastBound) {
+  for (Dtype d : {Dtype::bf16, Dtype::fp32})
+    for (auto g : {synth::Generator::random_bits, synth::Generator::gaussian_kv})
+      for (bool ck : {false, true}) {
+        const uint64_t n = 3 * 65536 + 5;
+        const auto in = synth::generate(g, d, n, 11, {});
+        const uint64_t bound = compress_bound(d, n);
+        std::vector<uint8_t> out(bound + 4096, 0xA5);
+        CompressArgs a;
+        a.dtype = d;
+        a.n = n;
+        a.src = in.data();
+        a.dst = out.data();
+        a.capacity = out.size();
+        a.checksum = ck;
+        a.threads = 2;
+        a.mode = Mode::capacity;
+        const FrameOutcome o = capacity_compress_frame(a);
+        ASSERT_EQ(o.status, Status::ok);
+        for (uint64_t i = bound; i < out.size(); ++i) ASSERT_EQ(out[i], 0xA5) << "byte " << i;
+        out.resize(o.frame_size);
+        EXPECT_EQ(out, enc(d, in, ck, 1, false));
+      }
+}
+
 TEST(CapacityCpu, RealKv) {
   for (const auto& r : test::real_inputs(Dtype::bf16)) {
     const auto ref = enc(Dtype::bf16, r.bytes, true, 1, false);

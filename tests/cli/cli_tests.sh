@@ -415,6 +415,21 @@ case_usage() {
   expect_rc 0 "$SZ" verify k.data.sz k.data
 }
 
+case_mode() {
+  cp "$DATA/layer00_k.bf16" k.data
+  cp "$DATA/layer00_k.bf16" f.data
+  expect_rc 1 "$SZ" compress --mode turbo --dtype bf16 k.data
+  expect_err "fast or capacity"
+  expect_rc 0 "$SZ" compress --mode capacity --dtype bf16 k.data
+  expect_rc 0 "$SZ" compress --mode fast --dtype bf16 f.data
+  [ "$(od -An -tu1 -j49 -N1 k.data.sz | tr -d ' ')" = 1 ] || die "--mode capacity: header byte 49 is not 1"
+  [ "$(od -An -tu1 -j49 -N1 f.data.sz | tr -d ' ')" = 0 ] || die "--mode fast: header byte 49 is not 0"
+  [ "$(stat -c %s k.data.sz)" -lt "$(stat -c %s f.data.sz)" ] || die "capacity frame not smaller than fast"
+  expect_rc 0 "$SZ" verify k.data.sz k.data
+  expect_rc 0 "$SZ" decompress -o back.data k.data.sz
+  cmp -s back.data "$DATA/layer00_k.bf16" || die "capacity round trip differs"
+}
+
 case_bench() {
   cp "$DATA/layer00_k.bf16" k.bf16
   "$SZ" bench --seconds 0.05 --json k.bf16 > b.json 2>err.txt || { cat err.txt; die "bench failed"; }

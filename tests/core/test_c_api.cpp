@@ -39,6 +39,39 @@ TEST(CApi, SameBytesAsCpp) {
   }
 }
 
+// sz_compress_options.mode: the capacity frame is the C++ API's (mode 1 in
+// byte 49), decodes without a flag; other values are rejected.
+TEST(CApi, ModeOption) {
+  EXPECT_EQ(SZ_MODE_FAST, static_cast<int>(Mode::fast));
+  EXPECT_EQ(SZ_MODE_CAPACITY, static_cast<int>(Mode::capacity));
+  const uint64_t n = 70000;
+  for (Dtype d : {Dtype::bf16, Dtype::fp16}) {
+    const auto in = synth::generate(synth::Generator::gaussian_kv, d, n, 5);
+    CompressOptions co;
+    co.mode = Mode::capacity;
+    std::vector<uint8_t> a(compress_bound(d, n)), b(a.size());
+    const Result r = compress(d, in.data(), n, a.data(), a.size(), co);
+    ASSERT_EQ(r.status, Status::ok);
+    sz_compress_options o{};
+    o.mode = SZ_MODE_CAPACITY;
+    sz_result cr{};
+    ASSERT_EQ(sz_compress(static_cast<sz_dtype>(d), in.data(), n, b.data(), b.size(), &o, &cr), SZ_OK);
+    ASSERT_EQ(cr.size, r.size);
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), r.size), 0);
+    EXPECT_EQ(b[49], 1) << "mode byte";
+    o.mode = SZ_MODE_FAST;
+    std::vector<uint8_t> c(a.size());
+    ASSERT_EQ(sz_compress(static_cast<sz_dtype>(d), in.data(), n, c.data(), c.size(), &o, &cr), SZ_OK);
+    EXPECT_EQ(c[49], 0);
+    EXPECT_LT(r.size, cr.size) << "capacity frames are smaller on KV-like data";
+    std::vector<uint8_t> back(in.size());
+    ASSERT_EQ(sz_decompress(b.data(), r.size, back.data(), back.size(), nullptr, &cr), SZ_OK);
+    EXPECT_EQ(back, in);
+    o.mode = 2;
+    EXPECT_EQ(sz_compress(static_cast<sz_dtype>(d), in.data(), n, c.data(), c.size(), &o, &cr), SZ_INVALID_ARGUMENT);
+  }
+}
+
 TEST(CApi, NullOutputsAndFiles) {
   EXPECT_EQ(sz_frame_info_read(nullptr, 0, nullptr), SZ_INVALID_ARGUMENT);
   EXPECT_EQ(sz_calibrate(SZ_BF16, nullptr, nullptr, 0, nullptr), SZ_INVALID_ARGUMENT);

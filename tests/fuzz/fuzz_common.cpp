@@ -18,6 +18,7 @@ CompressCase decode_case(const uint8_t* data, size_t size) {
   static const int kThreads[4] = {0, 1, 2, 0};
   c.threads = kThreads[(mode >> 4) & 3];
   c.codebook_dtype_mismatch = mode & 64;
+  c.capacity = mode & 128;
 
   const bool five_bit = c.dtype == splitzip::Dtype::fp16 || c.dtype == splitzip::Dtype::fp8_e5m2;
   const uint32_t exp_mask = five_bit ? 31 : 255;

@@ -61,6 +61,7 @@ struct CompressCase {
   bool codebook_raw = false;
   bool codebook_dtype_mismatch = false;
   int threads = 0;
+  bool capacity = false;  // compress with Mode::capacity (FORMAT.md 4.6)
   splitzip::Codebook codebook;
   std::vector<uint8_t> data;
   uint64_t n = 0;

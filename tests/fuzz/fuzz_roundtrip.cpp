@@ -18,6 +18,47 @@ using splitzip::Status;
 constexpr uint64_t kCanary = 64;
 constexpr uint8_t kCanaryByte = 0xA5;
 
+// Mode 1 (FORMAT.md 4.6): the frame must be the reference's (the capacity
+// oracle; the spec oracle reads mode 0 only), stay inside the bound, decode
+// to the input, not depend on the thread count, and be refused one byte short.
+int capacity_case(const szfuzz::CompressCase& c, const void* src) {
+  const uint64_t in_bytes = c.n * splitzip::dtype_bytes(c.dtype);
+  const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
+  splitzip::CompressOptions o;
+  o.checksum = c.checksum;
+  o.threads = c.threads;
+  o.mode = splitzip::Mode::capacity;
+  std::vector<uint8_t> dst(bound + kCanary, kCanaryByte);
+  const splitzip::Result r = splitzip::compress(c.dtype, src, c.n, dst.data(), dst.size(), o);
+  for (uint64_t i = bound; i < dst.size(); ++i)
+    FUZZ_CHECK(dst[i] == kCanaryByte, "capacity compress wrote byte %llu past compress_bound", (unsigned long long)i);
+  FUZZ_CHECK(r.ok() && r.size <= bound, "capacity compress: %s", splitzip::status_name(r.status));
+  splitzip::CompressOptions ro = o;
+  ro.backend = "reference";
+  std::vector<uint8_t> ref(bound);
+  const splitzip::Result rr = splitzip::compress(c.dtype, src, c.n, ref.data(), ref.size(), ro);
+  FUZZ_CHECK(rr.ok() && rr.size == r.size && std::memcmp(ref.data(), dst.data(), r.size) == 0,
+             "capacity frame differs from the reference's (%s via %s)", splitzip::status_name(rr.status),
+             r.backend ? r.backend : "?");
+  splitzip::FrameInfo fi;
+  FUZZ_CHECK(splitzip::frame_info(dst.data(), r.size, &fi) == Status::ok, "frame_info on own capacity frame");
+  FUZZ_CHECK(fi.stored || (c.n > 0 && dst[49] == 1), "coded capacity frame without mode byte 1");
+  std::vector<uint8_t> back(in_bytes + 1);
+  const splitzip::Result d = splitzip::decompress(dst.data(), r.size, back.data(), in_bytes);
+  FUZZ_CHECK(d.ok() && d.size == in_bytes, "capacity decompress: %s", splitzip::status_name(d.status));
+  FUZZ_CHECK(c.n == 0 || std::memcmp(back.data(), src, in_bytes) == 0, "capacity round trip differs");
+  splitzip::CompressOptions o2 = o;
+  o2.threads = c.threads == 1 ? 0 : 1;
+  std::vector<uint8_t> again(r.size);
+  const splitzip::Result r2 = splitzip::compress(c.dtype, src, c.n, again.data(), again.size(), o2);
+  FUZZ_CHECK(r2.ok() && r2.size == r.size && std::memcmp(again.data(), dst.data(), r.size) == 0,
+             "capacity frame not deterministic across thread counts (%s)", splitzip::status_name(r2.status));
+  std::vector<uint8_t> shorter(r.size - 1);
+  const Status ss = splitzip::compress(c.dtype, src, c.n, shorter.data(), shorter.size(), o).status;
+  FUZZ_CHECK(ss == Status::dst_too_small, "capacity frame-1: %s", splitzip::status_name(ss));
+  return 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -28,6 +69,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(bound == szfuzz::spec_stored_size(static_cast<uint32_t>(c.dtype), c.n,
                                                 szfuzz::spec_checksum_blocks(c.n * bytes)),
              "compress_bound");
+
+  if (c.capacity) return capacity_case(c, c.data.empty() ? static_cast<const void*>(&c) : c.data.data());
 
   splitzip::CompressOptions o;
   o.codebook = c.user_codebook ? &c.codebook : nullptr;

@@ -35,6 +35,8 @@ const char kUsage[] =
     "  --checksum         store XXH3 checksums of the input, one per 64 KiB block (default)\n"
     "  --no-checksum      do not store them\n"
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
+    "  --mode M           fast (4-bit exponent codes, default) | capacity (per-block\n"
+    "                     Huffman exponents: smaller, slower); decoders need no flag\n"
     "  --frame-size SIZE  bytes of input per frame (default: 262144 elements,\n"
     "                     512 KiB of bf16); the output is the same for any -T\n"
     "  -T, --threads N    code N frames in parallel (default 1; 0 = all CPUs)\n"
@@ -71,6 +73,7 @@ int cmd_compress(int argc, char** argv) {
                              {"checksum", 0, false},
                              {"no-checksum", 0, false},
                              {"chunk-log2", 0, true},
+                             {"mode", 0, true},
                              {"frame-size", 0, true},
                              {"threads", 'T', true},
                              {"output", 'o', true},
@@ -172,6 +175,10 @@ int cmd_compress(int argc, char** argv) {
   opts.chunk_log2 = static_cast<uint32_t>(chunk_log2);
   opts.checksum = !a.has("no-checksum");
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
+  if (const std::string* m = a.value("mode")) {
+    if (*m == "capacity") opts.mode = splitzip::Mode::capacity;
+    else if (*m != "fast") fail(kExitUsage, "compress: --mode must be fast or capacity");
+  }
 
   // Small frames (the default): N coders, one frame each, one thread per
   // frame (positional mode: N workers; streaming: 2N+2 slots). Big frames

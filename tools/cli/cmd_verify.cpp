@@ -145,7 +145,8 @@ int cmd_verify(int argc, char** argv) {
     if (f.info.stored) {
       reencode_stored(f, o, copts, enc.get(), cap, &r);
     } else {
-      copts.codebook = &f.info.codebook;
+      copts.mode = f.info.mode;  // mode 1 (capacity) frames carry no codebook
+      copts.codebook = f.info.mode == splitzip::Mode::capacity ? nullptr : &f.info.codebook;
       r = splitzip::compress(f.info.dtype, o, f.info.n_elems, enc.get(), cap, copts);
     }
     check_status(r.status, where + ": re-encode failed");
