@@ -45,7 +45,7 @@ struct FrameHeader {
 // ---- codebook rules ----
 // Rule 9 on raw codebook bytes.
 SZ_HD Status check_codebook(uint32_t dtype_id, const uint8_t cb[16], uint32_t count) {
-  if (!dtype_id_valid(dtype_id) || count < 1 || count > 16) return Status::bad_codebook;
+  if (!dtype_id_valid(dtype_id) || count < 1 || count > codebook_limit(dtype_id)) return Status::bad_codebook;
   const uint32_t limit = exponent_limit(dtype_id);
   uint32_t seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (uint32_t i = 0; i < 16; ++i) {
@@ -62,10 +62,11 @@ SZ_HD Status check_codebook(uint32_t dtype_id, const uint8_t cb[16], uint32_t co
 
 // FORMAT.md 3: count descending, ties by smaller exponent, non-zero counts
 // only, at most 16. Returns the count; entries past it are 0.
-SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
+// limit: 16, or codebook_limit(dtype) (7 for fp8_e4m3).
+SZ_HD uint32_t top_codebook(const uint64_t counts[256], uint8_t entries[16], uint32_t limit) {
   uint32_t taken[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   uint32_t k = 0;
-  for (; k < 16; ++k) {
+  for (; k < limit && k < 16; ++k) {
     int best = -1;
     for (uint32_t e = 0; e < 256; ++e) {
       if (counts[e] == 0 || ((taken[e >> 5] >> (e & 31u)) & 1u)) continue;
@@ -77,6 +78,9 @@ SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
   }
   for (uint32_t i = k; i < 16; ++i) entries[i] = 0;
   return k;
+}
+SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
+  return top_codebook(counts, entries, 16);
 }
 
 // ---- header bytes ----
@@ -157,6 +161,7 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
     if (h.mode != kModeNibble && h.mode != kModeCapacity) return Status::bad_header;
     if (h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
   }
+  if (h.mode == kModeCapacity && h.dtype == kDtypeE4M3) return Status::bad_header;  // 4.7: mode 0 only
   if (h.mode == kModeCapacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
     if (h.stored() || h.codebook_count != 0) return Status::bad_header;
     for (int i = 0; i < 16; ++i)

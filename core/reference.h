@@ -34,6 +34,12 @@ FrameOutcome reference_compress(const CompressArgs& args);
 // reported), then the output. Reads v1 and v2 frames.
 FrameOutcome reference_decompress(const DecompressArgs& args);
 
+struct FrameHeader;
+// fp8_e4m3 coded streams (FORMAT.md 4.7), core/reference_e4m3.cpp.
+Status reference_e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t budget, uint64_t n_checks,
+                             uint8_t* frame, uint64_t* escapes);
+Status reference_e4m3_decode(const FrameHeader& h, const uint8_t* frame, uint8_t* dst);
+
 // Block hashes of `bytes` bytes (v2 content checksum), one per block.
 void host_block_hashes(const void* data, uint64_t bytes, uint64_t* hashes);
 

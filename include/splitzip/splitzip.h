@@ -57,7 +57,7 @@ typedef enum sz_status {
   SZ_UNSUPPORTED_MODE = 28
 } sz_status;
 
-typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4 } sz_dtype;
+typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4, SZ_FP8_E4M3 = 5 } sz_dtype;
 
 typedef struct sz_codebook {
   int32_t dtype;       /* an sz_dtype value */

@@ -20,7 +20,9 @@ inline constexpr uint32_t kMinChunkLog2 = 6;
 inline constexpr uint32_t kMaxChunkLog2 = 15;
 inline constexpr uint64_t kMaxElems = uint64_t{1} << 56;
 
-enum class Dtype : uint8_t { bf16 = 1, fp16 = 2, fp32 = 3, fp8_e5m2 = 4 };
+// fp8_e4m3 = OCP FP8 E4M3 ("fn": no infinities, NaN = S.1111.111), the FP8
+// KV format of vLLM and SGLang; it has its own coded layout (FORMAT.md 4.7).
+enum class Dtype : uint8_t { bf16 = 1, fp16 = 2, fp32 = 3, fp8_e5m2 = 4, fp8_e4m3 = 5 };
 
 // Stable numbering: values never change meaning; new ones are appended.
 enum class Status : int32_t {
@@ -62,8 +64,8 @@ enum class Status : int32_t {
 const char* status_name(Status s);     // "BAD_MAGIC"
 const char* status_message(Status s);  // one sentence for humans
 
-const char* dtype_name(Dtype d);  // "bf16", "fp16", "fp32", "fp8_e5m2"
-bool parse_dtype(const char* name, Dtype* out);  // accepts the names above
+const char* dtype_name(Dtype d);  // "bf16", "fp16", "fp32", "fp8_e5m2", "fp8_e4m3"
+bool parse_dtype(const char* name, Dtype* out);  // accepts the names above only ("fp8" is not one)
 uint32_t dtype_bytes(Dtype d);                   // 0 for an invalid dtype
 bool dtype_valid(Dtype d);
 
