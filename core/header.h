@@ -16,7 +16,10 @@ namespace splitzip {
 
 inline constexpr uint8_t kFlagStored = 1u << 0;
 inline constexpr uint8_t kFlagChecksum = 1u << 1;
+inline constexpr uint8_t kFlagTensor = 1u << 2;  // v2: tensor descriptor after the payload (FORMAT.md 4.8)
 inline constexpr uint8_t kFlagsKnown = kFlagStored | kFlagChecksum;
+inline constexpr uint64_t kTensorFixedBytes = 32;            // section bytes before the dims
+inline constexpr uint64_t kMaxTensorSection = uint64_t{1} << 25;
 inline constexpr uint32_t kHeaderCheckOffset = 52;
 inline constexpr uint8_t kModeNibble = 0;  // v2 byte 49: the 4-bit code of FORMAT.md 4.2
 
@@ -35,6 +38,7 @@ struct FrameHeader {
   uint64_t content_checksum = 0;
   SZ_HD bool stored() const { return (flags & kFlagStored) != 0; }
   SZ_HD bool has_checksum() const { return (flags & kFlagChecksum) != 0; }
+  SZ_HD bool has_tensor() const { return (flags & kFlagTensor) != 0; }
   // Entries of stream 7: the v2 block checks.
   SZ_HD uint64_t n_checks() const {
     return version >= 2 && has_checksum() ? checksum_blocks(n_elems * geometry_of(dtype).bytes) : 0;
@@ -150,9 +154,10 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   h.mode = h.version >= 2 ? b[49] : 0;
   h.block_log2 = h.version >= 2 ? b[50] : 0;
   h.content_checksum = load_le64(b + 56);
-  if (!dtype_id_valid(h.dtype)) return Status::bad_dtype;                                    // 5
+  if (!dtype_id_valid(h.dtype) || (h.version == 1 && h.dtype == kDtypeE4M3)) return Status::bad_dtype;  // 5 (v2 adds 5)
   const bool reserved_bytes = h.version == 1 ? (b[49] | b[50] | b[51]) != 0 : b[51] != 0;
-  if ((h.flags & ~kFlagsKnown) != 0 || reserved_bytes) return Status::reserved_bits;         // 6
+  const uint8_t known = h.version >= 2 ? static_cast<uint8_t>(kFlagsKnown | kFlagTensor) : kFlagsKnown;
+  if ((h.flags & ~known) != 0 || reserved_bytes) return Status::reserved_bits;               // 6
   if (h.chunk_log2 < kMinChunkLog2 || h.chunk_log2 > kMaxChunkLog2) return Status::bad_chunk_size;  // 7
   if (h.n_elems > kMaxElems) return Status::bad_header;                                      // 8
   if (h.mode != kModeCapacity && h.escape_count > h.n_elems) return Status::bad_header;
@@ -175,7 +180,12 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
     const Status s = check_codebook(h.dtype, h.codebook, h.codebook_count);                  // 9
     if (s != Status::ok) return s;
   }
-  if (h.frame_size != frame_size_of(h)) return Status::size_mismatch;                         // 10
+  // 10; with TENSOR the descriptor section (FORMAT.md 4.8) follows the payload.
+  const uint64_t payload = frame_size_of(h);
+  if (h.has_tensor() ? (h.frame_size < payload + kTensorFixedBytes || h.frame_size - payload > kMaxTensorSection ||
+                        (h.frame_size & 15u) != 0)
+                     : h.frame_size != payload)
+    return Status::size_mismatch;
   if (src_size < h.frame_size) return Status::truncated;                                      // 11
   *out = h;
   return Status::ok;

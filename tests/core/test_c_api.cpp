@@ -77,7 +77,7 @@ TEST(CApi, CorruptBlockAndBlockInfo) {
   const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, 8);
   std::vector<uint8_t> f(sz_compress_bound(SZ_BF16, n));
   sz_compress_options co{};
-  co.checksum = 1;
+  co.no_checksum = 0;  // the default: checksum on
   sz_result r{};
   ASSERT_EQ(sz_compress(SZ_BF16, in.data(), n, f.data(), f.size(), &co, &r), SZ_OK);
   const uint64_t size = r.size;

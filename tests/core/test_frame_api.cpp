@@ -20,7 +20,7 @@ TEST(FrameApi, CompressArgumentChecks) {
   std::vector<uint8_t> src(64), dst(1024);
   CompressOptions o;
   EXPECT_EQ(compress(static_cast<Dtype>(0), src.data(), 4, dst.data(), dst.size()).status, Status::invalid_argument);
-  EXPECT_EQ(compress(static_cast<Dtype>(5), src.data(), 4, dst.data(), dst.size()).status, Status::invalid_argument);
+  EXPECT_EQ(compress(static_cast<Dtype>(6), src.data(), 4, dst.data(), dst.size()).status, Status::invalid_argument);
   EXPECT_EQ(compress(Dtype::bf16, nullptr, 4, dst.data(), dst.size()).status, Status::invalid_argument);
   EXPECT_EQ(compress(Dtype::bf16, src.data(), 4, nullptr, 0).status, Status::invalid_argument);
   EXPECT_EQ(compress(Dtype::bf16, src.data(), kMaxElems + 1, dst.data(), dst.size()).status,
