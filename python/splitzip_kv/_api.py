@@ -183,6 +183,8 @@ def _tensor_spec(array, name, name_hint=None):
         return None
     if itemsize != _core.dtype_bytes(name) or len(shape) > 8:
         return None  # raw bytes of another width, or a rank the format cannot record
+    if len(shape) == 1 and origin == _ORIGIN_NUMPY and name_hint is None:
+        return None  # a flat numpy array is what a frame without a descriptor decodes to
     return (tuple(int(d) for d in shape), origin, name_hint)
 
 
@@ -210,7 +212,9 @@ def compress(array, codebook=None, backend=None, checksum=True, chunk_log2=10, *
     ``checksum=False`` opts out of the block checksum (on by default).
     A numpy array or torch tensor records its shape, dtype and kind (and
     ``name`` when given) in the frame (FORMAT.md 4.8), so decompress()
-    gives back the same shape, dtype and kind.
+    gives back the same shape, dtype and kind; a flat numpy array needs no
+    record (a frame without one decodes flat). The record adds
+    ``tensor_desc_size`` bytes to the frame, beyond compress_bound().
     """
     _check_codebook(codebook)
     _check_common(chunk_log2, threads)

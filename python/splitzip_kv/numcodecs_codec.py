@@ -15,7 +15,10 @@ Zarr 3 (``zarr>=3.1.3``): the array-to-bytes codec ``numcodecs.splitzip``::
                       serializer=SplitzipZarrCodec())
 
 ``dtype`` (config) reads raw integer chunks as that splitzip dtype (e.g.
-``uint16`` storage holding bf16); by default the chunk's own dtype decides.
+``uint16`` storage holding bf16) and ``view`` returns decoded values as that
+numpy dtype (``"uint16"``); by default the chunk's own dtype decides. Zarr 3
+has no bfloat16 data type: bf16 KV is a uint16 Zarr array with
+``SplitzipZarrCodec(dtype="bf16", view="uint16")``.
 ``checksum`` (default True) stores the block checksum; ``threads`` (default
 1, Zarr parallelises over chunks) and ``chunk_log2`` pass through.
 """
@@ -32,8 +35,12 @@ class SplitzipCodec(Codec):
 
     codec_id = "splitzip"
 
-    def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1):
+    def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1, view=None):
         self.dtype = None if dtype is None else _dtypes.normalize(dtype)
+        # view: numpy dtype name the decoded values are returned as (same
+        # width), e.g. "uint16" for bf16 kept in uint16 storage (Zarr 3 has
+        # no bfloat16 data type).
+        self.view = None if view is None else np.dtype(view).str
         self.checksum = bool(checksum)
         self.chunk_log2 = int(chunk_log2)
         self.threads = int(threads)
@@ -50,13 +57,15 @@ class SplitzipCodec(Codec):
     def decode(self, buf, out=None):
         frame = ensure_contiguous_ndarray(buf).reshape(-1).view(np.uint8)
         dec = _api.decompress(frame, threads=self.threads)
+        if self.view is not None:
+            dec = dec.view(np.dtype(self.view))
         if out is not None:
             return _copy_into(dec, out)
         return dec
 
     def __repr__(self):
         return (f"SplitzipCodec(dtype={self.dtype!r}, checksum={self.checksum}, "
-                f"chunk_log2={self.chunk_log2}, threads={self.threads})")
+                f"chunk_log2={self.chunk_log2}, threads={self.threads}, view={self.view!r})")
 
 
 def _copy_into(dec, out):
