@@ -77,10 +77,7 @@ SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log
     L.count_off = off;
     L.pos_off = off;
     L.exp_off = off;   L.exp_size = (escapes + 1u) / 2u;    off = next_offset(off, L.exp_size);
-    L.check_off = off; L.check_size = 4u * n_checks;        off = next_offset(off, L.check_size);
-    L.frame_size = align16(off);
-    return L;
-  }
+  } else {
   L.res_off = off;   L.res_size = n * g.res_bytes;          off = next_offset(off, L.res_size);
   L.high_off = off;  L.high_size = g.res_high ? (3u * n + 7u) / 8u : 0;
   off = next_offset(off, L.high_size);
@@ -88,6 +85,7 @@ SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log
   L.count_off = off; L.count_size = 2u * L.n_chunks;        off = next_offset(off, L.count_size);
   L.pos_off = off;   L.pos_size = 2u * escapes;             off = next_offset(off, L.pos_size);
   L.exp_off = off;   L.exp_size = escapes;                  off = next_offset(off, L.exp_size);
+  }
   L.check_off = off; L.check_size = 4u * n_checks;          off = next_offset(off, L.check_size);
   L.frame_size = align16(off);
   return L;

@@ -50,21 +50,14 @@ Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e, uin
     s.size[1] = cdiv(n, 2);
     s.size[3] = cdiv(3 * n, 8);
     s.size[6] = cdiv(e, 2);
-    s.size[7] = 4 * n_checks;
-    uint64_t off = 64;
-    for (int i = 1; i <= 7; ++i) {
-      s.off[i] = off;
-      off = a16(off + s.size[i]);
-    }
-    s.end = a16(off);
-    return s;
+  } else {
+    s.size[1] = n * g.res_bytes;
+    s.size[2] = g.high_bits ? cdiv(3 * n, 8) : 0;
+    s.size[3] = cdiv(n, 2);
+    s.size[4] = 2 * cdiv(n, uint64_t{1} << chunk_log2);
+    s.size[5] = 2 * e;
+    s.size[6] = e;
   }
-  s.size[1] = n * g.res_bytes;
-  s.size[2] = g.high_bits ? cdiv(3 * n, 8) : 0;
-  s.size[3] = cdiv(n, 2);
-  s.size[4] = 2 * cdiv(n, uint64_t{1} << chunk_log2);
-  s.size[5] = 2 * e;
-  s.size[6] = e;
   s.size[7] = 4 * n_checks;
   uint64_t off = 64;
   for (int i = 1; i <= 7; ++i) {
