@@ -8,6 +8,7 @@
 #include "core/codec_args.h"
 #include "core/hash.h"
 #include "core/header.h"
+#include "core/tensor_desc.h"
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip {
@@ -95,6 +96,24 @@ Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst, uint6
     a.threads = opts.threads;
     a.mode = opts.mode;
     if ((r.status = check_compress_args(a)) != Status::ok) return r;
+    // FORMAT.md 4.8: the descriptor follows the payload; the backend gets the rest of the room.
+    const uint64_t desc = opts.tensor != nullptr ? tensor_desc_size(*opts.tensor) : 0;
+    if (opts.tensor != nullptr) {
+      if (desc == 0 || opts.tensor->dtype != dtype || opts.tensor->total_elems < n_elems) {
+        r.status = Status::invalid_argument;
+        return r;
+      }
+      const MemoryKind k = memory_kind_of(dst);
+      if (k == MemoryKind::device) {
+        r.status = Status::unsupported_memory;
+        return r;
+      }
+      if (dst_capacity < desc) {
+        r.status = Status::dst_too_small;
+        return r;
+      }
+      a.capacity -= desc;
+    }
     const Backend* be = nullptr;
     r.status = select(opts.backend, src, dst, n_elems * dtype_bytes(dtype), Direction::encode, &be);
     if (r.status != Status::ok) return r;
@@ -102,6 +121,11 @@ Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst, uint6
     const FrameOutcome o = be->compress_frame(a);
     r.status = o.status;
     if (o.status == Status::ok) r.size = o.frame_size;
+    if (o.status == Status::ok && opts.tensor != nullptr) {
+      uint64_t size = 0;
+      r.status = attach_tensor_desc(static_cast<uint8_t*>(dst), o.frame_size, dst_capacity, *opts.tensor, &size);
+      r.size = r.status == Status::ok ? size : 0;
+    }
     return r;
   });
 }

@@ -19,11 +19,11 @@ namespace {
 
 sz_status to_c(sz::Status s) { return static_cast<sz_status>(static_cast<int32_t>(s)); }
 
-// Dtype ids outside 1..4 travel through unchanged so the C++ side rejects them.
+// Dtype ids outside 1..5 travel through unchanged so the C++ side rejects them.
 sz::Dtype to_dtype(int32_t d) { return static_cast<sz::Dtype>(static_cast<uint8_t>(d < 0 || d > 255 ? 0 : d)); }
 
 bool to_codebook(const sz_codebook* in, sz::Codebook* out) {
-  if (in->dtype < 1 || in->dtype > 4) return false;
+  if (in->dtype < 1 || in->dtype > 5) return false;
   out->dtype = to_dtype(in->dtype);
   out->count = in->count;
   std::memcpy(out->entries, in->entries, 16);
@@ -58,6 +58,7 @@ void from_info(const sz::FrameInfo& info, sz_frame_info* out) {
   out->content_checksum = info.content_checksum;
   out->checksum_block_log2 = info.checksum_block_log2;
   out->checksum_blocks = info.checksum_blocks;
+  out->has_tensor = info.has_tensor ? 1 : 0;
   from_codebook(info.codebook, &out->codebook);
 }
 
@@ -72,19 +73,40 @@ sz::DecompressOptions to_options(const sz_decompress_options* o) {
   return d;
 }
 
+bool to_tensor(const sz_tensor_desc* in, sz::TensorDesc* out) {
+  if (in->rank > SZ_MAX_TENSOR_RANK || in->dtype < 1 || in->dtype > 255) return false;
+  out->dtype = to_dtype(in->dtype);
+  out->rank = in->rank;
+  for (uint32_t i = 0; i < in->rank; ++i) out->dims[i] = in->dims[i];
+  out->total_elems = in->total_elems;
+  out->origin = static_cast<sz::TensorOrigin>(in->origin);
+  out->name = in->name;
+  out->name_size = in->name_size;
+  out->container = static_cast<sz::ContainerKind>(in->container);
+  out->container_header = in->container_header;
+  out->container_size = in->container_size;
+  return true;
+}
+
 // false: the codebook's dtype is not a dtype at all.
-sz_status to_compress_options(const sz_compress_options* opts, sz::Codebook* cb, sz::CompressOptions* o) {
+// td: storage for the tensor descriptor, which must outlive *o.
+sz_status to_compress_options(const sz_compress_options* opts, sz::Codebook* cb, sz::TensorDesc* td,
+                              sz::CompressOptions* o) {
   if (opts == nullptr) return SZ_OK;
   if (opts->codebook != nullptr) {
     if (!to_codebook(opts->codebook, cb)) return SZ_BAD_CODEBOOK;
     o->codebook = cb;
   }
   if (opts->chunk_log2 != 0) o->chunk_log2 = opts->chunk_log2;
-  o->checksum = opts->checksum != 0;
+  o->checksum = opts->no_checksum == 0;  // on by default (NULL or zeroed options)
   o->backend = opts->backend;
   o->threads = opts->threads;
   if (opts->mode != SZ_MODE_FAST && opts->mode != SZ_MODE_CAPACITY) return SZ_INVALID_ARGUMENT;
   o->mode = opts->mode == SZ_MODE_CAPACITY ? sz::Mode::capacity : sz::Mode::fast;
+  if (opts->tensor != nullptr) {
+    if (!to_tensor(opts->tensor, td)) return SZ_INVALID_ARGUMENT;
+    o->tensor = td;
+  }
   return SZ_OK;
 }
 
@@ -121,6 +143,36 @@ int sz_parse_dtype(const char* name, sz_dtype* out) {
   return 1;
 }
 
+uint64_t sz_tensor_desc_size(const sz_tensor_desc* t) {
+  sz::TensorDesc d;
+  return t != nullptr && to_tensor(t, &d) ? sz::tensor_desc_size(d) : 0;
+}
+
+sz_status sz_read_tensor_desc(const void* src, uint64_t src_size, sz_tensor_desc* out, int* present) {
+  return guard([&] {
+    if (out == nullptr || present == nullptr) return SZ_INVALID_ARGUMENT;
+    sz::TensorDesc d;
+    bool have = false;
+    const sz::Status s = sz::read_tensor_desc(src, src_size, &d, &have);
+    if (s != sz::Status::ok) return to_c(s);
+    std::memset(out, 0, sizeof *out);
+    *present = have ? 1 : 0;
+    if (have) {
+      out->dtype = static_cast<int32_t>(d.dtype);
+      out->rank = d.rank;
+      for (uint32_t i = 0; i < d.rank; ++i) out->dims[i] = d.dims[i];
+      out->total_elems = d.total_elems;
+      out->origin = static_cast<int32_t>(d.origin);
+      out->name = d.name;
+      out->name_size = d.name_size;
+      out->container = static_cast<int32_t>(d.container);
+      out->container_header = d.container_header;
+      out->container_size = d.container_size;
+    }
+    return SZ_OK;
+  });
+}
+
 uint64_t sz_compress_bound(sz_dtype dtype, uint64_t n_elems) {
   return sz::compress_bound(to_dtype(dtype), n_elems);
 }
@@ -130,7 +182,8 @@ sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* d
   return guard([&] {
     sz::CompressOptions o;
     sz::Codebook cb;
-    if (const sz_status st = to_compress_options(opts, &cb, &o); st != SZ_OK) return st;
+    sz::TensorDesc td;
+    if (const sz_status st = to_compress_options(opts, &cb, &td, &o); st != SZ_OK) return st;
     const sz::Result r = sz::compress(to_dtype(dtype), src, n_elems, dst, dst_capacity, o);
     fill(r, result);
     return to_c(r.status);
@@ -164,7 +217,8 @@ sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_
     sz::CompressOptions o;
     sz::Codebook cb;
     std::vector<sz::Result> rs(count);
-    if (const sz_status st = to_compress_options(opts, &cb, &o); st != SZ_OK) {
+    sz::TensorDesc td;
+    if (const sz_status st = to_compress_options(opts, &cb, &td, &o); st != SZ_OK) {
       for (auto& r : rs) r.status = static_cast<sz::Status>(st);
       fill_batch(rs, statuses, results);
       return st;

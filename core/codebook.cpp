@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/fp8_e4m3.h"
 #include "core/header.h"
 #include "core/reference.h"
 #include "splitzip/splitzip.hpp"
@@ -19,6 +20,11 @@ Status validate_codebook(const Codebook& cb) {
 }
 
 void add_exponent_counts(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
+  if (dtype == Dtype::fp8_e4m3) {
+    const auto* p = static_cast<const uint8_t*>(src);
+    for (uint64_t i = 0; i < n; ++i) ++counts[Fp8E4M3Traits::exponent(p[i])];
+    return;
+  }
   with_traits(dtype, [&](auto t) {
     using T = decltype(t);
     using Bits = typename T::Bits;
@@ -50,7 +56,7 @@ void Histogram::add_counts(const uint64_t counts[256]) {
 Codebook Histogram::codebook() const {
   Codebook cb;
   cb.dtype = dtype_;
-  cb.count = static_cast<uint8_t>(top16_codebook(counts_, cb.entries));
+  cb.count = static_cast<uint8_t>(top_codebook(counts_, cb.entries, codebook_limit(static_cast<uint32_t>(dtype_))));
   return cb;
 }
 

@@ -50,7 +50,8 @@ struct FrameOutcome {
 inline Status check_compress_args(const CompressArgs& a) {
   if (!dtype_valid(a.dtype) || a.dst == nullptr || (a.src == nullptr && a.n > 0) || a.n > kMaxElems ||
       a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2 ||
-      (a.mode != Mode::fast && a.mode != Mode::capacity))
+      (a.mode != Mode::fast && a.mode != Mode::capacity) ||
+      (a.mode == Mode::capacity && a.dtype == Dtype::fp8_e4m3))  // FORMAT.md 4.7: mode 0 only
     return Status::invalid_argument;
   if (a.codebook != nullptr && (validate_codebook(*a.codebook) != Status::ok || a.codebook->dtype != a.dtype))
     return Status::bad_codebook;

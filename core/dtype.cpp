@@ -9,7 +9,7 @@ namespace splitzip {
 
 bool dtype_valid(Dtype d) {
   const auto id = static_cast<uint32_t>(d);
-  return id >= 1 && id <= 4;
+  return id >= 1 && id <= 5;
 }
 
 uint32_t dtype_bytes(Dtype d) { return geometry_of(static_cast<uint32_t>(d)).bytes; }
@@ -20,13 +20,14 @@ const char* dtype_name(Dtype d) {
     case Dtype::fp16: return "fp16";
     case Dtype::fp32: return "fp32";
     case Dtype::fp8_e5m2: return "fp8_e5m2";
+    case Dtype::fp8_e4m3: return "fp8_e4m3";
   }
   return "invalid";
 }
 
 bool parse_dtype(const char* name, Dtype* out) {
   if (name == nullptr || out == nullptr) return false;
-  static const Dtype all[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+  static const Dtype all[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
   for (Dtype d : all) {
     if (std::strcmp(name, dtype_name(d)) == 0) {
       *out = d;

@@ -14,6 +14,7 @@ FrameInfo info_of(const FrameHeader& h) {
   info.dtype = static_cast<Dtype>(h.dtype);
   info.stored = h.stored();
   info.has_checksum = h.has_checksum();
+  info.has_tensor = h.has_tensor();
   info.chunk_log2 = h.chunk_log2;
   info.n_elems = h.n_elems;
   info.escape_count = h.escape_count;

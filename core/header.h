@@ -16,7 +16,10 @@ namespace splitzip {
 
 inline constexpr uint8_t kFlagStored = 1u << 0;
 inline constexpr uint8_t kFlagChecksum = 1u << 1;
+inline constexpr uint8_t kFlagTensor = 1u << 2;  // v2: tensor descriptor after the payload (FORMAT.md 4.8)
 inline constexpr uint8_t kFlagsKnown = kFlagStored | kFlagChecksum;
+inline constexpr uint64_t kTensorFixedBytes = 32;            // section bytes before the dims
+inline constexpr uint64_t kMaxTensorSection = uint64_t{1} << 25;
 inline constexpr uint32_t kHeaderCheckOffset = 52;
 inline constexpr uint8_t kModeNibble = 0;  // v2 byte 49: the 4-bit code of FORMAT.md 4.2
 
@@ -35,6 +38,7 @@ struct FrameHeader {
   uint64_t content_checksum = 0;
   SZ_HD bool stored() const { return (flags & kFlagStored) != 0; }
   SZ_HD bool has_checksum() const { return (flags & kFlagChecksum) != 0; }
+  SZ_HD bool has_tensor() const { return (flags & kFlagTensor) != 0; }
   // Entries of stream 7: the v2 block checks.
   SZ_HD uint64_t n_checks() const {
     return version >= 2 && has_checksum() ? checksum_blocks(n_elems * geometry_of(dtype).bytes) : 0;
@@ -45,7 +49,7 @@ struct FrameHeader {
 // ---- codebook rules ----
 // Rule 9 on raw codebook bytes.
 SZ_HD Status check_codebook(uint32_t dtype_id, const uint8_t cb[16], uint32_t count) {
-  if (!dtype_id_valid(dtype_id) || count < 1 || count > 16) return Status::bad_codebook;
+  if (!dtype_id_valid(dtype_id) || count < 1 || count > codebook_limit(dtype_id)) return Status::bad_codebook;
   const uint32_t limit = exponent_limit(dtype_id);
   uint32_t seen[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   for (uint32_t i = 0; i < 16; ++i) {
@@ -61,17 +65,19 @@ SZ_HD Status check_codebook(uint32_t dtype_id, const uint8_t cb[16], uint32_t co
 }
 
 // FORMAT.md 3: count descending, ties by smaller exponent, non-zero counts
-// only, at most 16. Returns the count; entries past it are 0.
-SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
-  // One pass in exponent order, keeping the best 16 sorted: a later
+// only, at most `limit` (16, or codebook_limit(dtype): 7 for fp8_e4m3).
+// Returns the count; entries past it are 0.
+SZ_HD uint32_t top_codebook(const uint64_t counts[256], uint8_t entries[16], uint32_t limit) {
+  // One pass in exponent order, keeping the best `limit` sorted: a later
   // exponent goes before an entry only with a strictly larger count, so
   // equal counts stay in exponent order.
+  if (limit > 16) limit = 16;
   uint64_t best[16];
   uint32_t k = 0;
-  for (uint32_t e = 0; e < 256; ++e) {
+  for (uint32_t e = 0; e < 256 && limit > 0; ++e) {
     const uint64_t c = counts[e];
-    if (c == 0 || (k == 16 && c <= best[15])) continue;
-    uint32_t i = k < 16 ? k++ : 15;
+    if (c == 0 || (k == limit && c <= best[limit - 1])) continue;
+    uint32_t i = k < limit ? k++ : limit - 1;
     for (; i > 0 && best[i - 1] < c; --i) {
       best[i] = best[i - 1];
       entries[i] = entries[i - 1];
@@ -81,6 +87,9 @@ SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
   }
   for (uint32_t i = k; i < 16; ++i) entries[i] = 0;
   return k;
+}
+SZ_HD uint32_t top16_codebook(const uint64_t counts[256], uint8_t entries[16]) {
+  return top_codebook(counts, entries, 16);
 }
 
 // ---- header bytes ----
@@ -150,9 +159,10 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   h.mode = h.version >= 2 ? b[49] : 0;
   h.block_log2 = h.version >= 2 ? b[50] : 0;
   h.content_checksum = load_le64(b + 56);
-  if (!dtype_id_valid(h.dtype)) return Status::bad_dtype;                                    // 5
+  if (!dtype_id_valid(h.dtype) || (h.version == 1 && h.dtype == kDtypeE4M3)) return Status::bad_dtype;  // 5 (v2 adds 5)
   const bool reserved_bytes = h.version == 1 ? (b[49] | b[50] | b[51]) != 0 : b[51] != 0;
-  if ((h.flags & ~kFlagsKnown) != 0 || reserved_bytes) return Status::reserved_bits;         // 6
+  const uint8_t known = h.version >= 2 ? static_cast<uint8_t>(kFlagsKnown | kFlagTensor) : kFlagsKnown;
+  if ((h.flags & ~known) != 0 || reserved_bytes) return Status::reserved_bits;               // 6
   if (h.chunk_log2 < kMinChunkLog2 || h.chunk_log2 > kMaxChunkLog2) return Status::bad_chunk_size;  // 7
   if (h.n_elems > kMaxElems) return Status::bad_header;                                      // 8
   if (h.mode != kModeCapacity && h.escape_count > h.n_elems) return Status::bad_header;
@@ -161,6 +171,7 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
     if (h.mode != kModeNibble && h.mode != kModeCapacity) return Status::bad_header;
     if (h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
   }
+  if (h.mode == kModeCapacity && h.dtype == kDtypeE4M3) return Status::bad_header;  // 4.7: mode 0 only
   if (h.mode == kModeCapacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
     if (h.stored() || h.codebook_count != 0) return Status::bad_header;
     for (int i = 0; i < 16; ++i)
@@ -174,7 +185,12 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
     const Status s = check_codebook(h.dtype, h.codebook, h.codebook_count);                  // 9
     if (s != Status::ok) return s;
   }
-  if (h.frame_size != frame_size_of(h)) return Status::size_mismatch;                         // 10
+  // 10; with TENSOR the descriptor section (FORMAT.md 4.8) follows the payload.
+  const uint64_t payload = frame_size_of(h);
+  if (h.has_tensor() ? (h.frame_size < payload + kTensorFixedBytes || h.frame_size - payload > kMaxTensorSection ||
+                        (h.frame_size & 15u) != 0)
+                     : h.frame_size != payload)
+    return Status::size_mismatch;
   if (src_size < h.frame_size) return Status::truncated;                                      // 11
   *out = h;
   return Status::ok;

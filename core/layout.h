@@ -27,15 +27,23 @@ SZ_HD DtypeGeometry geometry_of(uint32_t dtype_id) {
     case 2: return {2, 5, 1, 3};
     case 3: return {4, 8, 3, 0};
     case 4: return {1, 5, 0, 3};
+    case 5: return {1, 4, 0, 0};  // fp8_e4m3: its own coded layout (FORMAT.md 4.7)
     default: return {0, 0, 0, 0};
   }
 }
 SZ_HD bool dtype_id_valid(uint32_t dtype_id) { return geometry_of(dtype_id).bytes != 0; }
-SZ_HD uint32_t exponent_limit(uint32_t dtype_id) { return geometry_of(dtype_id).exp_bits == 5 ? 32u : 256u; }
+SZ_HD uint32_t exponent_limit(uint32_t dtype_id) { return 1u << geometry_of(dtype_id).exp_bits; }
+inline constexpr uint32_t kDtypeE4M3 = 5;
+// Codebook entries a coded frame of the dtype may use: 16, or 7 for fp8_e4m3
+// (3-bit codes, code 7 = escape; FORMAT.md 4.7).
+SZ_HD uint32_t codebook_limit(uint32_t dtype_id) { return dtype_id == kDtypeE4M3 ? 7u : 16u; }
 
 // Offsets are from the frame start. An absent stream has size 0 and its
 // offset equals the next stream's.
+// fp8_e4m3 (FORMAT.md 4.7) uses streams 1 (residual nibbles), 3 (3-bit
+// codes), 6 (escape exponent nibbles) and 7; streams 2, 4 and 5 are absent.
 struct FrameLayout {
+  uint32_t dtype_id;
   uint64_t n, n_chunks, escapes;
   uint32_t chunk_log2;
   uint64_t res_off, res_size;        // stream 1: byte part
@@ -56,11 +64,20 @@ SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log
                                uint64_t n_checks = 0) {
   const DtypeGeometry g = geometry_of(dtype_id);
   FrameLayout L{};
+  L.dtype_id = dtype_id;
   L.n = n;
   L.chunk_log2 = chunk_log2;
   L.escapes = escapes;
   L.n_chunks = (n + (uint64_t{1} << chunk_log2) - 1) >> chunk_log2;
   uint64_t off = 64;
+  if (dtype_id == kDtypeE4M3) {
+    L.res_off = off;   L.res_size = (n + 1u) / 2u;          off = next_offset(off, L.res_size);
+    L.high_off = off;
+    L.code_off = off;  L.code_size = (3u * n + 7u) / 8u;    off = next_offset(off, L.code_size);
+    L.count_off = off;
+    L.pos_off = off;
+    L.exp_off = off;   L.exp_size = (escapes + 1u) / 2u;    off = next_offset(off, L.exp_size);
+  } else {
   L.res_off = off;   L.res_size = n * g.res_bytes;          off = next_offset(off, L.res_size);
   L.high_off = off;  L.high_size = g.res_high ? (3u * n + 7u) / 8u : 0;
   off = next_offset(off, L.high_size);
@@ -68,6 +85,7 @@ SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log
   L.count_off = off; L.count_size = 2u * L.n_chunks;        off = next_offset(off, L.count_size);
   L.pos_off = off;   L.pos_size = 2u * escapes;             off = next_offset(off, L.pos_size);
   L.exp_off = off;   L.exp_size = escapes;                  off = next_offset(off, L.exp_size);
+  }
   L.check_off = off; L.check_size = 4u * n_checks;          off = next_offset(off, L.check_size);
   L.frame_size = align16(off);
   return L;
@@ -114,6 +132,13 @@ SZ_HD bool bytes_zero(const uint8_t* p, uint64_t n) {
 // Rule 14 inside streams: the high nibble of the last code byte (odd n) and
 // the unused high bits of the last 3-bit byte are zero.
 SZ_HD bool stream_padding_ok(const uint8_t* frame, const FrameLayout& L) {
+  if (L.dtype_id == kDtypeE4M3) {  // residual and escape nibbles, 3-bit codes
+    if ((L.n & 1u) && (frame[L.res_off + L.res_size - 1] >> 4) != 0) return false;
+    if ((L.escapes & 1u) && (frame[L.exp_off + L.exp_size - 1] >> 4) != 0) return false;
+    const uint64_t used = 3u * L.n - 8u * (L.code_size - 1);
+    if (L.code_size > 0 && used < 8 && (frame[L.code_off + L.code_size - 1] >> used) != 0) return false;
+    return true;
+  }
   if ((L.n & 1u) && (frame[L.code_off + L.code_size - 1] >> 4) != 0) return false;
   if (L.high_size > 0) {
     const uint64_t used_bits = 3u * L.n - 8u * (L.high_size - 1);  // 1..8 bits of the last byte
@@ -150,6 +175,8 @@ SZ_HD uint64_t escape_budget(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2,
 SZ_HD uint64_t escape_budget_bound(uint32_t dtype_id, uint64_t n) {
   const DtypeGeometry g = geometry_of(dtype_id);
   if (g.bytes == 0) return 0;
+  // fp8_e4m3: 7 bits per element + 4 per escape, below 8 per element.
+  if (dtype_id == kDtypeE4M3) return n / 4u + 33u;
   const uint64_t eighths = 8u * (g.bytes - g.res_bytes) - 4u - g.res_high;
   return (n * eighths / 8u + 15u) / 3u + 1u;
 }

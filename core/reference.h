@@ -10,8 +10,8 @@
 
 namespace splitzip {
 
-// Calls f(Traits{}) for the traits struct of a valid dtype; returns false for
-// an invalid one.
+// Calls f(Traits{}) for the traits struct of a nibble-mode dtype; returns
+// false for an invalid one and for fp8_e4m3 (callers branch on it first).
 template <class F>
 bool with_traits(Dtype d, F&& f) {
   switch (d) {
@@ -19,6 +19,7 @@ bool with_traits(Dtype d, F&& f) {
     case Dtype::fp16: f(Fp16Traits{}); return true;
     case Dtype::fp32: f(Fp32Traits{}); return true;
     case Dtype::fp8_e5m2: f(Fp8E5M2Traits{}); return true;
+    case Dtype::fp8_e4m3: return false;  // its own coded layout (FORMAT.md 4.7), core/fp8_e4m3.h
   }
   return false;
 }
@@ -33,6 +34,12 @@ FrameOutcome reference_compress(const CompressArgs& args);
 // One frame at args.src: rules 1-19 in order (the lowest failing rule is
 // reported), then the output. Reads v1 and v2 frames.
 FrameOutcome reference_decompress(const DecompressArgs& args);
+
+struct FrameHeader;
+// fp8_e4m3 coded streams (FORMAT.md 4.7), core/reference_e4m3.cpp.
+Status reference_e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t budget, uint64_t n_checks,
+                             uint8_t* frame, uint64_t* escapes);
+Status reference_e4m3_decode(const FrameHeader& h, const uint8_t* frame, uint8_t* dst);
 
 // Block hashes of `bytes` bytes (v2 content checksum), one per block.
 void host_block_hashes(const void* data, uint64_t bytes, uint64_t* hashes);

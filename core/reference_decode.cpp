@@ -104,6 +104,7 @@ FrameOutcome reference_decompress(const DecompressArgs& a) {
   } else {
     Status s = Status::invalid_argument;
     if (h.mode == kModeCapacity) s = reference_capacity_decode(h, f, dst);  // FORMAT.md 4.6
+    else if (h.dtype == kDtypeE4M3) s = reference_e4m3_decode(h, f, dst);  // FORMAT.md 4.7
     else with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
     if (s != Status::ok) {
       out.status = s;

@@ -102,9 +102,10 @@ FrameOutcome reference_compress(const CompressArgs& a) {
       uint64_t counts[256] = {};
       add_exponent_counts(a.dtype, src, a.n, counts);
       cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top16_codebook(counts, cb.entries));
+      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
     }
     uint64_t escapes = 0;
+    if (a.dtype == Dtype::fp8_e4m3) s = reference_e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, &escapes);
     with_traits(a.dtype, [&](auto t) {
       s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, p.budget, p.n_checks, f, &escapes);
     });

@@ -15,6 +15,7 @@
 #include "core/layout.h"
 #include "cpu/capacity_codec.h"
 #include "cpu/cpu_targets.h"
+#include "cpu/e4m3_codec.h"
 #include "cpu/parallel_codec.h"
 
 namespace splitzip {
@@ -40,23 +41,27 @@ FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
       uint64_t counts[256];
       cpu::exponent_histogram(a.dtype, src, a.n, counts, a.threads);
       cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top16_codebook(counts, cb.entries));
+      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
     }
-    cpu::CodedEncode job;
-    job.dtype = a.dtype;
-    job.src = src;
-    job.n = a.n;
-    job.chunk_log2 = a.chunk_log2;
-    job.codebook = &cb;
-    job.frame = f;
-    job.capacity = a.capacity;
-    job.budget = p.budget;
-    job.n_checks = p.n_checks;
-    job.hashes = hash_out;
-    job.threads = a.threads;
-    job.stream_output = stream_output;
     uint64_t escapes = 0;
-    s = cpu::encode_coded(job, &escapes);
+    if (a.dtype == Dtype::fp8_e4m3) {  // FORMAT.md 4.7
+      s = cpu::e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, hash_out, a.threads, &escapes);
+    } else {
+      cpu::CodedEncode job;
+      job.dtype = a.dtype;
+      job.src = src;
+      job.n = a.n;
+      job.chunk_log2 = a.chunk_log2;
+      job.codebook = &cb;
+      job.frame = f;
+      job.capacity = a.capacity;
+      job.budget = p.budget;
+      job.n_checks = p.n_checks;
+      job.hashes = hash_out;
+      job.threads = a.threads;
+      job.stream_output = stream_output;
+      s = cpu::encode_coded(job, &escapes);
+    }
     if (s == Status::ok) {
       h.escape_count = escapes;
       std::memcpy(h.codebook, cb.entries, 16);
@@ -93,6 +98,8 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
   uint64_t* const hash_out = verify && h.version >= 2 ? hashes.data() : nullptr;
   if (h.stored()) {
     cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
+  } else if (h.dtype == kDtypeE4M3) {  // FORMAT.md 4.7
+    if ((out.status = cpu::e4m3_decode(h, f, dst, hash_out, a.threads)) != Status::ok) return out;
   } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads)) != Status::ok) {  // 14-18
     return out;
   }

@@ -217,6 +217,7 @@ void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[
     case Dtype::fp16: HistogramTyped<Fp16Traits>(src, n, counts); break;
     case Dtype::fp32: HistogramTyped<Fp32Traits>(src, n, counts); break;
     case Dtype::fp8_e5m2: HistogramTyped<Fp8E5M2Traits>(src, n, counts); break;
+    case Dtype::fp8_e4m3: break;  // scalar, before dispatch (histogram_kernels.cpp)
   }
 }
 

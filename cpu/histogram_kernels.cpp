@@ -8,12 +8,15 @@
 #include "hwy/highway.h"
 
 #if HWY_ONCE
+#include "core/reference.h"
+
 namespace splitzip {
 namespace cpu {
 
 HWY_EXPORT(HistogramRange);
 
 void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
+  if (dtype == Dtype::fp8_e4m3) return add_exponent_counts(dtype, src, n, counts);  // scalar (FORMAT.md 4.7)
   HWY_DYNAMIC_DISPATCH(HistogramRange)(dtype, src, n, counts);
 }
 

@@ -56,7 +56,7 @@ case "${wheel##*/}" in splitzip_kv-"$VERSION"-*manylinux_*) ;; *) fail "wheel na
 
 "$PYTHON" -m venv "$WORK/venv"
 PY=$WORK/venv/bin/python
-"$PY" -m pip install -q "$wheel" pytest mypy
+"$PY" -m pip install -q "$wheel" pytest mypy numcodecs zarr  # zarr/numcodecs: the codec tests (issue 17)
 SITE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 
 # The extension and the CLI find libhwy, Kokkos and libgomp inside the wheel.

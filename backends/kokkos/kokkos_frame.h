@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "backends/kokkos/kokkos_decode.h"
+#include "backends/kokkos/kokkos_e4m3.h"
 #include "backends/kokkos/kokkos_encode.h"
 #include "backends/kokkos/kokkos_histogram.h"
 #include "backends/kokkos/kokkos_views.h"
@@ -123,9 +124,10 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
         return out;
       }
       cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top16_codebook(counts, cb.entries));
+      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(id)));
     }
     uint64_t escapes = 0;
+    if (a.dtype == Dtype::fp8_e4m3) s = e4m3_encode(space, src, a.n, cb, budget, n_checks, f, &escapes);  // 4.7
     with_traits(a.dtype, [&](auto t) {
       s = encode_streams<decltype(t)>(space, src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
     });
@@ -194,6 +196,7 @@ FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
     Kokkos::deep_copy(space, Bytes<ExecSpace>(dst, bytes), ConstBytes<ExecSpace>(f + 64, bytes));
   } else {
     Status s = Status::invalid_argument;
+    if (h.dtype == kDtypeE4M3) s = e4m3_decode(space, h, f, dst);  // FORMAT.md 4.7
     with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(space, h, f, dst); });
     if (s != Status::ok) {
       out.status = s;

@@ -60,7 +60,7 @@ typedef enum sz_status {
   SZ_UNSUPPORTED_MODE = 28
 } sz_status;
 
-typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4 } sz_dtype;
+typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4, SZ_FP8_E4M3 = 5 } sz_dtype;
 
 typedef struct sz_codebook {
   int32_t dtype;       /* an sz_dtype value */
@@ -68,14 +68,30 @@ typedef struct sz_codebook {
   uint8_t entries[16]; /* code c -> entries[c]; unused entries 0 */
 } sz_codebook;
 
+/* Tensor descriptor (FORMAT.md 4.8), as splitzip::TensorDesc. */
+#define SZ_MAX_TENSOR_RANK 8
+typedef struct sz_tensor_desc {
+  int32_t dtype;                    /* an sz_dtype value */
+  uint32_t rank;                    /* 0..8 */
+  uint64_t dims[SZ_MAX_TENSOR_RANK];
+  uint64_t total_elems;             /* product of dims */
+  int32_t origin;                   /* 0 unspecified, 1 numpy, 2 torch */
+  const char* name;                 /* UTF-8, name_size bytes */
+  uint32_t name_size;
+  int32_t container;                /* 0 none, 1 .npy header, 2 safetensors JSON header */
+  const uint8_t* container_header;  /* verbatim */
+  uint32_t container_size;
+} sz_tensor_desc;
+
 typedef struct sz_compress_options {
   const sz_codebook* codebook; /* NULL: dynamic top-16 of this buffer */
   uint32_t chunk_log2;         /* 0: default (10) */
-  int checksum;                /* non-zero: store the block checksum of the input */
+  int no_checksum;             /* non-zero: no block checksum (it is on by default, also with NULL options) */
   const char* backend;         /* NULL: $SPLITZIP_BACKEND, else dispatch */
   int threads;                 /* 0: backend default */
   int mode;                    /* SZ_MODE_FAST (0) or SZ_MODE_CAPACITY (1); recorded in the
                                   frame (byte 49), decoders need no flag */
+  const sz_tensor_desc* tensor; /* non-NULL: record it in the frame (FORMAT.md 4.8) */
 } sz_compress_options;
 
 typedef struct sz_decompress_options {
@@ -110,6 +126,7 @@ typedef struct sz_frame_info {
   uint32_t checksum_block_log2; /* v2 with checksum: log2 of the checksum block bytes, else 0 */
   uint64_t checksum_blocks;     /* v2 with checksum: entries of the block-check stream, else 0 */
   sz_codebook codebook;
+  int has_tensor; /* flag TENSOR: the frame carries a tensor descriptor */
 } sz_frame_info;
 
 /* One frame of a stream, as the iterator yields it. */
@@ -136,6 +153,12 @@ const char* sz_dtype_name(sz_dtype d);
 /* Returns 1 and sets *out on success, 0 for an unknown name. */
 int sz_parse_dtype(const char* name, sz_dtype* out);
 uint32_t sz_dtype_bytes(sz_dtype d); /* 0 for an invalid dtype */
+
+/* Bytes a tensor descriptor adds to a frame (add it to sz_compress_bound); 0 if invalid. */
+uint64_t sz_tensor_desc_size(const sz_tensor_desc* t);
+/* The tensor descriptor of the frame at src without decoding; *present = 0
+ * when it has none. Pointers in *out point into src. */
+sz_status sz_read_tensor_desc(const void* src, uint64_t src_size, sz_tensor_desc* out, int* present);
 
 /* Exact worst-case frame size; 0 for an invalid dtype or n over 2^56. */
 uint64_t sz_compress_bound(sz_dtype dtype, uint64_t n_elems);

@@ -20,7 +20,9 @@ inline constexpr uint32_t kMinChunkLog2 = 6;
 inline constexpr uint32_t kMaxChunkLog2 = 15;
 inline constexpr uint64_t kMaxElems = uint64_t{1} << 56;
 
-enum class Dtype : uint8_t { bf16 = 1, fp16 = 2, fp32 = 3, fp8_e5m2 = 4 };
+// fp8_e4m3 = OCP FP8 E4M3 ("fn": no infinities, NaN = S.1111.111), the FP8
+// KV format of vLLM and SGLang; it has its own coded layout (FORMAT.md 4.7).
+enum class Dtype : uint8_t { bf16 = 1, fp16 = 2, fp32 = 3, fp8_e5m2 = 4, fp8_e4m3 = 5 };
 
 // Stable numbering: values never change meaning; new ones are appended.
 enum class Status : int32_t {
@@ -62,8 +64,8 @@ enum class Status : int32_t {
 const char* status_name(Status s);     // "BAD_MAGIC"
 const char* status_message(Status s);  // one sentence for humans
 
-const char* dtype_name(Dtype d);  // "bf16", "fp16", "fp32", "fp8_e5m2"
-bool parse_dtype(const char* name, Dtype* out);  // accepts the names above
+const char* dtype_name(Dtype d);  // "bf16", "fp16", "fp32", "fp8_e5m2", "fp8_e4m3"
+bool parse_dtype(const char* name, Dtype* out);  // accepts the names above only ("fp8" is not one)
 uint32_t dtype_bytes(Dtype d);                   // 0 for an invalid dtype
 bool dtype_valid(Dtype d);
 
@@ -115,10 +117,35 @@ Status codebook_load(const char* path, Codebook* out);
 // (FORMAT.md 4.6, higher ratio). Recorded in each frame: decoders need no flag.
 enum class Mode : uint8_t { fast = 0, capacity = 1 };
 
+// Tensor descriptor (FORMAT.md 4.8): what the values are, so a frame
+// round-trips shape, dtype, name and the source container's header without a
+// side channel. Written after the payload of a frame (flag TENSOR); read
+// with read_tensor_desc() without decoding. name and container point into
+// caller memory (compress) or into the frame (read_tensor_desc).
+inline constexpr uint32_t kMaxTensorRank = 8;
+enum class TensorOrigin : uint8_t { unspecified = 0, numpy = 1, torch = 2 };
+enum class ContainerKind : uint8_t { none = 0, npy = 1, safetensors = 2 };
+struct TensorDesc {
+  Dtype dtype = Dtype::bf16;
+  uint32_t rank = 0;                   // 0..8
+  uint64_t dims[kMaxTensorRank] = {};  // C order
+  uint64_t total_elems = 0;            // product of dims; a stream of frames may split them
+  TensorOrigin origin = TensorOrigin::unspecified;
+  const char* name = nullptr;          // UTF-8, name_size bytes (no terminator needed)
+  uint32_t name_size = 0;              // <= 65535
+  ContainerKind container = ContainerKind::none;
+  const uint8_t* container_header = nullptr;  // the .npy header / safetensors JSON header, verbatim
+  uint32_t container_size = 0;         // <= 2^24
+};
+
+// Bytes the descriptor adds to a frame; 0 when it is invalid.
+uint64_t tensor_desc_size(const TensorDesc& t);
+
 struct CompressOptions {
   const Codebook* codebook = nullptr;  // null: dynamic top-16 of this buffer
   uint32_t chunk_log2 = kDefaultChunkLog2;
-  bool checksum = false;          // v2 block checksum (XXH3-64 per 64 KiB, FORMAT.md 4.5)
+  bool checksum = true;           // v2 block checksum (XXH3-64 per 64 KiB, FORMAT.md 4.5); false: opt out
+  const TensorDesc* tensor = nullptr;  // non-null: record it in the frame (FORMAT.md 4.8)
   const char* backend = nullptr;  // null: $SPLITZIP_BACKEND, else dispatch
   int threads = 0;                // 0: backend default (all cores for big buffers)
   Mode mode = Mode::fast;         // capacity: codebook and chunk_log2 are not used
@@ -141,7 +168,8 @@ struct Result {
   bool ok() const { return status == Status::ok; }
 };
 
-// Exact worst-case frame size (FORMAT.md section 5).
+// Exact worst-case frame size (FORMAT.md section 5); with a tensor
+// descriptor add tensor_desc_size().
 uint64_t compress_bound(Dtype dtype, uint64_t n_elems);
 
 // One frame from n_elems values. Never writes more than compress_bound bytes
@@ -198,7 +226,13 @@ struct FrameInfo {
   uint64_t checksum_blocks = 0;      // v2 with checksum: entries of the block-check stream
   Mode mode = Mode::fast;            // v2 byte 49; stored frames are fast (0)
   Codebook codebook;
+  bool has_tensor = false;           // v2 flag TENSOR: a tensor descriptor (FORMAT.md 4.8)
 };
+
+// The tensor descriptor of the frame at src (rules 1-11 on its header, then
+// the descriptor's own checks) without decoding the values. ok and
+// *present = false when the frame has none. Pointers in *out point into src.
+Status read_tensor_desc(const void* src, uint64_t src_size, TensorDesc* out, bool* present);
 
 // Reads and validates the header (rules 1-11) without decoding.
 Status frame_info(const void* src, uint64_t src_size, FrameInfo* out);

@@ -6,13 +6,18 @@
     frame = splitzip_kv.compress(kv)                  # bytes
     back = splitzip_kv.decompress(frame)              # numpy bfloat16, bit-exact
     cb = splitzip_kv.calibrate([kv])                  # offline codebook
-    frame = splitzip_kv.compress(kv, codebook=cb, checksum=True)
+    frame = splitzip_kv.compress(kv, codebook=cb, checksum=False)  # checksum is on by default
 
 See docs/PYTHON.md in the repository for the full reference. Distribution
 name: splitzip-kv (the PyPI name "splitzip" belongs to an unrelated tool).
 """
 
-from . import _core
+try:
+    from . import _core
+except ImportError as exc:  # the source tree has no compiled extension
+    raise ImportError(
+        "splitzip_kv: the extension is not built (splitzip_kv._core is missing): "
+        "pip install ./python, and do not run from the python/ directory of the source tree") from exc
 from ._api import (
     Result,
     backend_unavailable_reason,
@@ -28,6 +33,7 @@ from ._api import (
     frame_info,
     frames,
     iter_frames,
+    tensor_desc,
     xxh3_64,
     xxh64,
 )
@@ -67,6 +73,7 @@ __all__ = [
     "frame_info",
     "frames",
     "iter_frames",
+    "tensor_desc",
     "xxh3_64",
     "xxh64",
 ]

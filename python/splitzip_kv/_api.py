@@ -97,7 +97,7 @@ def _source(obj, want, what="array"):
         t = obj.detach()
         if not t.is_contiguous():
             t = t.contiguous()
-        if natural == "fp8_e5m2":
+        if natural in ("fp8_e5m2", "fp8_e4m3"):
             # DLPack export of float8 is recent in torch; the bytes are the same.
             t = t.reshape(-1).view(torch.uint8)
         device = _DL_CUDA if t.device.type == "cuda" else _DL_CPU
@@ -139,13 +139,53 @@ def _target(out, expect):
         natural = _dtypes.from_torch(out.dtype)
         _check_target(natural, out.dtype, expect)
         t = out.detach()
-        if natural == "fp8_e5m2":
+        if natural in ("fp8_e5m2", "fp8_e4m3"):
             t = t.reshape(-1).view(torch.uint8)
         if t.device.type == "cuda":
             _require_cuda("out=")
             _sync(t)
         return t
     return out
+
+
+_ORIGIN_NUMPY = 1
+_ORIGIN_TORCH = 2
+
+
+def _check_int(name, value, lo, hi):
+    """An integer argument within [lo, hi], else SplitzipError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise invalid(f"{name} must be an integer, got {type(value).__name__}")
+    value = int(value)
+    if value < lo or value > hi:
+        raise invalid(f"{name}={value} is out of range ({lo}..{hi})")
+    return value
+
+
+def _check_common(chunk_log2=None, threads=0, max_output_bytes=None):
+    if chunk_log2 is not None:
+        # Out-of-range values reach the library, which names them (BAD_CHUNK_SIZE).
+        _check_int("chunk_log2", chunk_log2, 0, 2**32 - 1)
+    _check_int("threads", threads, 0, 2**31 - 1)
+    if max_output_bytes is not None:
+        _check_int("max_output_bytes", max_output_bytes, 0, 2**64 - 1)
+
+
+def _tensor_spec(array, name, name_hint=None):
+    """(shape, origin, name) to record in the frame (FORMAT.md 4.8), or None."""
+    if name is None:
+        return None
+    if isinstance(array, np.ndarray):
+        origin, shape, itemsize = _ORIGIN_NUMPY, array.shape, array.dtype.itemsize
+    elif _is_tensor(array):
+        origin, shape, itemsize = _ORIGIN_TORCH, tuple(array.shape), array.element_size()
+    else:
+        return None
+    if itemsize != _core.dtype_bytes(name) or len(shape) > 8:
+        return None  # raw bytes of another width, or a rank the format cannot record
+    if len(shape) == 1 and origin == _ORIGIN_NUMPY and name_hint is None:
+        return None  # a flat numpy array is what a frame without a descriptor decodes to
+    return (tuple(int(d) for d in shape), origin, name_hint)
 
 
 def _check_codebook(codebook):
@@ -171,8 +211,8 @@ def _mode(mode):
     return _MODES[mode]
 
 
-def compress(array, codebook=None, backend=None, checksum=False, chunk_log2=10, *, dtype=None,
-             threads=0, mode="fast"):
+def compress(array, codebook=None, backend=None, checksum=True, chunk_log2=10, *, dtype=None,
+             threads=0, mode="fast", name=None):
     """Compresses array into one frame.
 
     Returns ``bytes`` for host data. A CUDA torch tensor gives a uint8 tensor
@@ -182,13 +222,22 @@ def compress(array, codebook=None, backend=None, checksum=False, chunk_log2=10, 
     ``mode="capacity"``: per-block Huffman-coded exponents (smaller frames,
     slower; the codebook is not used). The mode is recorded in the frame:
     decompress needs no flag.
+    ``checksum=False`` opts out of the block checksum (on by default).
+    A numpy array or torch tensor records its shape, dtype and kind (and
+    ``name`` when given) in the frame (FORMAT.md 4.8), so decompress()
+    gives back the same shape, dtype and kind; a flat numpy array needs no
+    record (a frame without one decodes flat). The record adds
+    ``tensor_desc_size`` bytes to the frame, beyond compress_bound().
     """
     _check_codebook(codebook)
+    _check_common(chunk_log2, threads)
     m = _mode(mode)
-    src, name, device = _source(array, _want(dtype))
+    src, dname, device = _source(array, _want(dtype))
+    spec = _tensor_spec(array, dname, name)
     if device == _DL_CPU:
-        data, _ = _core.compress(src, name, codebook, chunk_log2, checksum, backend, threads, m)
+        data, _ = _core.compress(src, dname, codebook, chunk_log2, checksum, backend, threads, m, spec)
         return data
+    name = dname
     if device != _DL_CUDA:
         raise error("UNSUPPORTED_MEMORY", "splitzip reads host and CUDA memory only")
     _require_cuda("array")
@@ -200,19 +249,22 @@ def compress(array, codebook=None, backend=None, checksum=False, chunk_log2=10, 
     torch = _torch()
     n = src.numel() * src.element_size() // _core.dtype_bytes(name)
     out = torch.empty(compress_bound(name, n), dtype=torch.uint8, device=src.device)
+    # The descriptor is written on the host only: device frames carry none.
     size, _ = _core.compress_into(src, out, name, codebook, chunk_log2, checksum, backend, threads, m)
     return out[:size]
 
 
-def compress_into(array, out, codebook=None, backend=None, checksum=False, chunk_log2=10, *,
+def compress_into(array, out, codebook=None, backend=None, checksum=True, chunk_log2=10, *,
                   dtype=None, threads=0, mode="fast"):
     """Compresses array into the caller's buffer ``out`` (zero copy).
 
     ``out`` needs at least ``compress_bound(dtype, n)`` bytes to be safe
     from DST_TOO_SMALL. Returns ``Result(size, backend)``. ``mode`` as in
-    compress().
+    compress(). The frame carries no tensor descriptor (use compress() for
+    shape round trips).
     """
     _check_codebook(codebook)
+    _check_common(chunk_log2, threads)
     m = _mode(mode)
     src, name, _ = _source(array, _want(dtype))
     dst = _target(out, None)
@@ -221,7 +273,7 @@ def compress_into(array, out, codebook=None, backend=None, checksum=False, chunk
     return Result(size, ran)
 
 
-def compress_batch(arrays, codebook=None, backend=None, checksum=False, chunk_log2=10, *,
+def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log2=10, *,
                    dtype=None, threads=0):
     """Compresses each array of ``arrays`` (pages of a paged KV cache) into
     its own frame, in one call with threads across the pages.
@@ -330,7 +382,32 @@ def _scan(src, device):
     return infos
 
 
+def _shape_of(src, device, infos, expect):
+    """The recorded tensor descriptor of the stream (first frame), if it
+    describes exactly the decoded values."""
+    if device != _DL_CPU or not infos or not infos[0].get("tensor") or expect in ("none", "mixed"):
+        return None
+    desc = _core.tensor_desc(src, 0)
+    total = sum(info["n_elems"] for info in infos)
+    if desc is None or desc["total_elems"] != total or desc["dtype"] != expect:
+        return None
+    return desc
+
+
+def _check_out_shape(out, desc):
+    shape = getattr(out, "shape", None)
+    if shape is None or desc is None:
+        return
+    natural = _dtypes.from_numpy(out.dtype) if isinstance(out, np.ndarray) else (
+        _dtypes.from_torch(out.dtype) if _is_tensor(out) else None)
+    if natural is None:
+        return  # raw bytes: only the size matters
+    if tuple(shape) != tuple(desc["shape"]):
+        raise invalid(f"out= has shape {tuple(shape)} but the frame records shape {tuple(desc['shape'])}")
+
+
 def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
+    _check_common(None, threads, max_output_bytes)
     src, device = _frame_source(buf)
     infos = _scan(src, device)
     kinds = {info["dtype"] for info in infos}
@@ -350,12 +427,29 @@ def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
                           "out=numpy.empty(total_decoded_bytes, numpy.uint8) or one at a time "
                           "(splitzip_kv.frames() gives each frame's offset and size)")
         n = total // _core.dtype_bytes(expect)
+        desc = _shape_of(src, device, infos, expect)
+        shape = tuple(desc["shape"]) if desc is not None else (n,)
         if device == _DL_CUDA:
             result = _torch().empty(n, dtype=_dtypes.torch_dtype(expect), device=src.device)
         else:
-            result = np.empty(n, dtype=_dtypes.numpy_dtype(expect))
+            result = np.empty(shape, dtype=_dtypes.numpy_dtype(expect))
+        if desc is not None and desc["origin"] == _ORIGIN_TORCH:
+            torch = _torch()
+            if torch is None:
+                try:
+                    import torch  # noqa: F811 (a torch tensor went in: give one back)
+                except ImportError:
+                    torch = None
+            if torch is not None:
+                # Decode into torch-owned memory, then view it with the recorded shape.
+                t = torch.empty(n, dtype=_dtypes.torch_dtype(expect))
+                dst = _target(t, expect)
+                size, ran = _core.decompress_into(src, dst, expect, len(infos) != 1, backend,
+                                                  threads, int(max_output_bytes), verify_checksum)
+                return Result(size, ran), t.reshape(shape)
     else:
         result = out
+        _check_out_shape(out, _shape_of(src, device, infos, expect))
     dst = _target(result, None if expect == "none" else expect)
     size, ran = _core.decompress_into(src, dst, expect, len(infos) != 1, backend, threads,
                                       int(max_output_bytes), verify_checksum)
@@ -366,8 +460,12 @@ def decompress(buf, out=None, *, backend=None, threads=0, verify_checksum=True,
                max_output_bytes=0):
     """Decodes every frame in buf (one frame or frames back to back).
 
-    Returns a flat numpy array of the frames' dtype (bf16 and fp8_e5m2 via
-    ml_dtypes), or, for a CUDA torch tensor, a torch tensor on that device.
+    Returns a numpy array of the frames' dtype (bf16, fp8_e5m2 and fp8_e4m3
+    via ml_dtypes) with the shape recorded by compress() (flat when the
+    frame records none); a torch tensor when a torch tensor was compressed
+    (and torch is importable); for a CUDA torch tensor, a flat torch tensor
+    on that device. With ``out=`` of the frame's dtype, its shape must be
+    the recorded shape.
     An empty buf is a stream of no frames: it decodes to an empty uint8
     array (or leaves ``out`` untouched).
     With ``out=`` the values are written into that buffer in place and
@@ -398,6 +496,16 @@ def frame_info(buf, offset=0):
         return _core.header_info(header, max(flat.numel() - offset, 0), offset)
     _scan(src, device)  # raises the right error for other devices
     raise error("UNSUPPORTED_MEMORY", "unsupported frame buffer")
+
+
+def tensor_desc(buf, offset=0):
+    """The tensor descriptor of the frame at ``offset`` (FORMAT.md 4.8) as a
+    dict (dtype, shape, total_elems, origin, name, container,
+    container_header), read without decoding, or None when it has none."""
+    src, device = _frame_source(buf)
+    if device != _DL_CPU:
+        raise error("UNSUPPORTED_MEMORY", "tensor descriptors are read from host memory")
+    return _core.tensor_desc(src, _check_int("offset", offset, 0, 2**64 - 1))
 
 
 def iter_frames(buf):

@@ -9,7 +9,7 @@ import numpy as np
 from ._errors import invalid
 
 #: The dtypes the format defines, by canonical name (core/FORMAT.md section 2).
-DTYPES = ("bf16", "fp16", "fp32", "fp8_e5m2")
+DTYPES = ("bf16", "fp16", "fp32", "fp8_e5m2", "fp8_e4m3")
 
 _ALIASES = {
     "bf16": "bf16",
@@ -21,6 +21,9 @@ _ALIASES = {
     "float32": "fp32",
     "fp8_e5m2": "fp8_e5m2",
     "float8_e5m2": "fp8_e5m2",
+    "fp8_e4m3": "fp8_e4m3",
+    "float8_e4m3fn": "fp8_e4m3",
+    "float8_e4m3": "fp8_e4m3",
 }
 
 _NUMPY = {
@@ -28,6 +31,7 @@ _NUMPY = {
     "fp16": np.dtype(np.float16),
     "fp32": np.dtype(np.float32),
     "fp8_e5m2": np.dtype(ml_dtypes.float8_e5m2),
+    "fp8_e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
 }
 _FROM_NUMPY = {v: k for k, v in _NUMPY.items()}
 
@@ -36,6 +40,7 @@ _TORCH_NAMES = {
     "fp16": "float16",
     "fp32": "float32",
     "fp8_e5m2": "float8_e5m2",
+    "fp8_e4m3": "float8_e4m3fn",
 }
 
 
@@ -46,6 +51,8 @@ def normalize(dtype):
         if key.startswith("torch."):
             key = key[len("torch."):]
         name = _ALIASES.get(key)
+        if key in ("fp8", "float8"):
+            raise invalid(f"dtype {dtype!r} is ambiguous: say fp8_e4m3 (float8_e4m3fn) or fp8_e5m2")
         if name is None:
             raise invalid(f"unknown dtype {dtype!r} (expected one of {', '.join(DTYPES)})")
         return name

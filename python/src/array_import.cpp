@@ -138,6 +138,7 @@ std::optional<Dtype> natural_dtype(const nb::dlpack::dtype& dt) {
   if (dt.code == kFloat && dt.bits == 32) return Dtype::fp32;
   if (dt.code == kBfloat && dt.bits == 16) return Dtype::bf16;
   if (dt.code == kFloat8E5M2 && dt.bits == 8) return Dtype::fp8_e5m2;
+  if (dt.code == 10 && dt.bits == 8) return Dtype::fp8_e4m3;  // DLPack kDLFloat8_e4m3fn
   return std::nullopt;
 }
 
@@ -151,7 +152,7 @@ Dtype parse_dtype_name(const std::string& name) {
   Dtype d;
   if (!splitzip::parse_dtype(name.c_str(), &d))
     throw StatusError(Status::invalid_argument,
-                      "unknown dtype '" + name + "' (expected bf16, fp16, fp32 or fp8_e5m2)");
+                      "unknown dtype '" + name + "' (expected bf16, fp16, fp32, fp8_e5m2 or fp8_e4m3; \"fp8\" is ambiguous: say fp8_e4m3 or fp8_e5m2)");
   return d;
 }
 
@@ -169,10 +170,10 @@ Dtype resolve_dtype(const ArrayRef& a, const std::optional<std::string>& name, c
   if (a.dt.code != kInt && a.dt.code != kUInt)
     throw StatusError(Status::invalid_argument,
                       std::string(what) + " holds " + describe(a.dt) +
-                          " elements; splitzip compresses bf16, fp16, fp32 and fp8_e5m2");
+                          " elements; splitzip compresses bf16, fp16, fp32, fp8_e5m2 and fp8_e4m3");
   throw StatusError(Status::invalid_argument,
                     std::string(what) + " holds " + describe(a.dt) +
-                        " elements (raw storage); pass dtype= (bf16, fp16, fp32 or fp8_e5m2) to say how to read it");
+                        " elements (raw storage); pass dtype= (bf16, fp16, fp32, fp8_e5m2 or fp8_e4m3) to say how to read it");
 }
 
 uint64_t element_count(const ArrayRef& a, Dtype d, const char* what) {

@@ -83,6 +83,7 @@ nb::dict info_dict(const splitzip::FrameInfo& fi, uint64_t offset) {
                                  : nb::none();
   d["checksum_blocks"] = fi.checksum_blocks;
   d["codebook"] = fi.stored ? nb::none() : nb::cast(fi.codebook);
+  d["tensor"] = fi.has_tensor;
   return d;
 }
 
@@ -105,18 +106,79 @@ ArrayRef host_source(nb::handle obj, const char* what) {
   return a;
 }
 
+// The tensor descriptor (FORMAT.md 4.8) from (shape, origin, name) or None.
+// name_store keeps the name's bytes alive while the descriptor is used.
+bool tensor_from(nb::handle spec, Dtype d, uint64_t n, splitzip::TensorDesc* t, std::string* name_store) {
+  if (spec.is_none()) return false;
+  nb::tuple tup = nb::cast<nb::tuple>(spec);
+  if (tup.size() != 3) raise_status(Status::invalid_argument, "tensor spec is (shape, origin, name)");
+  nb::sequence shape = nb::cast<nb::sequence>(tup[0]);
+  const size_t rank = nb::len(shape);
+  if (rank > splitzip::kMaxTensorRank)
+    raise_status(Status::invalid_argument, "shape has rank " + std::to_string(rank) + ", the format records at most 8");
+  t->dtype = d;
+  t->rank = static_cast<uint32_t>(rank);
+  uint64_t total = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    const long long v = nb::cast<long long>(shape[i]);
+    if (v < 0) raise_status(Status::invalid_argument, "shape has a negative dimension");
+    t->dims[i] = static_cast<uint64_t>(v);
+    total = t->dims[i] != 0 && total > splitzip::kMaxElems / t->dims[i] ? splitzip::kMaxElems + 1 : total * t->dims[i];
+  }
+  if (total != n)
+    raise_status(Status::invalid_argument, "shape holds " + std::to_string(total) + " elements, the array " +
+                                               std::to_string(n));
+  t->total_elems = total;
+  const int origin = nb::cast<int>(tup[1]);
+  if (origin < 0 || origin > 2) raise_status(Status::invalid_argument, "tensor origin must be 0, 1 or 2");
+  t->origin = static_cast<splitzip::TensorOrigin>(origin);
+  if (!tup[2].is_none()) {
+    *name_store = nb::cast<std::string>(tup[2]);
+    if (name_store->size() > 0xFFFF) raise_status(Status::invalid_argument, "name longer than 65535 bytes");
+    t->name = name_store->data();
+    t->name_size = static_cast<uint32_t>(name_store->size());
+  }
+  return true;
+}
+
+nb::object tensor_desc_py(nb::handle src, uint64_t offset) {
+  ArrayRef a = host_source(src, "frame");
+  if (offset > a.nbytes) raise_status(Status::invalid_argument, "offset " + std::to_string(offset) + " is past the end");
+  splitzip::TensorDesc t;
+  bool present = false;
+  check(splitzip::read_tensor_desc(static_cast<const uint8_t*>(a.data) + offset, a.nbytes - offset, &t, &present),
+        "tensor descriptor of the frame at offset " + std::to_string(offset));
+  if (!present) return nb::none();
+  nb::dict d;
+  d["dtype"] = splitzip::dtype_name(t.dtype);
+  nb::list shape;
+  for (uint32_t i = 0; i < t.rank; ++i) shape.append(t.dims[i]);
+  d["shape"] = nb::tuple(shape);
+  d["total_elems"] = t.total_elems;
+  d["origin"] = static_cast<int>(t.origin);
+  d["name"] = t.name_size ? nb::object(nb::str(t.name, t.name_size)) : nb::none();
+  d["container"] = static_cast<int>(t.container);
+  d["container_header"] = t.container_size
+                              ? nb::object(nb::bytes(reinterpret_cast<const char*>(t.container_header), t.container_size))
+                              : nb::none();
+  return d;
+}
+
 // compress() into a new bytes object: allocate the bound, shrink in place.
 nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook* cb,
                             uint32_t chunk_log2, bool checksum, const OptStr& backend,
-                            int threads, int mode) {
+                            int threads, int mode, nb::handle tensor) {
   ArrayRef a = import_array(src, false, "array");
   if (!a.host_readable())
     raise_status(Status::unsupported_memory,
                  "a device array compresses into a device buffer: use compress_into()");
   const Dtype d = resolve_dtype(a, dtype, "array");
   const uint64_t n = element_count(a, d, "array");
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
-  const uint64_t bound = splitzip::compress_bound(d, n);
+  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
+  splitzip::TensorDesc td;
+  std::string name_store;
+  if (tensor_from(tensor, d, n, &td, &name_store)) opts.tensor = &td;
+  const uint64_t bound = splitzip::compress_bound(d, n) + (opts.tensor ? splitzip::tensor_desc_size(td) : 0);
   PyObject* out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
   if (!out) throw nb::python_error();
   nb::object holder = nb::steal(out);
@@ -350,10 +412,20 @@ void bind_codec(nb::module_& m) {
   });
   m.def("compress", &compress_to_bytes, nb::arg("array"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("tensor").none() = nb::none());
   m.def("compress_into", &compress_into, nb::arg("array"), nb::arg("out"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
+  m.def("tensor_desc", &tensor_desc_py, nb::arg("frame"), nb::arg("offset") = 0);
+  m.def("tensor_desc_size", [](const std::string& dtype, nb::handle spec) {
+    const Dtype d = parse_dtype_name(dtype);
+    splitzip::TensorDesc td;
+    std::string name_store;
+    nb::tuple tup = nb::cast<nb::tuple>(spec);
+    uint64_t n = 1;
+    for (nb::handle v : nb::cast<nb::sequence>(tup[0])) n *= nb::cast<uint64_t>(v);
+    return tensor_from(spec, d, n, &td, &name_store) ? splitzip::tensor_desc_size(td) : uint64_t{0};
+  });
   m.def("decompress_into", &decompress_into, nb::arg("frame"), nb::arg("out"), nb::arg("expect"),
         nb::arg("multi"), nb::arg("backend").none(), nb::arg("threads"),
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));

@@ -4,6 +4,7 @@
 import array
 import ctypes
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -154,8 +155,12 @@ def test_dlpack_bfloat16_and_float8_codes():
     f8 = kv_like("fp8_e5m2", 3000)
     assert splitzip_kv.compress(dl.from_numpy(f8.view(np.uint8), dl.CODE_FLOAT8_E5M2, 8)) == \
         splitzip_kv.compress(f8)
+    # DLPack float8_e4m3fn is fp8_e4m3 (FORMAT.md 4.7); other float8 codes are refused.
+    e4 = f8.view(np.uint8).view(ml_dtypes.float8_e4m3fn)
+    assert splitzip_kv.compress(dl.from_numpy(e4.view(np.uint8), dl.CODE_FLOAT8_E4M3FN, 8)) == \
+        splitzip_kv.compress(e4)
     with pytest.raises(splitzip_kv.SplitzipError, match="float8"):
-        splitzip_kv.compress(dl.from_numpy(f8.view(np.uint8), dl.CODE_FLOAT8_E4M3FN, 8))
+        splitzip_kv.compress(dl.from_numpy(f8.view(np.uint8), 9, 8))  # float8_e4m3b11fnuz
     with pytest.raises(splitzip_kv.SplitzipError, match="dtype"):
         splitzip_kv.compress(p, dtype="fp16")  # a bfloat16 array is not fp16
 

@@ -58,7 +58,7 @@ int splitzip_c_api_selftest(void) {
 
   /* Zero-initialised options are the defaults; set a few fields. */
   memset(&copts, 0, sizeof copts);
-  copts.checksum = 1;
+  copts.no_checksum = 0; /* the default: checksum on */
   copts.chunk_log2 = 6;
   copts.backend = "reference";
   CHECK(sz_compress(SZ_BF16, src, N, frame, cap, &copts, &res) == SZ_OK);

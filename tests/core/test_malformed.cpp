@@ -184,10 +184,12 @@ TEST_P(Malformed, EachHeaderFaultHasItsOwnStatus) {
   expect([](auto& f) { f[20] ^= 1; }, Status::header_corrupt, false);
   expect([](auto& f) { f[53] ^= 0x80; }, Status::header_corrupt, false);
   expect([](auto& f) { f[5] = 0; }, Status::bad_dtype);
-  expect([](auto& f) { f[5] = 5; }, Status::bad_dtype);
+  expect([](auto& f) { f[5] = 6; }, Status::bad_dtype);  // 5 is fp8_e4m3 in v2
   expect([](auto& f) { f[5] = 255; }, Status::bad_dtype);
-  for (uint8_t bit = 2; bit < 8; ++bit)
+  for (uint8_t bit = 3; bit < 8; ++bit)
     expect([bit](auto& f) { f[6] |= static_cast<uint8_t>(1u << bit); }, Status::reserved_bits);
+  // Bit 2 is TENSOR (v2, FORMAT.md 4.8): without a section the size is wrong.
+  expect([](auto& f) { f[6] |= 4; }, Status::size_mismatch);
   expect([](auto& f) { f[51] = 1; }, Status::reserved_bits);
   expect([](auto& f) { f[51] = 0x80; }, Status::reserved_bits);
   expect([](auto& f) { f[49] = 1; }, Status::bad_header);   // mode 1: reserved for a future mode

@@ -37,9 +37,9 @@ TEST(Names, EveryStatusHasDistinctNameAndMessage) {
 }
 
 TEST(Names, Dtypes) {
-  const Dtype all[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
-  const uint32_t bytes[] = {2, 2, 4, 1};
-  for (int i = 0; i < 4; ++i) {
+  const Dtype all[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
+  const uint32_t bytes[] = {2, 2, 4, 1, 1};
+  for (int i = 0; i < 5; ++i) {
     Dtype d{};
     ASSERT_TRUE(parse_dtype(dtype_name(all[i]), &d));
     EXPECT_EQ(d, all[i]);
@@ -48,10 +48,11 @@ TEST(Names, Dtypes) {
   }
   Dtype d{};
   EXPECT_FALSE(parse_dtype("float16", &d));
+  EXPECT_FALSE(parse_dtype("fp8", &d));  // ambiguous: fp8_e4m3 or fp8_e5m2
   EXPECT_FALSE(parse_dtype("", &d));
   EXPECT_FALSE(parse_dtype(nullptr, &d));
   EXPECT_FALSE(dtype_valid(static_cast<Dtype>(0)));
-  EXPECT_FALSE(dtype_valid(static_cast<Dtype>(5)));
+  EXPECT_FALSE(dtype_valid(static_cast<Dtype>(6)));
   EXPECT_EQ(dtype_bytes(static_cast<Dtype>(0)), 0u);
   EXPECT_STREQ(dtype_name(static_cast<Dtype>(9)), "invalid");
 }

@@ -236,7 +236,9 @@ TEST_P(RoundTrip, StoredFallbackLayout) {
   const Dtype d = GetParam();
   const uint64_t n = 1001;
   const auto in = synth::generate(Generator::random_bits, d, n, 11);
-  const auto frame = round_trip(d, in, n);
+  CompressOptions nock;
+  nock.checksum = false;
+  const auto frame = round_trip(d, in, n, nock);
   ASSERT_EQ(frame.size(), 64 + align16(n * dtype_bytes(d)));
   EXPECT_EQ(frame[6] & kFlagStored, kFlagStored);
   EXPECT_EQ(std::memcmp(frame.data() + 64, in.data(), in.size()), 0);

@@ -82,6 +82,9 @@ CompressCase decode_case(const uint8_t* data, size_t size) {
           for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
           break;
         }
+        case splitzip::Dtype::fp8_e4m3:
+          p[0] = static_cast<uint8_t>((m & 0x87) | ((e & 15u) << 3));
+          break;
         case splitzip::Dtype::fp8_e5m2:
           p[0] = static_cast<uint8_t>((m & 0x83) | (e << 2));
           break;

@@ -23,6 +23,7 @@ Geo geo(uint32_t id) {
     case 2: return {2, 5, 1, 3};
     case 3: return {4, 8, 3, 0};
     case 4: return {1, 5, 0, 3};
+    case 5: return {1, 4, 0, 0};  // fp8_e4m3: its own streams (FORMAT.md 4.7)
     default: return {0, 0, 0, 0};
   }
 }
@@ -45,12 +46,18 @@ struct Streams {
 Streams streams_of(uint32_t id, uint64_t n, uint32_t chunk_log2, uint64_t e, uint64_t n_checks) {
   const Geo g = geo(id);
   Streams s;
-  s.size[1] = n * g.res_bytes;
-  s.size[2] = g.high_bits ? cdiv(3 * n, 8) : 0;
-  s.size[3] = cdiv(n, 2);
-  s.size[4] = 2 * cdiv(n, uint64_t{1} << chunk_log2);
-  s.size[5] = 2 * e;
-  s.size[6] = e;
+  if (id == 5) {  // 4.7: residual nibbles, 3-bit codes, escape nibbles
+    s.size[1] = cdiv(n, 2);
+    s.size[3] = cdiv(3 * n, 8);
+    s.size[6] = cdiv(e, 2);
+  } else {
+    s.size[1] = n * g.res_bytes;
+    s.size[2] = g.high_bits ? cdiv(3 * n, 8) : 0;
+    s.size[3] = cdiv(n, 2);
+    s.size[4] = 2 * cdiv(n, uint64_t{1} << chunk_log2);
+    s.size[5] = 2 * e;
+    s.size[6] = e;
+  }
   s.size[7] = 4 * n_checks;
   uint64_t off = 64;
   for (int i = 1; i <= 7; ++i) {
@@ -82,6 +89,7 @@ uint64_t join(uint32_t id, uint32_t e, uint32_t r) {
     case 2: return (uint64_t{(r >> 10) & 1} << 15) | (uint64_t{e & 0x1F} << 10) | (r & 0x3FF);
     case 3: return (uint64_t{(r >> 23) & 1} << 31) | (uint64_t{e & 0xFF} << 23) | (r & 0x7FFFFF);
     case 4: return (uint64_t{(r >> 2) & 1} << 7) | (uint64_t{e & 0x1F} << 2) | (r & 0x3);
+    case 5: return (uint64_t{(r >> 3) & 1} << 7) | (uint64_t{e & 0xF} << 3) | (r & 0x7);
     default: return 0;
   }
 }
@@ -95,10 +103,11 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   const uint32_t version = b[4];
   if (le(b + 52, 4) != header_check_of(b)) return 4;
   const uint32_t id = b[5];
-  if (id < 1 || id > 4) return 5;
+  if (id < 1 || id > 5 || (version == 1 && id == 5)) return 5;
   const uint8_t flags = b[6];
-  // v1: bytes 49-51 reserved; v2: 49 is mode, 50 block_log2, 51 reserved.
-  if ((flags & 0xFC) != 0 || b[51] || (version == 1 && (b[49] || b[50]))) return 6;
+  // v1: bytes 49-51 reserved; v2: 49 is mode, 50 block_log2, 51 reserved;
+  // v2 flag bit 2 TENSOR (4.8).
+  if ((flags & (version == 2 ? 0xF8 : 0xFC)) != 0 || b[51] || (version == 1 && (b[49] || b[50]))) return 6;
   *chunk_log2 = b[7];
   if (*chunk_log2 < 6 || *chunk_log2 > 15) return 7;
   const uint64_t n = le(b + 8, 8), e = le(b + 16, 8);
@@ -116,10 +125,11 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
     for (int i = 0; i < 16; ++i)
       if (cb[i]) return 8;
   } else {
-    if (*cb_count < 1 || *cb_count > 16) return 9;
+    if (*cb_count < 1 || *cb_count > (id == 5 ? 7u : 16u)) return 9;
     for (uint32_t i = 0; i < 16; ++i) {
       if (i >= *cb_count && cb[i] != 0) return 9;
       if (i < *cb_count && geo(id).exp_bits == 5 && cb[i] >= 32) return 9;
+      if (i < *cb_count && id == 5 && cb[i] >= 16) return 9;
       for (uint32_t j = 0; j < i && i < *cb_count; ++j)
         if (cb[i] == cb[j]) return 9;
     }
@@ -132,7 +142,12 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   v.n_checks = version == 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
   const uint64_t expect =
       v.stored ? spec_stored_size(id, n, v.n_checks) : spec_coded_size(id, n, *chunk_log2, e, v.n_checks);
-  if (v.frame_size != expect) return 10;
+  v.payload_end = expect;
+  if (flags & 4) {  // TENSOR: a descriptor section of 32 .. 2^25 bytes follows the payload
+    if (v.frame_size < expect + 32 || v.frame_size - expect > (uint64_t{1} << 25) || v.frame_size % 16) return 10;
+  } else if (v.frame_size != expect) {
+    return 10;
+  }
   if (size < v.frame_size) return 11;
   return 0;
 }
@@ -224,18 +239,56 @@ SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opt
   if (v.stored) {
     checks_off = 64 + a16(v.decoded_size);
     const uint64_t checks_end = checks_off + 4 * v.n_checks;
-    for (uint64_t i = 64 + v.decoded_size; i < v.frame_size; ++i)
+    for (uint64_t i = 64 + v.decoded_size; i < v.payload_end; ++i)
       if (src[i] && !(i >= checks_off && i < checks_end)) def |= bit(14);
     if (v.decoded_size) std::memcpy(out.data(), src + 64, v.decoded_size);
+  } else if (id == 5) {
+    const Streams s = streams_of(id, n, chunk_log2, v.escape_count, v.n_checks);
+    checks_off = s.off[7];
+    std::vector<bool> covered(v.payload_end, false);
+    for (int k = 1; k <= 7; ++k)
+      for (uint64_t i = 0; i < s.size[k]; ++i) covered[s.off[k] + i] = true;
+    for (uint64_t i = 64; i < v.payload_end; ++i)
+      if (!covered[i] && src[i]) def |= bit(14);
+    if ((n & 1) && (src[s.off[1] + s.size[1] - 1] & 0xF0)) def |= bit(14);
+    if ((v.escape_count & 1) && (src[s.off[6] + s.size[6] - 1] & 0xF0)) def |= bit(14);
+    if ((3 * n) % 8 && (src[s.off[3] + s.size[3] - 1] >> ((3 * n) % 8))) def |= bit(14);
+    auto bits = [&](uint64_t off, uint64_t bit0, uint32_t w) {
+      uint32_t x = 0;
+      for (uint32_t k = 0; k < w; ++k) x |= uint32_t{(src[off + (bit0 + k) / 8] >> ((bit0 + k) % 8)) & 1u} << k;
+      return x;
+    };
+    uint64_t markers = 0;
+    bool bad_code = false;
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint32_t c = bits(s.off[3], 3 * i, 3);
+      markers += c == 7;
+      bad_code |= c != 7 && c >= cb_count;
+    }
+    if (markers != v.escape_count) def |= bit(15);
+    bool in_cb[16] = {};
+    for (uint32_t c = 0; c < cb_count; ++c) in_cb[cb[c]] = true;
+    bool esc_bad = false;
+    for (uint64_t k = 0; k < v.escape_count; ++k) esc_bad |= in_cb[bits(s.off[6], 4 * k, 4)];
+    // With a marker count that differs from E, which nibbles a decoder reads is its choice.
+    if (markers != v.escape_count) pos |= esc_bad ? bit(17) : 0;
+    else if (esc_bad) def |= bit(17);
+    if (bad_code) def |= bit(18);
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < n && !(def & (bit(15) | bit(18))); ++i) {
+      const uint32_t c = bits(s.off[3], 3 * i, 3);
+      const uint32_t e = c == 7 ? bits(s.off[6], 4 * k++, 4) : cb[c];
+      out[i] = static_cast<uint8_t>(join(5, e, bits(s.off[1], 4 * i, 4)));
+    }
   } else {
     const Streams s = streams_of(id, n, chunk_log2, v.escape_count, v.n_checks);
     checks_off = s.off[7];
     // Rule 14: every byte outside a stream is zero, and the unused bits at
     // the end of the code and 3-bit streams are zero.
-    std::vector<bool> covered(v.frame_size, false);
+    std::vector<bool> covered(v.payload_end, false);
     for (int k = 1; k <= 7; ++k)
       for (uint64_t i = 0; i < s.size[k]; ++i) covered[s.off[k] + i] = true;
-    for (uint64_t i = 64; i < v.frame_size; ++i)
+    for (uint64_t i = 64; i < v.payload_end; ++i)
       if (!covered[i] && src[i]) def |= bit(14);
     if ((n & 1) && (src[s.off[3] + s.size[3] - 1] & 0xF0)) def |= bit(14);
     if (s.size[2] && (3 * n) % 8) {
@@ -360,6 +413,7 @@ uint32_t spec_exponent(splitzip::Dtype dtype, const void* src, uint64_t i) {
     case splitzip::Dtype::fp16: return static_cast<uint32_t>((le(p + 2 * i, 2) >> 10) & 0x1F);
     case splitzip::Dtype::fp32: return static_cast<uint32_t>((le(p + 4 * i, 4) >> 23) & 0xFF);
     case splitzip::Dtype::fp8_e5m2: return (p[i] >> 2) & 0x1F;
+    case splitzip::Dtype::fp8_e4m3: return (p[i] >> 3) & 0xF;
   }
   return 0;
 }
@@ -374,7 +428,7 @@ splitzip::Codebook spec_calibrate(splitzip::Dtype dtype, const void* src, uint64
                    [&](uint32_t a, uint32_t b) { return count[a] > count[b]; });
   splitzip::Codebook cb;
   cb.dtype = dtype;
-  cb.count = static_cast<uint8_t>(std::min<size_t>(order.size(), 16));
+  cb.count = static_cast<uint8_t>(std::min<size_t>(order.size(), dtype == splitzip::Dtype::fp8_e4m3 ? 7 : 16));
   for (uint32_t c = 0; c < cb.count; ++c) cb.entries[c] = static_cast<uint8_t>(order[c]);
   return cb;
 }

@@ -38,6 +38,7 @@ struct SpecVerdict {
   uint64_t n_elems = 0;
   uint64_t escape_count = 0;
   uint64_t frame_size = 0;     // from the header, valid when header_ok
+  uint64_t payload_end = 0;    // frame_size less a tensor descriptor section (FORMAT.md 4.8)
   uint64_t decoded_size = 0;   // n * bytes, valid when header_ok
   std::vector<uint8_t> output; // decoded bytes, filled when definite == 0
 

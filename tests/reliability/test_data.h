@@ -54,6 +54,9 @@ inline void put_value(splitzip::Dtype d, uint8_t* buf, uint64_t i, uint32_t e, u
     case splitzip::Dtype::fp8_e5m2:
       buf[i] = static_cast<uint8_t>((rnd & 0x83) | ((e & 0x1F) << 2));
       break;
+    case splitzip::Dtype::fp8_e4m3:
+      buf[i] = static_cast<uint8_t>((rnd & 0x87) | ((e & 0xF) << 3));
+      break;
   }
 }
 

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// fp8_e4m3 coded streams (FORMAT.md 4.7) for the cpu backend.
+#pragma once
+
+#include <cstdint>
+
+#include "core/header.h"
+#include "splitzip/splitzip.hpp"
+
+namespace splitzip {
+namespace cpu {
+
+// Streams 1, 3, 6 of an fp8_e4m3 frame; escape_overflow past budget.
+// hashes non-null: the block hash of each 64 KiB input block.
+Status e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t budget, uint64_t n_checks,
+                   uint8_t* frame, uint64_t* hashes, int threads, uint64_t* escapes);
+
+// Rules 14 (in-stream), 15, 17, 18 in rule order, then the values;
+// hashes non-null: the block hash of each output block.
+Status e4m3_decode(const FrameHeader& h, const uint8_t* frame, uint8_t* dst, uint64_t* hashes, int threads);
+
+}  // namespace cpu
+}  // namespace splitzip
