@@ -403,6 +403,8 @@ case_usage() {
   expect_err "unknown option"
   expect_rc 1 "$SZ" compress --dtype bf17 x
   expect_err "unknown dtype"
+  expect_rc 1 "$SZ" compress --dtype fp8 x  # E4M3 or E5M2: never guessed
+  expect_err "fp8_e4m3 or fp8_e5m2"
   expect_rc 1 "$SZ" compress --chunk-log2 5 --dtype bf16 x
   expect_rc 1 "$SZ" compress --checksum --no-checksum --dtype bf16 x
   expect_rc 2 "$SZ" compress --dtype bf16 does-not-exist

@@ -160,9 +160,13 @@ bool Args::dtype(splitzip::Dtype* out) const {
   if (n == "f16" || n == "float16" || n == "half") n = "fp16";
   else if (n == "f32" || n == "float32" || n == "float") n = "fp32";
   else if (n == "bfloat16") n = "bf16";
-  else if (n == "fp8" || n == "e5m2" || n == "float8_e5m2") n = "fp8_e5m2";
+  else if (n == "e5m2" || n == "float8_e5m2") n = "fp8_e5m2";
+  else if (n == "e4m3" || n == "float8_e4m3fn") n = "fp8_e4m3";
+  // vLLM and SGLang store fp8 KV as E4M3, older tools meant E5M2: no guess.
+  if (n == "fp8")
+    fail(kExitUsage, prefix(command_) + "dtype 'fp8' is ambiguous: use fp8_e4m3 or fp8_e5m2");
   if (!splitzip::parse_dtype(n.c_str(), out))
-    fail(kExitUsage, prefix(command_) + "unknown dtype '" + *v + "' (use bf16, fp16, fp32 or fp8_e5m2)");
+    fail(kExitUsage, prefix(command_) + "unknown dtype '" + *v + "' (use bf16, fp16, fp32, fp8_e5m2 or fp8_e4m3)");
   return true;
 }
 

@@ -210,6 +210,7 @@ bool npy_dtype(const std::string& descr, DtypeHint hint, Dtype* out, std::string
   if (descr == "<f4") return exact(Dtype::fp32);
   if (descr == "bfloat16") return exact(Dtype::bf16);
   if (descr == "float8_e5m2") return exact(Dtype::fp8_e5m2);
+  if (descr == "float8_e4m3fn") return exact(Dtype::fp8_e4m3);
   // ml_dtypes' bfloat16 saves as '<V2'; fp16 would have been '<f2'.
   if (descr == "<V2" || descr == "|V2") return need(2, true, Dtype::bf16);
   if (descr == "<u2" || descr == "<i2") return need(2, false, Dtype::bf16);
@@ -253,6 +254,7 @@ bool st_dtype(const std::string& d, Dtype* out) {
   else if (d == "F16") *out = Dtype::fp16;
   else if (d == "F32") *out = Dtype::fp32;
   else if (d == "F8_E5M2") *out = Dtype::fp8_e5m2;
+  else if (d == "F8_E4M3") *out = Dtype::fp8_e4m3;
   else return false;
   return true;
 }
@@ -269,7 +271,8 @@ bool dtype_from_extension(const std::string& path, Dtype* out) {
   if (ends_with(path, ".bf16")) *out = Dtype::bf16;
   else if (ends_with(path, ".f16") || ends_with(path, ".fp16")) *out = Dtype::fp16;
   else if (ends_with(path, ".f32") || ends_with(path, ".fp32")) *out = Dtype::fp32;
-  else if (ends_with(path, ".fp8") || ends_with(path, ".e5m2")) *out = Dtype::fp8_e5m2;
+  else if (ends_with(path, ".e5m2")) *out = Dtype::fp8_e5m2;
+  else if (ends_with(path, ".e4m3")) *out = Dtype::fp8_e4m3;
   else return false;
   return true;
 }

@@ -16,6 +16,7 @@ const char* dtype_extension(Dtype d) {
     case Dtype::fp16: return ".f16";
     case Dtype::fp32: return ".f32";
     case Dtype::fp8_e5m2: return ".e5m2";
+    case Dtype::fp8_e4m3: return ".e4m3";
   }
   return ".raw";
 }
@@ -28,6 +29,9 @@ double predicted_ratio(Dtype d, double e) {
     case Dtype::fp16: per = 1.0 + 3.0 / 8.0; break;
     case Dtype::fp32: per = 3.0; break;
     case Dtype::fp8_e5m2: per = 3.0 / 8.0; break;
+    // FORMAT.md 4.7: a 4-bit residual, a 3-bit code, a 4-bit side-stream
+    // exponent per escape.
+    case Dtype::fp8_e4m3: return 1.0 / (0.5 + 3.0 / 8.0 + 0.5 * e);
   }
   return splitzip::dtype_bytes(d) / (per + 0.5 + 3.0 * e);
 }
@@ -53,7 +57,7 @@ TensorInput TensorInput::load(const std::string& path, const InputOptions& opt, 
     if (opt.hint.given) raw_dtype = opt.hint.dtype;
     else if (!dtype_from_extension(path, &raw_dtype))
       fail(kExitUsage, path + ": cannot infer the dtype of a raw file from its name; pass --dtype "
-                              "(bf16, fp16, fp32, fp8_e5m2) or use a .bf16/.f16/.f32/.e5m2 name");
+                              "(bf16, fp16, fp32, fp8_e5m2, fp8_e4m3) or use a .bf16/.f16/.f32/.e5m2/.e4m3 name");
   }
 
   t.bytes_ = InputBytes::open(path);
