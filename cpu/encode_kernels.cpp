@@ -14,9 +14,9 @@ namespace cpu {
 HWY_EXPORT(EncodeRange);
 HWY_EXPORT(EncodeTarget);
 
-void encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
-                  const EncodeTables& t, const Streams& s, EscapeSink* sink) {
-  HWY_DYNAMIC_DISPATCH(EncodeRange)(dtype, src, begin, end, t, s, sink);
+uint64_t encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
+                      const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* hashes) {
+  return HWY_DYNAMIC_DISPATCH(EncodeRange)(dtype, src, begin, end, t, s, sink, hashes);
 }
 
 int64_t encode_target() { return HWY_DYNAMIC_DISPATCH(EncodeTarget)(); }

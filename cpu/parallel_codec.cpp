@@ -204,11 +204,13 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
       for (uint64_t i = e0; i < e1 && !stop.load(std::memory_order_relaxed);) {
         const uint64_t j = std::min(e1, i + part.step);
         const uint64_t before = sink.size;
-        encode_range(job.dtype, job.src, i, j, tables, s, &sink);
-        // The step's input, just read by the kernel, is still in L2 (one
-        // call per step: smaller calls measured slower, each ends with the
-        // streaming stores' fence).
-        if (hasher) hasher->feed(i * g.bytes, job.src + i * g.bytes, (j - i) * g.bytes);
+        // The kernel may hash whole checksum blocks as it reads them (bf16).
+        const uint64_t hashed = encode_range(job.dtype, job.src, i, j, tables, s, &sink, job.hashes);
+        // The rest of the step's input, just read by the kernel, is still in
+        // L2 (one call per step: smaller calls measured slower, each ends
+        // with the streaming stores' fence).
+        if (hasher && i + hashed < j)
+          hasher->feed((i + hashed) * g.bytes, job.src + (i + hashed) * g.bytes, (j - i - hashed) * g.bytes);
         const uint64_t added = sink.size - before;
         // Past the budget the frame is stored: stop everyone early.
         if (added != 0 && found.fetch_add(added) + added > job.budget) stop.store(true);
