@@ -34,9 +34,9 @@ class Backend {
   virtual FrameOutcome compress_frame(const CompressArgs& args) const = 0;
   // The frame at args.src, all rules of FORMAT.md 9.
   virtual FrameOutcome decompress_frame(const DecompressArgs& args) const = 0;
-  // Every frame of a stream (FORMAT.md 7). The default walks the stream with
-  // the frame iterator (host-readable memory) and calls decompress_frame;
-  // frame_size of the outcome is the bytes consumed.
+  // Every frame of a stream (FORMAT.md 7). The default walks the stream
+  // (the frame iterator in host memory, read_header_bytes elsewhere) and
+  // calls decompress_frame; frame_size of the outcome is the bytes consumed.
   virtual FrameOutcome decompress_stream(const DecompressArgs& args) const;
   // Batched pages: out[i] = compress_frame(args[i]) / decompress_frame(args[i])
   // for each of count independent items (every item's bytes are exactly
@@ -49,6 +49,9 @@ class Backend {
                                 FrameOutcome* out) const;
   // The 64 header bytes at src into out (device backends copy them).
   virtual Status read_header_bytes(const void* src, uint8_t out[64]) const;
+  // Whether this process can read p directly (the default stream walk reads
+  // headers in place there, else through read_header_bytes).
+  virtual bool host_reachable(const void* p) const;
 };
 
 }  // namespace splitzip

@@ -101,6 +101,13 @@ inline Status plan_frame(const CompressArgs& a, FramePlan* p) {
   return Status::ok;
 }
 
+// The header fields of a coded (mode 0) frame once its streams are written.
+inline void set_coded_fields(FrameHeader* h, uint64_t escapes, const Codebook& cb) {
+  h->escape_count = escapes;
+  for (int i = 0; i < 16; ++i) h->codebook[i] = cb.entries[i];
+  h->codebook_count = cb.count;
+}
+
 // A stored fallback after the escapes overflowed: it must fit too.
 inline Status plan_stored(const CompressArgs& a, const FramePlan& p, FrameHeader* h) {
   if (stored_frame_size(p.dtype_id, a.n, p.n_checks) > a.capacity) return Status::dst_too_small;
@@ -132,6 +139,14 @@ SZ_HD Status open_frame(const DecompressArgs& a, const uint8_t* header, FrameHea
   Status s = check_decompress_args(a);
   if (s == Status::ok) s = parse_header(header, a.src_size, h);
   if (s == Status::ok) s = check_output_room(*h, a.capacity, a.max_output ? a.max_output : kNoBlock, a.dst != nullptr);
+  return s;
+}
+
+// open_frame plus rule 14 outside the streams, for a frame in host memory.
+inline Status open_host_frame(const DecompressArgs& a, FrameHeader* h) {
+  const auto* f = static_cast<const uint8_t*>(a.src);
+  Status s = open_frame(a, f, h);
+  if (s == Status::ok && !frame_gaps_zero(f, *h)) s = Status::bad_padding;
   return s;
 }
 

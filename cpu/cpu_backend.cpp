@@ -62,11 +62,7 @@ FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
       job.stream_output = stream_output;
       s = cpu::encode_coded(job, &escapes);
     }
-    if (s == Status::ok) {
-      h.escape_count = escapes;
-      std::memcpy(h.codebook, cb.entries, 16);
-      h.codebook_count = cb.count;
-    }
+    if (s == Status::ok) set_coded_fields(&h, escapes, cb);
   }
   if (s == Status::escape_overflow) {
     if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
@@ -85,12 +81,8 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
-  if ((out.status = open_frame(a, f, &h)) != Status::ok) return out;  // rules 1-13
+  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
   if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
-  if (!frame_gaps_zero(f, h)) {  // rule 14 outside the streams
-    out.status = Status::bad_padding;
-    return out;
-  }
   const uint64_t bytes = h.decoded_bytes();
   const bool verify = a.verify_checksum && h.has_checksum();
   // v2: block hashes taken while the output is written.

@@ -65,43 +65,11 @@ class KokkosBackend final : public Backend {
     return run([&] { return kokkos_impl::decompress_frame(Space(), a); });
   }
 
-  // Host spaces walk the stream with the public frame iterator (the default);
-  // a device space reads each header through a copy, as the iterator would.
-  FrameOutcome decompress_stream(const DecompressArgs& args) const override {
-    if constexpr (kHostReachable) {
-      return Backend::decompress_stream(args);
-    } else {
-      FrameOutcome total;
-      if ((total.status = check_decompress_args(args)) != Status::ok) return total;
-      const auto* src = static_cast<const uint8_t*>(args.src);
-      auto* dst = static_cast<uint8_t*>(args.dst);
-      while (total.frame_size < args.src_size) {
-        const uint64_t left = args.src_size - total.frame_size;
-        uint8_t hb[64] = {};
-        if (left >= 64 && (total.status = read_header_bytes(src + total.frame_size, hb)) != Status::ok) return total;
-        FrameHeader h;
-        if ((total.status = parse_header(hb, left, &h)) != Status::ok) return total;  // rules 1-11
-        if (args.max_output != 0 && h.decoded_bytes() > args.max_output - total.decoded_size) {
-          total.status = Status::limit_exceeded;  // rule 12 over the whole stream
-          return total;
-        }
-        DecompressArgs one = args;
-        one.src = src + total.frame_size;
-        one.src_size = left;
-        one.dst = dst == nullptr ? nullptr : dst + total.decoded_size;
-        one.capacity = args.capacity - total.decoded_size;
-        one.max_output = 0;
-        const FrameOutcome o = decompress_frame(one);
-        if (o.status != Status::ok) {
-          total.status = o.status;
-          total.corrupt_block = o.corrupt_block;
-          return total;
-        }
-        total.decoded_size += o.decoded_size;
-        total.frame_size += o.frame_size;
-      }
-      return total;
-    }
+  // Host spaces read frames in place; a device space reads each header of a
+  // stream through a copy (Backend::decompress_stream).
+  bool host_reachable(const void* p) const override {
+    if constexpr (kHostReachable) return Backend::host_reachable(p);
+    return false;
   }
 
   Status read_header_bytes(const void* src, uint8_t out[64]) const override {

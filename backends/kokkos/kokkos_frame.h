@@ -131,11 +131,7 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
     with_traits(a.dtype, [&](auto t) {
       s = encode_streams<decltype(t)>(space, src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
     });
-    if (s == Status::ok) {
-      h.escape_count = escapes;
-      std::memcpy(h.codebook, cb.entries, 16);
-      h.codebook_count = cb.count;
-    }
+    if (s == Status::ok) set_coded_fields(&h, escapes, cb);
   }
   if (s == Status::escape_overflow) {
     if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
