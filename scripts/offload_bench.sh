@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Reproduces every figure of docs/OFFLOAD.md (as root for the shaped links):
 #   1. capacity:   loopback cluster, 2 store clients x 32 MiB, filled with real KV
 #   2. faults:     same cluster; >= 10,000 chunk operations, corruption through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real Mooncake Store deployment for the KV offload layer (docs/OFFLOAD.md):
 # mooncake_master plus N store clients, each its own process contributing a
 # memory segment (python -m splitzip_kv.offload.server).

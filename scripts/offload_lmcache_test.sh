@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The LMCache serde plugin against the real `lmcache` package (not part of
 # scripts/test.sh: `pip install lmcache` pulls PyPI's CUDA torch and CUDA
 # runtime wheels, ~6 GB, even on a CPU-only machine; it installs and imports

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # CI test of the KV offload layer (docs/OFFLOAD.md): a real Mooncake Store
 # deployment on loopback (mooncake_master + 2 store-client processes, started
 # by scripts/offload_cluster.sh from the tests' fixture), the offload layer's

@@ -34,6 +34,9 @@ stage "build + ctest" main_build
 
 if [ $quick -eq 0 ]; then
   stage "spdx headers" bash scripts/spdx.sh --check
+  # The GPU check script, every step that needs no GPU, on the build above:
+  # a broken script is caught here, not in scarce device time.
+  stage "gpu_check.sh --dry-run" env GPU_CHECK_BUILD=build bash scripts/gpu_check.sh --dry-run
   stage "asan+ubsan / tsan" bash scripts/sanitize.sh
   stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
   stage "python wheel (auditwheel, fresh venv, no CUDA)" bash scripts/python_test.sh

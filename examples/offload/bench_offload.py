@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Measurements of docs/OFFLOAD.md: capacity, throughput, faults, integrity.
 
 Every figure is a ratio to a raw baseline from the same run (the same pages

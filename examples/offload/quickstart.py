@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The example at the top of docs/OFFLOAD.md, runnable: offload one request's
 KV to Mooncake Store and fetch it back into other pages.
     SZOF_MASTER=127.0.0.1:50551 python examples/offload/quickstart.py"""

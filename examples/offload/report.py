@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Markdown tables of docs/OFFLOAD.md from bench_offload.py's JSON lines (the
 latest record of each measurement wins).
 

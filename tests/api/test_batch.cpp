@@ -234,7 +234,7 @@ TEST(Batch, CApi) {
   const auto want = single_frames(p, cpp);
   sz_compress_options o;
   std::memset(&o, 0, sizeof o);
-  o.checksum = 1;
+  o.no_checksum = 0;  // the default: checksum on
   o.threads = 2;
   std::vector<sz_status> st(count, SZ_INTERNAL_ERROR);
   std::vector<sz_result> res(count);

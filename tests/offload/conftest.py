@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures for the offload tests: the bundled real KV as a paged cache, and a
 real Mooncake Store deployment (master + 2 store clients) on loopback,
 started by scripts/offload_cluster.sh. If the cluster cannot start, the

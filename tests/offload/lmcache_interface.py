@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """LMCache's serde plugin interface, as an interface only, for machines where
 the real `lmcache` package is not installed (it pulls ~6 GB of CUDA wheels).
 

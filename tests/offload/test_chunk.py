@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The offload chunk value: round trip, key binding, and that no single corrupted
 byte anywhere in a chunk is ever decoded as data."""
 

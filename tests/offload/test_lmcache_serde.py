@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The LMCache serde plugin (splitzip_kv.offload.lmcache_serde).
 
 With the real `lmcache` package installed (scripts/offload_lmcache_test.sh

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The offload layer against a real Mooncake Store deployment on loopback
 (mooncake_master + 2 store-client processes, scripts/offload_cluster.sh)."""
 

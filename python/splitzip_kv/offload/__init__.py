@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Host-memory KV offload over Mooncake Store with splitzip-compressed chunks.
 
 See docs/OFFLOAD.md. Mooncake is imported only when a store is opened, so

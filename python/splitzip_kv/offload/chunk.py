@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The value stored under one offload key: a small header plus splitzip frames.
 
 A chunk is one (layer, token block) of a paged KV cache: its parts are the

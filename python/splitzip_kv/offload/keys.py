@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Keys the way serving stacks key KV prefixes.
 
 A prefix cache keys a block of ``block_tokens`` tokens by a hash chained

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """splitzip as an LMCache serde plugin (LMCache v1 distributed storage).
 
 LMCache wraps an L2 adapter (its remote / disk / Mooncake backends) with a

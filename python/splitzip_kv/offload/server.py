@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A Mooncake Store client that contributes a memory segment to the pool and
 serves it until SIGTERM/SIGINT. Started by scripts/offload_cluster.sh.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """KV offload over Mooncake Store: compressed chunks, batch put/get, decode in place.
 
 One chunk = one (layer, token block) of a paged KV cache, i.e. the K page and
