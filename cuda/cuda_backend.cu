@@ -267,15 +267,6 @@ class CudaBackend final : public Backend {
       out.status = Status::backend_unavailable;
       return out;
     }
-    if (args.src_size >= 64) {  // fp8_e4m3 coded frames (FORMAT.md 4.7) are not decoded on the GPU yet
-      uint8_t hb[64];
-      FrameHeader h;
-      if (read_header_bytes(args.src, hb) == Status::ok && parse_header(hb, args.src_size, &h) == Status::ok &&
-          h.dtype == kDtypeE4M3 && !h.stored()) {
-        out.status = Status::unsupported_mode;
-        return out;
-      }
-    }
     const cudaStream_t st = t_backend_stream;
     DeviceTemp src_tmp(st), dst_tmp(st), ws_tmp(st), small(st);
     Status s;
