@@ -12,6 +12,7 @@
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
+#include "cpu/xxh3-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -119,10 +120,12 @@ struct Fp32Block {
 // the loads in flight).
 constexpr uint64_t kSub = 1024;
 
-template <class Traits, bool kStream, class Block>
+// With a FusedXxh3 (bf16 only), the sub-blocks below `hashed_end` (whole
+// checksum blocks from `begin`) are hashed by it, from L1, instead of `tap`.
+template <class Traits, bool kStream, class Block, class Hash = NoHash>
 HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t begin, uint64_t end,
                                const DecodeTables& t, const EscapeList& esc, const OutputTap& tap,
-                               uint8_t* dst) {
+                               uint8_t* dst, Hash* hash = nullptr, uint64_t hashed_end = 0) {
   const D8 d8;
   const size_t N = hn::Lanes(d8);
   constexpr uint64_t B = Traits::kBytes;
@@ -145,7 +148,12 @@ HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t 
       i = lim;
     }
     for (; e < esc.count && esc.idx[e] < lim; ++e) patch_bits<Traits>(out, esc.idx[e] - first, esc.exp[e]);
-    if (tap.fn != nullptr) tap.fn(tap.ctx, first * B, out, (lim - first) * B);  // still in L1
+    // The final bytes, still in L1.
+    if (Hash::kOn && lim <= hashed_end) {
+      hash->FeedBytes(out, first * B, (lim - first) * B);
+    } else if (tap.fn != nullptr) {
+      tap.fn(tap.ctx, first * B, out, (lim - first) * B);
+    }
     if (kStream) {
       const uint64_t bytes = (lim - first) * B;
       uint64_t k = 0;
@@ -160,21 +168,40 @@ HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t 
   return m;
 }
 
-template <class Traits, class Block>
+template <class Traits, class Block, class Hash = NoHash>
 uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
-                     const EscapeList& esc, const OutputTap& tap, uint8_t* dst) {
+                     const EscapeList& esc, const OutputTap& tap, uint8_t* dst, Hash* hash = nullptr,
+                     uint64_t hashed_end = 0) {
   const D8 d8;
   const DecodeCtx x{s, hn::LoadDup128(d8, t.exp), hn::LoadDup128(d8, t.lo), hn::LoadDup128(d8, t.hi),
                     ZipOrder()};
   const Block block;
   if (s.stream && reinterpret_cast<uintptr_t>(dst + begin * Traits::kBytes) % 16 == 0)
-    return DecodeLoop<Traits, true>(x, block, begin, end, t, esc, tap, dst);
-  return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, tap, dst);
+    return DecodeLoop<Traits, true>(x, block, begin, end, t, esc, tap, dst, hash, hashed_end);
+  return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, tap, dst, hash, hashed_end);
+}
+
+static_assert(kChecksumBlockBytes % (kSub * 2) == 0, "bf16 sub-blocks tile checksum blocks");
+
+// bf16 whose whole checksum blocks from `begin` on, up to `mid`, are hashed
+// in the loop (the tap sees the rest).
+uint32_t DecodeBf16Hashed(const ConstStreams& s, uint64_t begin, uint64_t mid, uint64_t end,
+                          const DecodeTables& t, const EscapeList& esc, const OutputTap& tap,
+                          uint8_t* dst) {
+  if constexpr (kFusedHash) {
+    FusedXxh3 hash(tap.hashes);
+    return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst, &hash, mid);
+  }
+  return 0;
 }
 
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
                      const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
+  constexpr uint64_t kPer = kChecksumBlockBytes / 2;  // bf16 elements per block
+  if (kFusedHash && dtype == Dtype::bf16 && tap.hashes != nullptr && begin % kPer == 0 &&
+      end - begin >= kPer)
+    return DecodeBf16Hashed(s, begin, begin + (end - begin) / kPer * kPer, end, t, esc, tap, dst);
   switch (dtype) {
     case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst);
     case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, esc, tap, dst);

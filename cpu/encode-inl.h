@@ -8,11 +8,10 @@
 #define SPLITZIP_CPU_ENCODE_INL_H_
 #endif
 
-#include "core/hash.h"
-#include "core/xxh_device.h"
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
+#include "cpu/xxh3-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -156,129 +155,6 @@ struct Fp32Block {
 // escapes).
 constexpr uint64_t kGroup = 2048;
 
-// ---- XXH3-64 of whole checksum blocks, computed on the input vectors the
-// bf16 loop has already loaded (FORMAT.md 4.5; the algorithm as in
-// core/xxh_device.h xxh3_long for len = 65536: 63 scrambled 1 KiB blocks,
-// then 15 stripes, the last stripe = bytes [65472, 65536) with the secret at
-// 121, and merge). A stripe's 8 words are u64 lanes: acc[i ^ 1] += w[i];
-// acc[i] += lo32(w[i] ^ key[i]) * hi32(w[i] ^ key[i]). Fixed-size vectors
-// of 16..64 bytes only (an array of accumulator vectors); other targets
-// leave the hashing to the caller (libxxhash).
-#if HWY_ARCH_X86 || HWY_TARGET == HWY_EMU128
-constexpr bool kFusedHash = hn::MaxLanes(D8()) >= 16 && hn::MaxLanes(D8()) <= 64;
-#else
-constexpr bool kFusedHash = false;
-#endif
-
-// Secret words by the word's position in a 1 KiB block (w = 8 * stripe +
-// lane: byte offset 8 * stripe + 8 * lane), then the last stripe's (offset
-// 121), the scramble's (offset 128) and the accumulators' start values.
-struct Xxh3Tables {
-  uint64_t key[128];
-  uint64_t last[8];
-  uint64_t scramble[8];
-  uint64_t init[8];
-};
-constexpr uint64_t SecretWord(uint32_t off) {
-  uint64_t v = 0;
-  for (int b = 7; b >= 0; --b) v = (v << 8) | dev::kXxh3SecretHost[off + static_cast<uint32_t>(b)];
-  return v;
-}
-constexpr Xxh3Tables MakeXxh3Tables() {
-  Xxh3Tables t{};
-  for (uint32_t w = 0; w < 128; ++w) t.key[w] = SecretWord(8 * (w / 8) + 8 * (w % 8));
-  for (uint32_t i = 0; i < 8; ++i) {
-    t.last[i] = SecretWord(dev::kXxh3SecretSize - 64 - 7 + 8 * i);
-    t.scramble[i] = SecretWord(dev::kXxh3SecretSize - 64 + 8 * i);
-  }
-  const uint64_t init[8] = {dev::XxhPrimes::P32_3, dev::XxhPrimes::P64_1, dev::XxhPrimes::P64_2,
-                            dev::XxhPrimes::P64_3, dev::XxhPrimes::P64_4, dev::XxhPrimes::P32_2,
-                            dev::XxhPrimes::P64_5, dev::XxhPrimes::P32_1};
-  for (uint32_t i = 0; i < 8; ++i) t.init[i] = init[i];
-  return t;
-}
-alignas(64) static constexpr Xxh3Tables kXxh3 = MakeXxh3Tables();
-static_assert(kChecksumBlockBytes == 65536, "the fused hash is written for 64 KiB blocks");
-
-// No hashing (the plain loop).
-struct NoHash {
-  static constexpr bool kOn = false;
-  HWY_INLINE void Feed(V8, V8, V8, V8, uint64_t) {}
-  HWY_INLINE void After(uint64_t) {}
-};
-
-struct FusedXxh3 {
-  static constexpr bool kOn = true;
-  static constexpr size_t kBytes = hn::MaxLanes(D8());  // bytes per vector
-  static constexpr size_t kAcc = 64 / kBytes;           // vectors per stripe
-  static constexpr size_t kL = kBytes / 8;               // u64 lanes per vector
-  using V64 = hn::Vec<D64>;
-
-  const uint8_t* src;  // the frame's input (byte 0 = element 0)
-  uint64_t* hashes;    // block hash slots of the frame
-  V64 acc[kAcc];
-
-  FusedXxh3(const uint8_t* s, uint64_t* h) : src(s), hashes(h) { Reset(); }
-
-  HWY_INLINE void Reset() {
-    for (size_t q = 0; q < kAcc; ++q) acc[q] = hn::Load(D64(), kXxh3.init + q * kL);
-  }
-  HWY_INLINE static V64 Mul32(V64 a, V64 b) {  // lo32(a) * lo32(b), 64-bit
-    const D32 d32;
-    return hn::MulEven(hn::BitCast(d32, a), hn::BitCast(d32, b));
-  }
-  HWY_INLINE void Stripe(V8 v8, const uint64_t* key, size_t q) {
-    const D64 d64;
-    const V64 v = hn::BitCast(d64, v8);
-    const V64 k = hn::Xor(v, hn::Load(d64, key));
-    acc[q] = hn::Add(acc[q], hn::Add(hn::Shuffle01(v), Mul32(k, hn::ShiftRight<32>(k))));
-  }
-  // The four input vectors of one loop step at byte offset off (a multiple
-  // of 4 * kBytes, so vector q is accumulator vector q % kAcc).
-  HWY_INLINE void Feed(V8 a0, V8 a1, V8 a2, V8 a3, uint64_t off) {
-    const uint64_t* key = kXxh3.key + (off & 1023) / 8;
-    Stripe(a0, key, 0);
-    Stripe(a1, key + kL, 1 % kAcc);
-    Stripe(a2, key + 2 * kL, 2 % kAcc);
-    Stripe(a3, key + 3 * kL, 3 % kAcc);
-  }
-  // After the step that ends at byte offset pos: scramble at a 1 KiB
-  // boundary, finish the block at a 64 KiB one.
-  HWY_INLINE void After(uint64_t pos) {
-    if ((pos & 1023) != 0) return;
-    if ((pos & (kChecksumBlockBytes - 1)) != 0) {
-      Scramble();
-    } else {
-      Finish(pos);
-    }
-  }
-  HWY_INLINE void Scramble() {
-    const D64 d64;
-    const V64 prime = hn::Set(d64, dev::XxhPrimes::P32_1);
-    for (size_t q = 0; q < kAcc; ++q) {
-      V64 v = acc[q];
-      v = hn::Xor(v, hn::ShiftRight<47>(v));
-      v = hn::Xor(v, hn::Load(d64, kXxh3.scramble + q * kL));
-      acc[q] = hn::Add(Mul32(v, prime), hn::ShiftLeft<32>(Mul32(hn::ShiftRight<32>(v), prime)));
-    }
-  }
-  HWY_NOINLINE void Finish(uint64_t pos) {
-    dev::Xxh3Acc a;
-    for (size_t q = 0; q < kAcc; ++q) hn::StoreU(acc[q], D64(), a.a + q * kL);
-    // The last stripe was added with the secret at 120; XXH3 uses 121.
-    // Only its product term depends on the key, and the sum is mod 2^64.
-    const uint8_t* p = src + pos - 64;
-    for (uint32_t i = 0; i < 8; ++i) {
-      const uint64_t w = load_le64(p + 8 * i);
-      const uint64_t k0 = w ^ kXxh3.key[120 + i];
-      const uint64_t k1 = w ^ kXxh3.last[i];
-      a.a[i] += (k1 & 0xFFFFFFFFull) * (k1 >> 32) - (k0 & 0xFFFFFFFFull) * (k0 >> 32);
-    }
-    hashes[(pos >> kChecksumBlockLog2) - 1] = a.merge(kChecksumBlockBytes);
-    Reset();
-  }
-};
-
 // Two vectors per step so the packed codes fill one vector; the last step
 // writes exactly (no overlapping store may cross `end`, which another
 // thread may own). The remainder goes to the scalar kernel.
@@ -317,7 +193,7 @@ HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, con
       StoreOut<kStream>(PackNibbles(hn::SaturatedSub(t0, one), hn::SaturatedSub(t1, one)), s.codes + i / 2);
       hn::StoreMaskBits(d8, hn::Eq(t0, zero), bitmap + (i - first) / 8);
       hn::StoreMaskBits(d8, hn::Eq(t1, zero), bitmap + (i - first + N) / 8);
-      if constexpr (Hash::kOn) hash->After(2 * (i + 2 * N));
+      if constexpr (Hash::kOn) hash->After(2 * (i + 2 * N), src + 2 * (i + 2 * N));
     }
     const uint64_t bits = i - first;  // a multiple of 2 * N >= 32
     std::memset(bitmap + bits / 8, 0, (64 - bits % 64) % 64 / 8);  // pad the last word
@@ -347,7 +223,7 @@ void EncodeTyped(const uint8_t* src, uint64_t begin, uint64_t end, const EncodeT
 void EncodeBf16Hashed(const uint8_t* src, uint64_t begin, uint64_t mid, const EncodeTables& t,
                       const Streams& s, EscapeSink* sink, uint64_t* hashes) {
   if constexpr (kFusedHash) {
-    FusedXxh3 hash(src, hashes);
+    FusedXxh3 hash(hashes);
     WithLookup(t, [&](const auto& lookup) {
       if (s.stream) {
         EncodeLoop<Bf16Traits, Bf16Block, true>(src, begin, mid, lookup, t, s, sink, &hash);

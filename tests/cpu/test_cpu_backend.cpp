@@ -127,7 +127,7 @@ TEST_P(CpuJobs, EscapeBudgetAndCapacity) {
 }
 
 // bf16 with the checksum: the SIMD encode loop hashes whole 64 KiB blocks
-// itself (XXH3 on its input vectors, cpu/encode-inl.h FusedXxh3) and
+// itself (XXH3 on its input vectors, FusedXxh3 in cpu/xxh3-inl.h) and
 // libxxhash the rest. Frames equal the reference's (whose block hashes are
 // libxxhash's XXH3_64bits): whole blocks, a short last block, one element
 // past a block, the smallest and largest chunks, escapes, several seeds.
@@ -157,6 +157,73 @@ TEST_P(CpuJobs, FusedBlockHashesMatchReference) {
         ASSERT_EQ(o.status, Status::ok);
         EXPECT_TRUE(test::bytes_equal(buf.data(), o.frame_size, ref.data(), r.frame_size))
             << "n=" << n << " chunk_log2=" << log2 << " threads=" << t;
+      }
+    }
+  }
+}
+
+// bf16 decode + verify: the SIMD decode loop hashes whole 64 KiB blocks of
+// its final output (escapes patched) itself (cpu/decode-inl.h with
+// FusedXxh3) and the tap the rest. A flipped residual bit in block k (or in
+// blocks k and k + 2) is CHECKSUM_MISMATCH naming block k, as from the
+// reference; the intact frame verifies and decodes to the input.
+TEST_P(CpuJobs, FusedDecodeHashesNameTheCorruptBlock) {
+  const Dtype d = Dtype::bf16;
+  const Codebook cb = cpu_test::body_prefix(d, 14);
+  constexpr uint64_t kPer = kChecksumBlockBytes / 2;
+  uint64_t seed = 60;
+  for (uint32_t log2 : {10u, kMaxChunkLog2}) {
+    for (uint64_t n : {4 * kPer, 5 * kPer + 4321}) {
+      synth::Params p;
+      p.escape_rate = 0.003;
+      const auto in = synth::generate(synth::Generator::heavy_tail, d, n, ++seed, p);
+      std::vector<uint8_t> frame(compress_bound(d, n));
+      CompressArgs ra = args_for(d, in, n, frame.data(), frame.size(), &cb, 1, true);
+      ra.chunk_log2 = log2;
+      const FrameOutcome r = reference_compress(ra);
+      ASSERT_EQ(r.status, Status::ok);
+      frame.resize(r.frame_size);
+      FrameHeader h;
+      ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
+      ASSERT_FALSE(h.stored());
+      ASSERT_GT(h.escape_count, 0u);
+      const uint64_t res_off = layout_of(h).res_off;
+      const uint64_t bytes = 2 * n;
+      const uint64_t blocks = (bytes + kChecksumBlockBytes - 1) / kChecksumBlockBytes;
+      auto run = [&](const std::vector<uint8_t>& f, int t, std::vector<uint8_t>* out) {
+        DecompressOptions o;
+        o.backend = "cpu";
+        o.threads = t;
+        out->assign(bytes, 0);
+        return decompress(f.data(), f.size(), out->data(), bytes, o);
+      };
+      std::vector<uint8_t> out;
+      for (int t : kThreads) {
+        const Result ok = run(frame, t, &out);
+        EXPECT_TRUE(ok.ok()) << "n=" << n << " threads=" << t;
+        EXPECT_EQ(ok.corrupt_block, kNoBlock);
+        EXPECT_TRUE(test::bytes_equal(out.data(), bytes, reinterpret_cast<const uint8_t*>(in.data()), bytes));
+      }
+      for (uint64_t k = 0; k < blocks; ++k) {
+        for (bool two : {false, true}) {
+          std::vector<uint8_t> f = frame;
+          const uint64_t i = std::min(n - 1, k * kPer + 1000 + 37 * k);
+          f[res_off + i] ^= 0x01;
+          if (two && k + 2 < blocks) f[res_off + (k + 2) * kPer + 5] ^= 0x10;
+          DecompressOptions ro;
+          ro.backend = "reference";
+          std::vector<uint8_t> want(bytes);
+          const Result w = decompress(f.data(), f.size(), want.data(), bytes, ro);
+          ASSERT_EQ(w.status, Status::checksum_mismatch);
+          ASSERT_EQ(w.corrupt_block, k);
+          for (int t : kThreads) {
+            const Result got = run(f, t, &out);
+            EXPECT_EQ(got.status, Status::checksum_mismatch)
+                << "n=" << n << " log2=" << log2 << " block " << k << " two=" << two << " threads=" << t;
+            EXPECT_EQ(got.corrupt_block, k)
+                << "n=" << n << " log2=" << log2 << " block " << k << " two=" << two << " threads=" << t;
+          }
+        }
       }
     }
   }
