@@ -116,11 +116,22 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   *checksum = (flags & 2) != 0;
   std::memcpy(cb, b + 32, 16);
   *cb_count = b[48];
-  if (n > (uint64_t{1} << 56) || e > n) return 8;
+  const uint32_t mode = version == 2 ? b[49] : 0;
+  const uint64_t n_checks = version == 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
+  if (n > (uint64_t{1} << 56) || (mode != 1 && e > n)) return 8;  // mode 1: e is exp_bytes
   if (!*checksum && *content != 0) return 8;
-  if (version == 2 && b[49] != 0) return 8;                     // mode: only the nibble code
+  if (mode > 1) return 8;                                       // 0 nibble code, 1 capacity (4.6)
   if (version == 2 && b[50] != (*checksum ? 16 : 0)) return 8;  // block_log2
-  if (v.stored) {
+  uint64_t capacity_size = 0;
+  if (mode == 1) {  // 4.6: never stored, no codebook, n >= 1, not fp8_e4m3, smaller than stored
+    if (id == 5 || v.stored || *cb_count != 0 || n == 0) return 8;
+    for (int i = 0; i < 16; ++i)
+      if (cb[i]) return 8;
+    if (e > n * geo(id).bytes) return 8;
+    capacity_size = spec_capacity_size(id, n, e, n_checks);
+    if (capacity_size >= spec_stored_size(id, n, n_checks)) return 8;
+    v.capacity = true;
+  } else if (v.stored) {
     if (e != 0 || *cb_count != 0) return 8;
     for (int i = 0; i < 16; ++i)
       if (cb[i]) return 8;
@@ -139,9 +150,10 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   v.escape_count = e;
   v.frame_size = le(b + 24, 8);
   v.version = version;
-  v.n_checks = version == 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
-  const uint64_t expect =
-      v.stored ? spec_stored_size(id, n, v.n_checks) : spec_coded_size(id, n, *chunk_log2, e, v.n_checks);
+  v.n_checks = n_checks;
+  const uint64_t expect = v.capacity ? capacity_size
+                          : v.stored ? spec_stored_size(id, n, v.n_checks)
+                                     : spec_coded_size(id, n, *chunk_log2, e, v.n_checks);
   v.payload_end = expect;
   if (flags & 4) {  // TENSOR: a descriptor section of 32 .. 2^25 bytes follows the payload
     if (v.frame_size < expect + 32 || v.frame_size - expect > (uint64_t{1} << 25) || v.frame_size % 16) return 10;
@@ -190,6 +202,17 @@ uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n, uint64_t n_checks) {
 
 uint64_t spec_checksum_blocks(uint64_t bytes) { return cdiv(bytes, 65536); }
 
+// 4.6.1: streams 1, 2 as in mode 0, then the block index (4 bytes per 65536
+// elements), the exponent blocks (exp_bytes), the block checks.
+uint64_t spec_capacity_size(uint32_t dtype_id, uint64_t n, uint64_t exp_bytes, uint64_t n_checks) {
+  const Geo g = geo(dtype_id);
+  const uint64_t sizes[5] = {n * g.res_bytes, g.high_bits ? cdiv(3 * n, 8) : 0, 4 * cdiv(n, 65536), exp_bytes,
+                             4 * n_checks};
+  uint64_t off = 64;
+  for (uint64_t s : sizes) off = a16(off + s);
+  return off;
+}
+
 namespace {
 // XXH3-64 of each 2^16-byte block (the last may be short).
 std::vector<uint64_t> block_hashes(const uint8_t* data, uint64_t bytes) {
@@ -229,6 +252,12 @@ SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opt
   }
   if (opts.dst_capacity < v.decoded_size) {
     v.definite = v.possible = bit(13);
+    return v;
+  }
+  // The payload rules of mode 1 (4.6.5) are not modelled here: callers judge
+  // such frames against the reference backend (v.capacity tells them).
+  if (v.capacity) {
+    v.possible = ~uint32_t{0} & ~((1u << 14) - 1);  // any of rules 14-19
     return v;
   }
 

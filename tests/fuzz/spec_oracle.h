@@ -30,6 +30,7 @@ struct SpecVerdict {
   bool header_ok = false;      // rules 1-11 hold
   uint32_t version = 0;        // 1 or 2, valid when header_ok
   bool stored = false;
+  bool capacity = false;       // a mode-1 header (4.6): payload rules are not modelled
   uint64_t n_checks = 0;       // v2 with CHECKSUM: entries of stream 7
   // Rule 19 of a v2 frame broken by a block check: the first such block;
   // all ones otherwise (also when only the combined checksum differs).
@@ -60,6 +61,7 @@ SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opt
 uint64_t spec_coded_size(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes,
                          uint64_t n_checks = 0);
 uint64_t spec_stored_size(uint32_t dtype_id, uint64_t n, uint64_t n_checks = 0);
+uint64_t spec_capacity_size(uint32_t dtype_id, uint64_t n, uint64_t exp_bytes, uint64_t n_checks);
 // Checksum blocks of a v2 frame of `bytes` original bytes.
 uint64_t spec_checksum_blocks(uint64_t bytes);
 // v2 content checksum (FORMAT.md 4.5) of `bytes` bytes.
