@@ -207,6 +207,7 @@ uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_
     case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, esc, tap, dst);
     case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, esc, tap, dst);
     case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
   }
   return 0;
 }
@@ -230,6 +231,7 @@ uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_
     case Dtype::fp16: return DecodeScalarPatched<Fp16Traits>(s, begin, end, t, esc, tap, dst);
     case Dtype::fp32: return DecodeScalarPatched<Fp32Traits>(s, begin, end, t, esc, tap, dst);
     case Dtype::fp8_e5m2: return DecodeScalarPatched<Fp8E5M2Traits>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
   }
   return 0;
 }

@@ -249,6 +249,7 @@ uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t en
     case Dtype::fp16: EncodeTyped<Fp16Traits, Fp16Block>(src, begin, end, t, s, sink); break;
     case Dtype::fp32: EncodeTyped<Fp32Traits, Fp32Block>(src, begin, end, t, s, sink); break;
     case Dtype::fp8_e5m2: EncodeTyped<Fp8E5M2Traits, Fp8Block>(src, begin, end, t, s, sink); break;
+    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
   }
   return 0;
 }
@@ -263,6 +264,7 @@ uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t en
     case Dtype::fp16: encode_scalar<Fp16Traits>(src, begin, end, t, s, sink); break;
     case Dtype::fp32: encode_scalar<Fp32Traits>(src, begin, end, t, s, sink); break;
     case Dtype::fp8_e5m2: encode_scalar<Fp8E5M2Traits>(src, begin, end, t, s, sink); break;
+    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
   }
   return 0;
 }
