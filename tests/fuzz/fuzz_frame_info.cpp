@@ -73,18 +73,19 @@ Status spec_codebook_status(const uint8_t* b, uint64_t size) {
   if (b[4] != 1) return Status::unsupported_version;
   const uint64_t h = splitzip::xxh64(b, 28, 0) & 0xFFFFFFFFu;
   if ((b[28] | (b[29] << 8) | (b[30] << 16) | (uint64_t{b[31]} << 24)) != h) return Status::header_corrupt;
-  if (b[5] < 1 || b[5] > 4) return Status::bad_dtype;
+  if (b[5] < 1 || b[5] > 5) return Status::bad_dtype;  // 5: fp8_e4m3 (FORMAT.md 4.7)
   if (b[7] || b[24] || b[25] || b[26] || b[27]) return Status::reserved_bits;
   const uint32_t count = b[6];
   const bool five = b[5] == 2 || b[5] == 4;
-  if (count < 1 || count > 16) return Status::bad_codebook;
+  const bool e4m3 = b[5] == 5;  // 4-bit exponents, at most 7 entries (code 7 is the escape)
+  if (count < 1 || count > (e4m3 ? 7u : 16u)) return Status::bad_codebook;
   for (uint32_t i = 0; i < 16; ++i) {
     const uint8_t e = b[8 + i];
     if (i >= count) {
       if (e) return Status::bad_codebook;
       continue;
     }
-    if (five && e >= 32) return Status::bad_codebook;
+    if ((five && e >= 32) || (e4m3 && e >= 16)) return Status::bad_codebook;
     for (uint32_t j = 0; j < i; ++j)
       if (b[8 + j] == e) return Status::bad_codebook;
   }
