@@ -274,16 +274,19 @@ def compress_into(array, out, codebook=None, backend=None, checksum=True, chunk_
 
 
 def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log2=10, *,
-                   dtype=None, threads=0):
+                   dtype=None, threads=0, mode="fast"):
     """Compresses each array of ``arrays`` (pages of a paged KV cache) into
     its own frame, in one call with threads across the pages.
 
     Returns a list of ``bytes``, one frame per page, each identical to
-    ``compress(page, ...)``: pages stay independently decodable. All pages
+    ``compress(page.reshape(-1), ...)`` (no tensor descriptor): pages stay
+    independently decodable. ``mode`` as in compress(). All pages
     hold one dtype and live in host memory. An error in any page raises
     SplitzipError naming the first failing page.
     """
     _check_codebook(codebook)
+    _check_common(chunk_log2, threads)
+    m = _mode(mode)
     want = _want(dtype)
     prepared, names = [], set()
     for a in arrays:
@@ -296,7 +299,7 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
     if len(names) > 1:
         raise invalid(f"pages hold different dtypes: {sorted(names)}")
     return _core.compress_batch(prepared, names.pop() if names else None, codebook, chunk_log2,
-                                checksum, backend, threads)
+                                checksum, backend, threads, m)
 
 
 def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_checksum=True,

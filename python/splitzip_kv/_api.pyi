@@ -46,6 +46,7 @@ def compress_batch(
     *,
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
+    mode: Literal["fast", "capacity"] = ...,
 ) -> List[bytes]: ...
 def decompress_batch(
     frames: Iterable[Any],

@@ -251,14 +251,14 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
 // Batched pages: one frame per array, threads across them. Returns a list
 // of bytes; the first failing item raises with its index.
 nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codebook* cb, uint32_t chunk_log2,
-                           bool checksum, const OptStr& backend, int threads) {
+                           bool checksum, const OptStr& backend, int threads, int mode) {
   std::vector<ArrayRef> refs;
   for (nb::handle item : arrays) refs.push_back(host_source(item, "page"));
   nb::list out;
   if (refs.empty()) return out;
   const Dtype d = resolve_dtype(refs[0], dtype, "page");
   const OptStr name(splitzip::dtype_name(d));
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads);
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
   std::vector<splitzip::CompressItem> items(refs.size());
   std::vector<nb::object> holders(refs.size());
   for (size_t i = 0; i < refs.size(); ++i) {
@@ -431,7 +431,7 @@ void bind_codec(nb::module_& m) {
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
   m.def("compress_batch", &compress_batch_py, nb::arg("arrays"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"));
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
   m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
         nb::arg("verify_checksum"));
