@@ -89,4 +89,4 @@ try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
             super().__init__(**codec_config)
 
 except ImportError:  # pragma: no cover - zarr absent or older
-    SplitzipZarrCodec = None
+    SplitzipZarrCodec = None  # type: ignore[misc,assignment]

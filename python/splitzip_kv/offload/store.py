@@ -17,6 +17,7 @@ splitzip in its codec, so the two overlap.
 import collections
 import concurrent.futures as cf
 import dataclasses
+from typing import Optional
 import threading
 import time
 
@@ -80,7 +81,7 @@ class OffloadConfig:
     replicas: int = 1
     codec: str = "splitzip"
     codec_options: dict = dataclasses.field(default_factory=dict)
-    backend: str = None                 # splitzip backend (None: dispatch)
+    backend: Optional[str] = None       # splitzip backend (None: dispatch)
     threads: int = 0                    # splitzip threads per call (0: backend default)
     group_bytes: int = 32 * MiB         # raw bytes per pipelined group
     namespace: str = "szkv"
