@@ -393,8 +393,11 @@ case_signal() {
 }
 
 case_usage() {
-  expect_rc 1 "$SZ"
-  expect_rc 1 "$SZ" frobnicate
+  # No command: a word is a file to compress (zstd's habit), stdin without one.
+  expect_rc 2 "$SZ" frobnicate
+  expect_err "cannot open"
+  expect_rc 1 "$SZ" --frobnicate
+  expect_err "unknown option"
   expect_rc 0 "$SZ" --help
   for c in calibrate compress decompress inspect verify bench; do
     "$SZ" $c --help | grep -q "usage: splitzip $c" || die "$c --help"

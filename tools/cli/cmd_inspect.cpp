@@ -7,7 +7,7 @@
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
 #include "tools/cli/frames.h"
-#include "tools/cli/json.h"
+#include "tools/cli/json_strict.h"
 
 namespace szcli {
 
@@ -34,36 +34,36 @@ uint64_t checksum_block_size(const splitzip::FrameInfo& i) {
   return i.checksum_block_log2 != 0 && i.checksum_block_log2 < 64 ? uint64_t{1} << i.checksum_block_log2 : 0;
 }
 
-void frame_json(JsonWriter& j, const splitzip::FrameView& f) {
+void frame_json(Json& j, const splitzip::FrameView& f) {
   const splitzip::FrameInfo& i = f.info;
-  j.key("offset").value(f.offset);
-  j.key("version").value(static_cast<uint64_t>(i.version));
-  j.key("dtype").value(splitzip::dtype_name(i.dtype));
-  j.key("mode").value(i.stored ? "stored" : "coded");
-  j.key("chunk_log2").value(static_cast<uint64_t>(i.chunk_log2));
-  j.key("chunk_size").value(uint64_t{1} << i.chunk_log2);
-  j.key("n_elems").value(i.n_elems);
-  j.key("escape_count").value(i.escape_count);
-  j.key("escape_rate").value(rate(i.escape_count, i.n_elems));
-  j.key("frame_size").value(i.frame_size);
-  j.key("decoded_size").value(i.decoded_size);
-  j.key("ratio").value(rate(i.decoded_size, i.frame_size));
-  j.key("predicted_ratio").value(predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems)));
-  j.key("checksum").value(i.has_checksum);
-  j.key("checksum_kind").value(checksum_kind(i));
+  j["offset"] = f.offset;
+  j["version"] = static_cast<uint64_t>(i.version);
+  j["dtype"] = splitzip::dtype_name(i.dtype);
+  j["mode"] = i.stored ? "stored" : "coded";
+  j["chunk_log2"] = static_cast<uint64_t>(i.chunk_log2);
+  j["chunk_size"] = uint64_t{1} << i.chunk_log2;
+  j["n_elems"] = i.n_elems;
+  j["escape_count"] = i.escape_count;
+  j["escape_rate"] = rate(i.escape_count, i.n_elems);
+  j["frame_size"] = i.frame_size;
+  j["decoded_size"] = i.decoded_size;
+  j["ratio"] = rate(i.decoded_size, i.frame_size);
+  j["predicted_ratio"] = predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems));
+  j["checksum"] = i.has_checksum;
+  j["checksum_kind"] = checksum_kind(i);
   if (i.has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016" PRIx64, i.content_checksum);
-    j.key("content_checksum").value(hex);
+    j["content_checksum"] = hex;
   } else {
-    j.key("content_checksum").null();
+    j["content_checksum"] = nullptr;
   }
-  if (checksum_block_size(i) != 0) j.key("checksum_block_size").value(checksum_block_size(i));
-  else j.key("checksum_block_size").null();
-  j.key("checksum_blocks").value(i.checksum_blocks);
-  j.key("codebook").begin_array();
-  for (unsigned c = 0; c < i.codebook.count && c < 16; ++c) j.value(static_cast<uint64_t>(i.codebook.entries[c]));
-  j.end_array();
+  if (checksum_block_size(i) != 0) j["checksum_block_size"] = checksum_block_size(i);
+  else j["checksum_block_size"] = nullptr;
+  j["checksum_blocks"] = i.checksum_blocks;
+  Json cb = Json::array();
+  for (unsigned c = 0; c < i.codebook.count && c < 16; ++c) cb.push_back(static_cast<uint64_t>(i.codebook.entries[c]));
+  j["codebook"] = std::move(cb);
 }
 
 void frame_text(const splitzip::FrameView& f, size_t index) {
@@ -99,30 +99,28 @@ int cmd_inspect(int argc, char** argv) {
   const StreamFrames s = read_stream(in.data(), in.size(), what);
 
   if (a.has("json")) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("file").value(what);
-    j.key("frame_count").value(static_cast<uint64_t>(s.frames.size()));
+    Json j = Json::object();
+    j["file"] = what;
+    j["frame_count"] = static_cast<uint64_t>(s.frames.size());
     if (s.frames.size() == 1) {
       frame_json(j, s.frames[0]);
     } else {
       // Stream totals at top level, so n_elems/ratio read the same either way.
-      j.key("n_elems").value(s.n_elems);
-      j.key("escape_count").value(s.escapes);
-      j.key("escape_rate").value(rate(s.escapes, s.n_elems));
-      j.key("compressed_size").value(in.size());
-      j.key("decoded_size").value(s.decoded_size);
-      j.key("ratio").value(rate(s.decoded_size, in.size()));
-      j.key("frames").begin_array();
+      j["n_elems"] = s.n_elems;
+      j["escape_count"] = s.escapes;
+      j["escape_rate"] = rate(s.escapes, s.n_elems);
+      j["compressed_size"] = in.size();
+      j["decoded_size"] = s.decoded_size;
+      j["ratio"] = rate(s.decoded_size, in.size());
+      Json frames = Json::array();
       for (const splitzip::FrameView& f : s.frames) {
-        j.begin_object();
-        frame_json(j, f);
-        j.end_object();
+        Json fj = Json::object();
+        frame_json(fj, f);
+        frames.push_back(std::move(fj));
       }
-      j.end_array();
+      j["frames"] = std::move(frames);
     }
-    j.end_object();
-    std::printf("%s\n", j.str().c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return kExitOk;
   }
 

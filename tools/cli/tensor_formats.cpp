@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "tools/cli/json.h"
+#include "tools/cli/json_strict.h"
 
 namespace szcli {
 
@@ -380,57 +380,57 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
     *error = ".safetensors header is not a JSON object";
     return false;
   }
-  JsonValue root;
+  Json root;
   std::string jerr;
-  if (!json_parse(reinterpret_cast<const char*>(p + 8), hlen, &root, &jerr)) {
+  if (!parse_json_strict(reinterpret_cast<const char*>(p + 8), hlen, &root, &jerr)) {
     *error = ".safetensors header: " + jerr;
     return false;
   }
-  if (root.kind != JsonValue::Kind::object) {
+  if (!root.is_object()) {
     *error = ".safetensors header is not a JSON object";
     return false;
   }
   const uint64_t data_size = size - 8 - hlen;
   std::vector<StEntry> entries;
-  for (const auto& m : root.members) {
-    if (m.first == "__metadata__") {
-      if (m.second.kind != JsonValue::Kind::object) {
+  for (const auto& m : root.items()) {
+    if (m.key() == "__metadata__") {
+      if (!m.value().is_object()) {
         *error = ".safetensors __metadata__ is not an object";
         return false;
       }
-      for (const auto& kv : m.second.members)
-        if (kv.second.kind != JsonValue::Kind::string) {
-          *error = ".safetensors __metadata__ value for '" + kv.first + "' is not a string";
+      for (const auto& kv : m.value().items())
+        if (!kv.value().is_string()) {
+          *error = ".safetensors __metadata__ value for '" + kv.key() + "' is not a string";
           return false;
         }
       continue;
     }
-    const JsonValue& t = m.second;
-    const std::string where = ".safetensors tensor '" + m.first + "': ";
-    if (t.kind != JsonValue::Kind::object || t.members.size() != 3) {
+    const Json& t = m.value();
+    const std::string where = ".safetensors tensor '" + m.key() + "': ";
+    if (!t.is_object() || t.size() != 3) {
       *error = where + "entry must be an object with dtype, shape and data_offsets";
       return false;
     }
-    const JsonValue* dt = t.find("dtype");
-    const JsonValue* sh = t.find("shape");
-    const JsonValue* off = t.find("data_offsets");
-    if (!dt || !sh || !off || dt->kind != JsonValue::Kind::string || sh->kind != JsonValue::Kind::array ||
-        off->kind != JsonValue::Kind::array || off->items.size() != 2) {
+    const auto dt = t.find("dtype");
+    const auto sh = t.find("shape");
+    const auto off = t.find("data_offsets");
+    if (dt == t.end() || sh == t.end() || off == t.end() || !dt->is_string() || !sh->is_array() ||
+        !off->is_array() || off->size() != 2) {
       *error = where + "entry must be an object with dtype, shape and data_offsets";
       return false;
     }
     StEntry e;
-    e.name = m.first;
-    e.dtype = dt->text;
-    for (const auto& d : sh->items) {
+    e.name = m.key();
+    e.dtype = dt->get<std::string>();
+    for (const auto& d : *sh) {
       uint64_t v = 0;
-      if (!d.as_u64(&v)) {
+      if (!json_u64(d, &v)) {
         *error = where + "shape holds a value that is not a non-negative integer";
         return false;
       }
       e.shape.push_back(v);
     }
-    if (!off->items[0].as_u64(&e.begin) || !off->items[1].as_u64(&e.end) || e.begin > e.end ||
+    if (!json_u64((*off)[0], &e.begin) || !json_u64((*off)[1], &e.end) || e.begin > e.end ||
         e.end > data_size) {
       *error = where + "data_offsets are not a valid range inside the file's " + std::to_string(data_size) +
                " data bytes";

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tools/cli/args.h"
+#include "tools/cli/options.h"
+
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cmath>
@@ -12,7 +14,8 @@ namespace szcli {
 
 namespace {
 
-std::string prefix(const char* command) { return std::string(command) + ": "; }
+// "compress: " before a message; nothing for the command-less (zstd-like) mode.
+std::string prefix(const char* command) { return *command ? std::string(command) + ": " : std::string(); }
 
 }  // namespace
 
@@ -49,78 +52,76 @@ bool parse_size(const std::string& text, uint64_t* out) {
 }
 
 Args::Args(const char* command, std::vector<OptSpec> specs, int argc, char** argv, int first)
-    : command_(command), specs_(std::move(specs)) {
-  bool options_done = false;
+    : command_(command), specs_(std::move(specs)), app_(std::make_unique<CLI::App>("", command)) {
+  CLI::App& app = *app_;
+  app.set_help_flag();      // each command prints its own usage text for -h/--help
+  app.allow_extras();       // unknown options are reported below, in our words
+  std::vector<CLI::Option*> opts;
+  for (const OptSpec& s : specs_) {
+    std::string names = "--" + std::string(s.name);
+    if (s.short_name) names = std::string("-") + s.short_name + "," + names;
+    CLI::Option* o = s.takes_value ? app.add_option(names) : app.add_flag(names);
+    // Options may repeat: value() is the last one, values() all of them.
+    o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    if (!s.takes_value) o->disable_flag_override();
+    opts.push_back(o);
+  }
+  app.add_option("inputs", positional_)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // CLI11 skips argv[0]: argv[first - 1] (the command word) stands in for it.
+  // Words after "--" are inputs, whatever they look like; CLI11 sees the rest.
+  std::vector<const char*> av{command};
+  std::vector<std::string> after_marker;
   for (int i = first; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (options_done || a == "-" || a.size() < 2 || a[0] != '-') {
-      positional_.push_back(a);
-      continue;
-    }
-    if (a == "--") {
-      options_done = true;
-      continue;
-    }
-    if (a[1] == '-') {
-      std::string name = a.substr(2), val;
-      const size_t eq = name.find('=');
-      const bool inline_val = eq != std::string::npos;
-      if (inline_val) {
-        val = name.substr(eq + 1);
-        name.resize(eq);
-      }
-      const OptSpec* spec = nullptr;
-      for (const auto& s : specs_)
-        if (name == s.name) spec = &s;
-      if (!spec) fail(kExitUsage, prefix(command_) + "unknown option '--" + name + "' (see --help)");
-      if (spec->takes_value && !inline_val) {
-        if (i + 1 >= argc) fail(kExitUsage, prefix(command_) + "option '--" + name + "' needs a value");
-        val = argv[++i];
-      } else if (!spec->takes_value && inline_val) {
-        fail(kExitUsage, prefix(command_) + "option '--" + name + "' takes no value");
-      }
-      given_.emplace_back(spec->name, val);
-      continue;
-    }
-    // Short options; flags may be bundled, a value option ends the bundle.
-    for (size_t j = 1; j < a.size(); ++j) {
-      const OptSpec* spec = nullptr;
-      for (const auto& s : specs_)
-        if (s.short_name && s.short_name == a[j]) spec = &s;
-      if (!spec) fail(kExitUsage, prefix(command_) + "unknown option '-" + std::string(1, a[j]) + "' (see --help)");
-      if (!spec->takes_value) {
-        given_.emplace_back(spec->name, "");
-        continue;
-      }
-      std::string val = a.substr(j + 1);
-      if (val.empty()) {
-        if (i + 1 >= argc) fail(kExitUsage, prefix(command_) + "option '-" + std::string(1, a[j]) + "' needs a value");
-        val = argv[++i];
-      }
-      given_.emplace_back(spec->name, val);
+    if (std::strcmp(argv[i], "--") == 0) {
+      after_marker.assign(argv + i + 1, argv + argc);
       break;
+    }
+    av.push_back(argv[i]);
+  }
+  try {
+    app.parse(static_cast<int>(av.size()), av.data());
+  } catch (const CLI::ParseError& e) {
+    fail(kExitUsage, prefix(command_) + e.what() + " (see --help)");
+  }
+  for (const std::string& extra : app.remaining()) {
+    if (extra.size() > 1 && extra[0] == '-')
+      fail(kExitUsage, prefix(command_) + "unknown option '" + extra.substr(0, extra.find('=')) + "' (see --help)");
+    positional_.push_back(extra);
+  }
+  positional_.insert(positional_.end(), after_marker.begin(), after_marker.end());
+  given_.resize(specs_.size());
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i].takes_value) {
+      given_[i] = opts[i]->results();
+    } else {
+      given_[i].assign(opts[i]->count(), std::string());
     }
   }
 }
 
+Args::~Args() = default;
+
+const OptSpec* Args::spec(const char* name) const {
+  for (const auto& s : specs_)
+    if (!std::strcmp(s.name, name)) return &s;
+  return nullptr;
+}
+
 bool Args::has(const char* name) const {
-  for (const auto& g : given_)
-    if (g.first == name) return true;
-  return false;
+  const OptSpec* s = spec(name);
+  return s && !given_[static_cast<size_t>(s - specs_.data())].empty();
 }
 
 const std::string* Args::value(const char* name) const {
-  const std::string* v = nullptr;
-  for (const auto& g : given_)
-    if (g.first == name) v = &g.second;
-  return v;
+  const OptSpec* s = spec(name);
+  if (!s) return nullptr;
+  const auto& v = given_[static_cast<size_t>(s - specs_.data())];
+  return v.empty() ? nullptr : &v.back();
 }
 
 std::vector<std::string> Args::values(const char* name) const {
-  std::vector<std::string> out;
-  for (const auto& g : given_)
-    if (g.first == name) out.push_back(g.second);
-  return out;
+  const OptSpec* s = spec(name);
+  return s ? given_[static_cast<size_t>(s - specs_.data())] : std::vector<std::string>{};
 }
 
 uint64_t Args::u64(const char* name, uint64_t fallback) const {
@@ -155,19 +156,24 @@ uint64_t Args::size(const char* name, uint64_t fallback) const {
 bool Args::dtype(splitzip::Dtype* out) const {
   const std::string* v = value("dtype");
   if (!v) return false;
+  *out = parse_dtype_option(command_, *v);
+  return true;
+}
+
+splitzip::Dtype parse_dtype_option(const char* command, const std::string& text) {
   // Aliases match the raw-file extensions the CLI infers from.
-  std::string n = *v;
+  std::string n = text;
   if (n == "f16" || n == "float16" || n == "half") n = "fp16";
   else if (n == "f32" || n == "float32" || n == "float") n = "fp32";
   else if (n == "bfloat16") n = "bf16";
   else if (n == "e5m2" || n == "float8_e5m2") n = "fp8_e5m2";
   else if (n == "e4m3" || n == "float8_e4m3fn") n = "fp8_e4m3";
   // vLLM and SGLang store fp8 KV as E4M3, older tools meant E5M2: no guess.
-  if (n == "fp8")
-    fail(kExitUsage, prefix(command_) + "dtype 'fp8' is ambiguous: use fp8_e4m3 or fp8_e5m2");
-  if (!splitzip::parse_dtype(n.c_str(), out))
-    fail(kExitUsage, prefix(command_) + "unknown dtype '" + *v + "' (use bf16, fp16, fp32, fp8_e5m2 or fp8_e4m3)");
-  return true;
+  if (n == "fp8") fail(kExitUsage, prefix(command) + "dtype 'fp8' is ambiguous: use fp8_e4m3 or fp8_e5m2");
+  splitzip::Dtype d{};
+  if (!splitzip::parse_dtype(n.c_str(), &d))
+    fail(kExitUsage, prefix(command) + "unknown dtype '" + text + "' (use bf16, fp16, fp32, fp8_e5m2 or fp8_e4m3)");
+  return d;
 }
 
 }  // namespace szcli
