@@ -18,10 +18,14 @@
 namespace szcli {
 
 const char kTopUsage[] =
-    "usage: splitzip [OPTIONS] [FILE...]     compress each FILE to FILE.sz\n"
-    "       splitzip -d [OPTIONS] [FILE...]  decompress each FILE.sz to FILE\n"
-    "       splitzip COMMAND [options] ...\n"
-    "  With no FILE, or FILE '-', read stdin (when it is not a terminal) and write stdout.\n"
+    "Usage: splitzip [OPTIONS] [FILE...]\n"
+    "   or: splitzip -d [OPTIONS] [FILE...]\n"
+    "   or: splitzip COMMAND [options] ...\n"
+    "\n"
+    "Without a command, as zstd: compress each FILE to FILE.sz, or with -d\n"
+    "decompress each FILE.sz to FILE. With no FILE, or FILE '-', read stdin\n"
+    "(when it is not a terminal) and write stdout.\n"
+    "\n"
     "Commands:\n"
     "  calibrate   build a codebook file from sample tensors\n"
     "  compress    compress a tensor file into splitzip frames\n"
@@ -30,6 +34,7 @@ const char kTopUsage[] =
     "  verify      check a frame stream against its original, bit for bit\n"
     "  bench       throughput per backend next to memcpy\n"
     "  backends    list the backends of this build, and why any cannot run\n"
+    "\n"
     "Options without a command (as zstd):\n"
     "  -z, --compress     compress (the default)\n"
     "  -d, --decompress   decompress\n"
