@@ -219,6 +219,10 @@ case_options() {
   grep -q -- "--codebook does not apply" err.txt || die "option for another operation: no clear message"
   expect_rc 1 "$SZ" --max-size 1G a
   expect_rc 1 "$SZ" --bogus a
+  # conflicts are one message, not one per file
+  expect_rc 1 "$SZ" -k --rm a b
+  [ "$(wc -l < err.txt)" -eq 1 ] && grep -q "conflict" err.txt || { cat err.txt; die "-k --rm"; }
+  expect_rc 1 "$SZ" -c -o x.sz a
   # compress options pass through
   expect_rc 0 "$SZ" -q --chunk-log2 6 --no-checksum --mode capacity -T2 -o opt.sz a
   "$SZ" inspect --json opt.sz > opt.json

@@ -196,6 +196,11 @@ int zstd_mode(int argc, char** argv) {
 
   for (const Forwarded& f : kForwarded)
     if (a.has(f.name) && !takes(f, op)) fail(kExitUsage, std::string("--") + f.name + " does not apply to " + op_name(op));
+  // Conflicts once here, not once per file.
+  const char* const pairs[][2] = {{"keep", "rm"}, {"checksum", "no-checksum"}, {"sync", "no-sync"}};
+  for (const auto& p : pairs)
+    if (a.has(p[0]) && a.has(p[1])) fail(kExitUsage, std::string("--") + p[0] + " and --" + p[1] + " conflict");
+  if (a.has("stdout") && a.value("output") && *a.value("output") != "-") fail(kExitUsage, "-c and -o conflict");
   const bool to_stdout = a.has("stdout") || (a.value("output") && *a.value("output") == "-");
   if ((op == Op::list || op == Op::test) && (a.has("output") || a.has("stdout")))
     fail(kExitUsage, std::string(op_name(op)) + " writes no output: -o and -c do not apply");
