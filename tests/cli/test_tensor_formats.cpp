@@ -351,10 +351,11 @@ szcli::Args parse(std::vector<std::string> words) {
                      static_cast<int>(av.size()), av.data(), 2);
 }
 
-int usage_error(std::vector<std::string> words) {
+int usage_error(std::vector<std::string> words, std::string* message = nullptr) {
   try {
     parse(std::move(words));
   } catch (const szcli::CliError& e) {
+    if (message) *message = e.message;
     return e.code;
   }
   return 0;
@@ -379,8 +380,13 @@ TEST(Args, GetoptHabits) {
   }
   EXPECT_EQ(usage_error({"--nope"}), szcli::kExitUsage);
   EXPECT_EQ(usage_error({"-fz"}), szcli::kExitUsage);
-  EXPECT_EQ(usage_error({"in", "-o"}), szcli::kExitUsage);
-  EXPECT_EQ(usage_error({"--force=yes"}), szcli::kExitUsage);
+  std::string msg;
+  EXPECT_EQ(usage_error({"--nope=3"}, &msg), szcli::kExitUsage);
+  EXPECT_EQ(msg, "cmd: unknown option '--nope' (see --help)");
+  EXPECT_EQ(usage_error({"in", "-o"}, &msg), szcli::kExitUsage);
+  EXPECT_EQ(msg, "cmd: option '--output' needs a value");
+  EXPECT_EQ(usage_error({"--force=yes"}, &msg), szcli::kExitUsage);
+  EXPECT_EQ(msg, "cmd: option '--force' takes no value");
   EXPECT_EQ(usage_error({"-T", "x"}), 0);  // parsed; u64() rejects it
   EXPECT_THROW(parse({"-T", "x"}).u64("threads", 0), szcli::CliError);
 }

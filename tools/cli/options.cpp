@@ -80,6 +80,16 @@ Args::Args(const char* command, std::vector<OptSpec> specs, int argc, char** arg
   }
   try {
     app.parse(static_cast<int>(av.size()), av.data());
+  } catch (const CLI::ArgumentMismatch& e) {
+    // The old messages, from CLI11's "NAME was given a disallowed flag
+    // override" and "--NAME: 1 required ... missing".
+    const std::string m = e.what();
+    const size_t colon = m.find(':'), space = m.find(' ');
+    if (m.find("flag override") != std::string::npos && space != std::string::npos)
+      fail(kExitUsage, prefix(command_) + "option '--" + m.substr(0, space) + "' takes no value");
+    if (m.rfind("-", 0) == 0 && colon != std::string::npos && m.find("missing") != std::string::npos)
+      fail(kExitUsage, prefix(command_) + "option '" + m.substr(0, colon) + "' needs a value");
+    fail(kExitUsage, prefix(command_) + m + " (see --help)");
   } catch (const CLI::ParseError& e) {
     fail(kExitUsage, prefix(command_) + e.what() + " (see --help)");
   }
