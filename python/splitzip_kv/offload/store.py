@@ -70,11 +70,12 @@ class OffloadConfig:
 
     ``codec``: "splitzip" or "raw". ``codec_options`` (splitzip only):
     ``{"mode": "fast"}`` (default: the 4-bit exponent code, fastest) or
-    ``{"mode": "capacity"}`` (per-block Huffman-coded exponents: about 11%
-    smaller values on real KV, so more tokens in the same pool, at a slower
-    encode and decode). The mode is per store, for what it writes; every
-    frame records its mode, so a store reads values written in either mode.
-    Unknown options and modes are refused rather than ignored.
+    ``{"mode": "capacity"}`` (per-block Huffman-coded exponents: values about
+    10% smaller on real KV, 11% more tokens in the same pool, at a 2-5x
+    slower encode and decode; docs/OFFLOAD.md). The mode is per store, for
+    what it writes; every frame records its mode, so a store reads values
+    written in either mode. Unknown options and modes are refused rather
+    than ignored.
     """
     master: str = "127.0.0.1:50051"
     local_hostname: str = "127.0.0.1"
