@@ -258,12 +258,14 @@ case_max_size() {
 
 case_npy() {
   python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
-  rt() {  # rt FILE RAW [opts...]: compress FILE, decompress, compare with RAW
+  rt() {  # rt FILE RAW [opts...]: compress FILE, decompress to the same file
     local f=$1 raw=$2; shift 2
     expect_rc 0 "$SZ" compress "$@" -o "$f.sz" "$f"
     expect_rc 0 "$SZ" decompress -o "$f.out" "$f.sz"
-    cmp -s "$f.out" "$raw" || die "$f round trip differs from $raw"
+    cmp -s "$f.out" "$f" || die "$f does not come back byte for byte"
     expect_rc 0 "$SZ" verify "$f.sz" "$f" "$@"
+    # the payload is the raw elements, at the end of the file
+    tail -c "$(stat -c %s "$raw")" "$f.out" | cmp -s - "$raw" || die "$f payload differs from $raw"
   }
   rt f16.npy f16.raw
   rt f32.npy f32.raw
@@ -274,11 +276,14 @@ case_npy() {
   "$SZ" inspect --json f16.npy.sz | grep -q '"dtype":"fp16"' || die "f16.npy not fp16"
   "$SZ" inspect --json bf16_v2.npy.sz | grep -q '"dtype":"bf16"' || die "<V2 npy not bf16"
   "$SZ" inspect --json e5m2.npy.sz | grep -q '"dtype":"fp8_e5m2"' || die "e5m2 npy dtype"
-  # default name: the output decodes to raw elements, so it says the dtype
+  # default names: x.npy -> x.npy.sz -> x.npy (the same file)
+  cp f16.npy keep.npy
+  rm -f f16.npy.sz
   expect_rc 0 "$SZ" compress f16.npy
-  [ -f f16.f16.sz ] || die "default output for f16.npy should be f16.f16.sz"
-  expect_rc 0 "$SZ" decompress f16.f16.sz
-  cmp -s f16.f16 f16.raw || die "f16.f16 differs"
+  [ -f f16.npy.sz ] || die "default output for f16.npy should be f16.npy.sz"
+  rm f16.npy
+  expect_rc 0 "$SZ" decompress f16.npy.sz
+  cmp -s f16.npy keep.npy || die "f16.npy does not come back"
   rt empty.npy /dev/null
   # rejected inputs
   expect_rc 3 "$SZ" compress bf16_u2.npy
@@ -291,7 +296,7 @@ case_npy() {
   expect_err "big-endian"
   expect_rc 3 "$SZ" compress badlen.npy
   expect_err "runs past the end"
-  expect_no_leftovers short.f16.sz bigendian.f16.sz badlen.npy.sz
+  expect_no_leftovers short.npy.sz bigendian.npy.sz badlen.npy.sz
 }
 
 case_safetensors() {
@@ -306,13 +311,17 @@ case_safetensors() {
   # default name: model.<tensor>.<dtype>.sz
   expect_rc 0 "$SZ" compress --tensor layer0.k model.safetensors
   [ -f model.layer0.k.bf16.sz ] || die "default safetensors output name"
-  # a single-tensor file needs no --tensor (payload at an odd offset)
+  # without --tensor the whole file comes back (payload at an odd offset)
   expect_rc 0 "$SZ" compress -o s.sz single.safetensors
   expect_rc 0 "$SZ" decompress -o s.out s.sz
-  cmp -s s.out e5m2.raw || die "single-tensor file differs"
+  cmp -s s.out single.safetensors || die "single-tensor file differs"
+  expect_rc 0 "$SZ" compress model.safetensors
+  [ -f model.safetensors.sz ] || die "default output for a whole file should be model.safetensors.sz"
+  expect_rc 0 "$SZ" decompress -o model.out model.safetensors.sz
+  cmp -s model.out model.safetensors || die "model.safetensors does not come back"
   # rejected inputs
-  expect_rc 3 "$SZ" compress model.safetensors
-  expect_err "pick one with --tensor"
+  expect_rc 3 "$SZ" compress --dtype bf16 -o x.sz model.safetensors
+  expect_err "keeps each tensor's dtype"
   expect_rc 3 "$SZ" compress --tensor nope model.safetensors
   expect_err "no tensor 'nope'"
   expect_rc 3 "$SZ" compress --tensor ids model.safetensors
@@ -695,11 +704,11 @@ case_stream_containers() {
   "$SZ" compress --frame-size 8K -c bf16_v2.npy > npy.c.sz || die "compress -c npy"
   cmp -s npy.sz npy.c.sz || die "npy: file and stdout outputs differ"
   expect_rc 0 "$SZ" decompress -o npy.out npy.sz
-  cmp -s npy.out bf16.raw || die "npy payload differs"
+  cmp -s npy.out bf16_v2.npy || die "npy differs"
   # the payload at an odd offset (single.safetensors) needs no aligned copy
   expect_rc 0 "$SZ" compress --frame-size 1K -o s.sz single.safetensors
   expect_rc 0 "$SZ" decompress -o s.out s.sz
-  cmp -s s.out e5m2.raw || die "single-tensor file differs"
+  cmp -s s.out single.safetensors || die "single-tensor file differs"
 }
 
 case_kill() {

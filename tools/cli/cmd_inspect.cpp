@@ -2,10 +2,12 @@
 // splitzip inspect: header fields of every frame, without decoding.
 #include <cinttypes>
 #include <cstdio>
+#include <vector>
 
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/frame_reader.h"
 #include "tools/cli/frames.h"
 #include "tools/cli/json.h"
 
@@ -18,7 +20,8 @@ const char kUsage[] =
     "  Prints each frame's header: dtype, mode, chunk size, element and escape\n"
     "  counts, escape rate, sizes, ratio, the predicted ratio, the codebook and\n"
     "  the checksum (v2: its block size and block count). Reads headers only\n"
-    "  (use `verify` to decode). An empty file is a stream of 0 frames.\n"
+    "  (use `verify` to decode) and each frame's tensor descriptor, one frame at\n"
+    "  a time. An empty file is a stream of 0 frames.\n"
     "  --json   one JSON object; a stream of 0 or several frames has a \"frames\" array\n";
 
 double rate(uint64_t num, uint64_t den) { return den ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
@@ -32,6 +35,40 @@ const char* checksum_kind(const splitzip::FrameInfo& i) {
 
 uint64_t checksum_block_size(const splitzip::FrameInfo& i) {
   return i.checksum_block_log2 != 0 && i.checksum_block_log2 < 64 ? uint64_t{1} << i.checksum_block_log2 : 0;
+}
+
+// A frame's tensor descriptor (FORMAT.md 4.8), kept for printing.
+struct TensorText {
+  bool present = false;
+  splitzip::TensorDesc t;
+  std::string name;
+};
+
+const char* container_name(splitzip::ContainerKind k) {
+  return k == splitzip::ContainerKind::npy ? "npy" : k == splitzip::ContainerKind::safetensors ? "safetensors" : "none";
+}
+
+std::string dims_text(const splitzip::TensorDesc& t) {
+  std::string s = "(";
+  for (uint32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
+  return s + (t.rank == 1 ? ",)" : ")");
+}
+
+void tensor_json(JsonWriter& j, const TensorText& d) {
+  if (!d.present) {
+    j.key("tensor").null();
+    return;
+  }
+  j.key("tensor").begin_object();
+  j.key("dtype").value(splitzip::dtype_name(d.t.dtype));
+  j.key("shape").begin_array();
+  for (uint32_t i = 0; i < d.t.rank; ++i) j.value(d.t.dims[i]);
+  j.end_array();
+  j.key("total_elems").value(d.t.total_elems);
+  j.key("name").value(d.name);
+  j.key("container").value(container_name(d.t.container));
+  j.key("container_header_size").value(static_cast<uint64_t>(d.t.container_size));
+  j.end_object();
 }
 
 void frame_json(JsonWriter& j, const splitzip::FrameView& f) {
@@ -87,6 +124,15 @@ void frame_text(const splitzip::FrameView& f, size_t index) {
     std::printf("  checksum xxh64 %016" PRIx64 "\n", i.content_checksum);
 }
 
+void tensor_text(const TensorText& d) {
+  if (!d.present) return;
+  std::printf("  tensor %s shape %s, %" PRIu64 " elements%s%s, container %s", splitzip::dtype_name(d.t.dtype),
+              dims_text(d.t).c_str(), d.t.total_elems, d.name.empty() ? "" : ", name ", d.name.c_str(),
+              container_name(d.t.container));
+  if (d.t.container != splitzip::ContainerKind::none) std::printf(" (%u header bytes)", d.t.container_size);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
@@ -94,9 +140,38 @@ int cmd_inspect(int argc, char** argv) {
   if (handle_help(a, kUsage)) return kExitOk;
   if (a.positional().size() != 1) fail(kExitUsage, "inspect: expected one input file (see --help)");
   const std::string path = a.positional()[0];
-  const InputBytes in = InputBytes::open(path);
+  // One frame at a time: headers are checked as they arrive (a pipe of
+  // junk stops at its first header), bodies are skipped, and only a frame
+  // with a tensor descriptor is read, to print it.
+  InputFd in(path);
   const std::string what = path == "-" ? "stdin" : path;
-  const StreamFrames s = read_stream(in.data(), in.size(), what);
+  FrameReader reader(in, "inspect");
+  StreamFrames s;
+  std::vector<TensorText> tensors;
+  splitzip::FrameInfo fi;
+  while (reader.next(&fi)) {
+    splitzip::FrameView f;
+    f.size = fi.frame_size;
+    f.offset = reader.offset();
+    f.info = fi;
+    TensorText d;
+    if (fi.has_tensor) {
+      const splitzip::Status st = splitzip::read_tensor_desc(reader.read_frame(), fi.frame_size, &d.t, &d.present);
+      if (st != splitzip::Status::ok)
+        fail(exit_code_for(st), reader.where() + ": tensor descriptor: " + status_text(st));
+      d.name.assign(d.t.name ? d.t.name : "", d.t.name_size);
+      d.t.name = nullptr;
+      d.t.container_header = nullptr;
+    } else {
+      reader.skip();
+    }
+    s.decoded_size += fi.decoded_size;
+    s.n_elems += fi.n_elems;
+    s.escapes += fi.escape_count;
+    s.frames.push_back(f);
+    tensors.push_back(d);
+  }
+  const uint64_t in_size = reader.total();
 
   if (a.has("json")) {
     JsonWriter j;
@@ -105,18 +180,20 @@ int cmd_inspect(int argc, char** argv) {
     j.key("frame_count").value(static_cast<uint64_t>(s.frames.size()));
     if (s.frames.size() == 1) {
       frame_json(j, s.frames[0]);
+      tensor_json(j, tensors[0]);
     } else {
       // Stream totals at top level, so n_elems/ratio read the same either way.
       j.key("n_elems").value(s.n_elems);
       j.key("escape_count").value(s.escapes);
       j.key("escape_rate").value(rate(s.escapes, s.n_elems));
-      j.key("compressed_size").value(in.size());
+      j.key("compressed_size").value(in_size);
       j.key("decoded_size").value(s.decoded_size);
-      j.key("ratio").value(rate(s.decoded_size, in.size()));
+      j.key("ratio").value(rate(s.decoded_size, in_size));
       j.key("frames").begin_array();
       for (const splitzip::FrameView& f : s.frames) {
         j.begin_object();
         frame_json(j, f);
+        tensor_json(j, tensors[static_cast<size_t>(&f - s.frames.data())]);
         j.end_object();
       }
       j.end_array();
@@ -126,13 +203,16 @@ int cmd_inspect(int argc, char** argv) {
     return kExitOk;
   }
 
-  std::printf("%s: %zu frame(s), %" PRIu64 " bytes\n", what.c_str(), s.frames.size(), in.size());
-  for (size_t k = 0; k < s.frames.size(); ++k) frame_text(s.frames[k], k);
+  std::printf("%s: %zu frame(s), %" PRIu64 " bytes\n", what.c_str(), s.frames.size(), in_size);
+  for (size_t k = 0; k < s.frames.size(); ++k) {
+    frame_text(s.frames[k], k);
+    tensor_text(tensors[k]);
+  }
   if (s.frames.size() > 1)
     std::printf("total: elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%), decoded %" PRIu64
                 " bytes, ratio %.4f\n",
                 s.n_elems, s.escapes, 100.0 * rate(s.escapes, s.n_elems), s.decoded_size,
-                rate(s.decoded_size, in.size()));
+                rate(s.decoded_size, in_size));
   return kExitOk;
 }
 

@@ -22,6 +22,8 @@ class TensorInput {
   const TensorView& view() const { return view_; }
   InputFormat format() const { return format_; }
   const std::string& path() const { return bytes_.path(); }
+  // The whole input file (the container header sits at view().header_off).
+  const uint8_t* file_data() const { return bytes_.data(); }
 
   // Throws CliError: kExitIo (cannot read), kExitUsage (dtype unknown),
   // kExitInvalid (malformed container or size). align: copy a payload that
