@@ -757,6 +757,133 @@ case_kill() {
   cmp -s small.bf16 "$DATA"/layer00_k.bf16 || die "--rm round trip"
 }
 
+case_containers() {
+  # .npy and whole .safetensors files come back byte for byte (sha256):
+  # the first frame's tensor descriptor holds the file's header verbatim.
+  python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
+  local f sum
+  for f in f16.npy f32.npy bf16_v2.npy bf16_named.npy e5m2.npy fortran.npy scalar.npy empty.npy \
+           model.safetensors single.safetensors mixed.safetensors; do
+    sum=$(sha256sum < "$f")
+    expect_rc 0 "$SZ" compress "$f"
+    [ -f "$f.sz" ] || die "$f: default output $f.sz not written"
+    mv "$f" "$f.orig"
+    expect_rc 0 "$SZ" decompress "$f.sz"
+    [ "$(sha256sum < "$f")" = "$sum" ] || die "$f: sha256 differs after the round trip"
+    expect_rc 0 "$SZ" verify "$f.sz" "$f"
+    # stdin -> stdout both ways
+    "$SZ" compress --format "${f##*.}" - < "$f" > p.sz || die "$f: compress from stdin"
+    cmp -s p.sz "$f.sz" || die "$f: stdin frames differ from file frames"
+    cat "$f.sz" | "$SZ" decompress - > p.out || die "$f: decompress from stdin"
+    [ "$(sha256sum < p.out)" = "$sum" ] || die "$f: sha256 differs through stdin/stdout"
+  done
+  # the descriptor: what it records
+  "$SZ" inspect --json fortran.npy.sz > i.json || die "inspect fortran"
+  json_field i.json "(j['tensor']['container'], j['tensor']['shape'], j['tensor']['dtype'])" \
+    | grep -qx "('npy', \[100, 30\], 'fp32')" || die "fortran.npy descriptor: $(cat i.json)"
+  "$SZ" inspect --json mixed.safetensors.sz > i.json || die "inspect mixed"
+  json_field i.json "([f['dtype'] for f in j['frames']], j['frames'][0]['tensor']['container'])" \
+    | grep -qx "(\['bf16', 'fp16', 'fp32', 'fp8_e5m2', 'fp8_e5m2'\], 'safetensors')" \
+    || die "mixed.safetensors frames: $(cat i.json)"
+  # --tensor keeps its meaning: one tensor, raw elements out
+  expect_rc 0 "$SZ" compress --tensor v -o v.sz mixed.safetensors
+  expect_rc 0 "$SZ" decompress -o v.out v.sz
+  cmp -s v.out f32.raw || die "--tensor output is not the raw elements"
+  "$SZ" inspect --json v.sz | grep -q '"tensor":null' || die "--tensor frames carry a descriptor"
+
+  # A multi-frame stream carries the descriptor once, in its first frame.
+  expect_rc 0 "$SZ" compress --frame-size 1K -o multi.sz f32.npy
+  "$SZ" inspect --json multi.sz > i.json || die "inspect multi"
+  json_field i.json "j['frame_count'] > 5 and j['frames'][0]['tensor'] is not None and all(f['tensor'] is None for f in j['frames'][1:])" \
+    | grep -qx True || die "only the first frame may carry the descriptor: $(cat i.json)"
+  expect_rc 0 "$SZ" decompress -T3 -o multi.out multi.sz
+  cmp -s multi.out f32.npy || die "multi-frame npy differs"
+  cat multi.sz | "$SZ" decompress -T2 - > multi.out || die "multi-frame npy from stdin"
+  cmp -s multi.out f32.npy || die "multi-frame npy from stdin differs"
+  expect_rc 0 "$SZ" verify multi.sz f32.npy
+  expect_rc 4 "$SZ" verify multi.sz f16.npy
+
+  # Concatenated streams decode to the concatenation of their files, a raw
+  # stream included (FORMAT.md 7 and docs/CLI.md).
+  expect_rc 0 "$SZ" compress --dtype fp16 -o raw.sz f16.raw
+  cat f16.npy.sz multi.sz raw.sz mixed.safetensors.sz > cat.sz
+  expect_rc 0 "$SZ" decompress -o cat.out cat.sz
+  cat f16.npy f32.npy f16.raw mixed.safetensors | cmp -s - cat.out || die "concatenated streams"
+  # A container stream cut at a frame boundary is incomplete: exit 3.
+  python3 - "$SZ" <<'PY' || die "cut multi.sz"
+import json, subprocess, sys
+j = json.loads(subprocess.check_output([sys.argv[1], "inspect", "--json", "multi.sz"]))
+last = j["frames"][-1]["offset"]
+open("cut.sz", "wb").write(open("multi.sz", "rb").read()[:last])
+PY
+  expect_rc 3 "$SZ" decompress -o cut.out cut.sz
+  expect_err "before the end of the payload"
+  expect_no_leftovers cut.out
+  cat cut.sz | "$SZ" decompress -o cut.out - 2>err.txt && die "a cut container stream from stdin exited 0"
+  expect_no_leftovers cut.out
+  # ... and so is a container whose frames are followed by another container
+  # before its payload is complete.
+  cat cut.sz f16.npy.sz > cut2.sz
+  expect_rc 3 "$SZ" decompress -o cut.out cut2.sz
+  expect_err "new container starts"
+
+  # A damaged or truncated descriptor: exit 3, no output file.
+  python3 -c "
+import sys; b = bytearray(open('f16.npy.sz','rb').read()); i = b.find(b\"'descr'\"); assert i > 0
+b[i + 2] ^= 0x20; open('bad.sz','wb').write(b)" || die "corrupt descriptor"
+  expect_rc 3 "$SZ" decompress -o bad.out bad.sz
+  expect_err "HEADER_CORRUPT"
+  expect_no_leftovers bad.out
+  expect_rc 3 "$SZ" decompress -o bad.out - < bad.sz
+  expect_no_leftovers bad.out
+  expect_rc 3 "$SZ" inspect bad.sz
+  head -c $(( $(stat -c %s f16.npy.sz) - 16 )) f16.npy.sz > short.sz
+  expect_rc 3 "$SZ" decompress -o bad.out short.sz
+  expect_err "TRUNCATED"
+  expect_no_leftovers bad.out
+  cat short.sz | "$SZ" decompress -o bad.out - 2>err.txt; [ $? -eq 3 ] || die "truncated descriptor from stdin"
+  expect_no_leftovers bad.out
+}
+
+case_hardening() {
+  make_big 1 big.bf16
+  expect_rc 0 "$SZ" compress --frame-size 64K -o big.sz big.bf16
+  # A file size limit (SIGXFSZ) is a write error: exit 2, no temp file.
+  ( ulimit -f 100; "$SZ" decompress -f -o x big.sz ) 2>err.txt
+  local rc=$?
+  [ $rc -eq 2 ] || { cat err.txt >&2; die "decompress over ulimit -f exited $rc, expected 2"; }
+  grep -q "File too large" err.txt || { cat err.txt >&2; die "no EFBIG message"; }
+  expect_no_leftovers x
+  ( ulimit -f 100; "$SZ" compress -f -o y.sz big.bf16 ) 2>err.txt
+  rc=$?
+  [ $rc -eq 2 ] || die "compress over ulimit -f exited $rc, expected 2"
+  expect_no_leftovers y.sz
+  # Endless junk on a pipe or device stops at the first header, in bounded
+  # memory and time (ulimit -v: 512 MiB of address space).
+  local cmd
+  for cmd in "decompress - < /dev/urandom" "decompress - < /dev/zero" "inspect /dev/zero" "inspect - < /dev/urandom" \
+             "verify /dev/zero big.bf16" "verify - big.bf16 < /dev/urandom"; do
+    ( ulimit -v 524288; timeout 20 bash -c "\"$SZ\" $cmd > /dev/null" ) 2>err.txt
+    rc=$?
+    [ $rc -eq 3 ] || { cat err.txt >&2; die "'$cmd' exited $rc, expected 3"; }
+  done
+  # A valid header announcing a frame far larger than what follows, on a
+  # pipe: TRUNCATED once the input ends, never a read of the announced size.
+  python3 "$HERE/frame_tools.py" bomb big.sz bomb.sz || die "frame_tools.py bomb"
+  ( ulimit -v 524288; cat bomb.sz | timeout 20 "$SZ" inspect - > /dev/null ) 2>err.txt
+  rc=$?
+  [ $rc -eq 3 ] || { cat err.txt >&2; die "inspect of a lying header exited $rc"; }
+  # inspect and verify stream: peak RSS stays small for a 256 MiB input.
+  truncate -s 256M zeros.bf16
+  expect_rc 0 "$SZ" compress -T2 -o zeros.sz zeros.bf16
+  local what kb
+  for what in "inspect zeros.sz" "verify zeros.sz zeros.bf16" "decompress -c zeros.sz"; do
+    /usr/bin/time -f "%M" -o rss.txt "$SZ" $what > /dev/null 2>err.txt || { cat err.txt >&2; die "$what failed"; }
+    kb=$(tail -1 rss.txt)
+    [ "$kb" -le 65536 ] || die "$what: peak RSS $kb KB over 64 MB"
+  done
+}
+
 export SZ
 "case_$CASE"
 echo "PASS [$CASE]"
