@@ -322,6 +322,11 @@ case_safetensors() {
   # rejected inputs
   expect_rc 3 "$SZ" compress --dtype bf16 -o x.sz model.safetensors
   expect_err "keeps each tensor's dtype"
+  # commands that want one tensor still ask for a name
+  expect_rc 3 "$SZ" calibrate -o cb.szcb model.safetensors
+  expect_err "pick one with --tensor"
+  expect_rc 3 "$SZ" bench --seconds 0.01 model.safetensors
+  expect_err "pick one with --tensor"
   expect_rc 3 "$SZ" compress --tensor nope model.safetensors
   expect_err "no tensor 'nope'"
   expect_rc 3 "$SZ" compress --tensor ids model.safetensors

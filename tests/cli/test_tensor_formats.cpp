@@ -61,8 +61,8 @@ bool parse_npy(const std::vector<uint8_t>& b, TensorView* v, std::string* err, D
 }
 
 bool parse_st(const std::vector<uint8_t>& b, const std::string& t, TensorView* v, std::string* err,
-              DtypeHint hint = {}) {
-  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err);
+              DtypeHint hint = {}, bool whole = false) {
+  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err, whole);
 }
 
 TEST(Npy, ParsesEachSupportedDescr) {
@@ -189,7 +189,9 @@ TEST(Safetensors, SelectsTensorsByName) {
   std::string err;
   // No name: the whole file, every non-empty tensor in data order, the
   // non-floating ones (I64 "c") framed as fp8_e5m2 bytes.
-  ASSERT_TRUE(parse_st(b, "", &v, &err)) << err;
+  EXPECT_FALSE(parse_st(b, "", &v, &err));  // one tensor wanted: several need a name
+  EXPECT_NE(err.find("--tensor"), std::string::npos);
+  ASSERT_TRUE(parse_st(b, "", &v, &err, {}, true)) << err;
   EXPECT_TRUE(v.whole_file);
   EXPECT_EQ(v.header_off, 8u);
   EXPECT_EQ(v.header_size, std::strlen(kModel));
@@ -203,7 +205,7 @@ TEST(Safetensors, SelectsTensorsByName) {
     at = v.parts[i].end;
   }
   EXPECT_EQ(at, 33u);
-  EXPECT_FALSE(parse_st(b, "", &v, &err, {true, Dtype::bf16}));  // --dtype needs --tensor
+  EXPECT_FALSE(parse_st(b, "", &v, &err, {true, Dtype::bf16}, true));  // --dtype needs --tensor
   EXPECT_NE(err.find("--tensor"), std::string::npos);
   EXPECT_FALSE(parse_st(b, "c", &v, &err));  // I64 is not a splitzip dtype
   EXPECT_NE(err.find("I64"), std::string::npos);

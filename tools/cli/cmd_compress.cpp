@@ -111,7 +111,8 @@ int cmd_compress(int argc, char** argv) {
   const uint64_t chunk_log2 = a.u64("chunk-log2", splitzip::kDefaultChunkLog2);
   if (chunk_log2 < splitzip::kMinChunkLog2 || chunk_log2 > splitzip::kMaxChunkLog2)
     fail(kExitUsage, "compress: --chunk-log2 must be in 6..15");
-  const InputOptions iopt = input_options(a);
+  InputOptions iopt = input_options(a);
+  iopt.whole_file = true;
   const uint32_t coders_wanted = coder_threads_option(a);
 
   InputFormat fmt = InputFormat::raw;

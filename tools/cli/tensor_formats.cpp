@@ -368,7 +368,7 @@ bool parse_npy(const uint8_t* p, uint64_t size, DtypeHint hint, TensorView* out,
 }
 
 bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tensor, DtypeHint hint,
-                       TensorView* out, std::string* error) {
+                       TensorView* out, std::string* error, bool whole) {
   // The safetensors reference implementation caps headers at 100 MB.
   constexpr uint64_t kMaxHeader = 100000000;
   if (size < 8) {
@@ -475,7 +475,7 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
     return false;
   }
 
-  if (tensor.empty()) {
+  if (tensor.empty() && whole) {
     if (hint.given) {
       *error = "--dtype applies to one tensor (--tensor NAME); a whole .safetensors file keeps each tensor's dtype";
       return false;
@@ -506,8 +506,12 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
     return true;
   }
   const StEntry* pick = nullptr;
-  for (const auto& e : entries)
-    if (e.name == tensor) pick = &e;
+  if (!tensor.empty()) {
+    for (const auto& e : entries)
+      if (e.name == tensor) pick = &e;
+  } else if (entries.size() == 1) {
+    pick = &entries[0];
+  }
   if (!pick) {
     std::string names;
     for (size_t i = 0; i < entries.size() && i < 8; ++i) names += (i ? ", " : "") + entries[i].name;

@@ -61,9 +61,10 @@ bool parse_raw(const uint8_t* p, uint64_t size, splitzip::Dtype dtype, TensorVie
                std::string* error);
 bool parse_npy(const uint8_t* p, uint64_t size, DtypeHint hint, TensorView* out,
                std::string* error);
-// tensor: the name to select; empty takes the whole file (every tensor, in
-// parts, with the header kept for a byte-exact round trip).
+// tensor: the name to select. Empty: with whole, the whole file (every
+// tensor, in parts, with the header kept for a byte-exact round trip);
+// without, the file's only tensor.
 bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tensor,
-                       DtypeHint hint, TensorView* out, std::string* error);
+                       DtypeHint hint, TensorView* out, std::string* error, bool whole = false);
 
 }  // namespace szcli

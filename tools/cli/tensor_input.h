@@ -15,6 +15,9 @@ struct InputOptions {
   std::string format;  // "", "raw", "npy" or "safetensors"; "" = by extension
   DtypeHint hint;      // from --dtype
   std::string tensor;  // --tensor for safetensors
+  // compress: a .safetensors file without --tensor is taken whole (other
+  // commands want one tensor: the only one, else --tensor).
+  bool whole_file = false;
 };
 
 class TensorInput {
