@@ -62,8 +62,8 @@ bool parse_npy(const std::vector<uint8_t>& b, TensorView* v, std::string* err, D
 }
 
 bool parse_st(const std::vector<uint8_t>& b, const std::string& t, TensorView* v, std::string* err,
-              DtypeHint hint = {}) {
-  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err);
+              DtypeHint hint = {}, bool whole = false) {
+  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err, whole);
 }
 
 TEST(Npy, ParsesEachSupportedDescr) {
@@ -188,7 +188,25 @@ TEST(Safetensors, SelectsTensorsByName) {
   }
   TensorView v;
   std::string err;
-  EXPECT_FALSE(parse_st(b, "", &v, &err));  // several tensors: a name is needed
+  // No name: the whole file, every non-empty tensor in data order, the
+  // non-floating ones (I64 "c") framed as fp8_e5m2 bytes.
+  EXPECT_FALSE(parse_st(b, "", &v, &err));  // one tensor wanted: several need a name
+  EXPECT_NE(err.find("--tensor"), std::string::npos);
+  ASSERT_TRUE(parse_st(b, "", &v, &err, {}, true)) << err;
+  EXPECT_TRUE(v.whole_file);
+  EXPECT_EQ(v.header_off, 8u);
+  EXPECT_EQ(v.header_size, std::strlen(kModel));
+  EXPECT_EQ(v.bytes, 33u);
+  ASSERT_EQ(v.parts.size(), 5u);
+  const Dtype part_dtypes[] = {Dtype::bf16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e5m2, Dtype::fp16};
+  uint64_t at = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(v.parts[i].dtype, part_dtypes[i]) << i;
+    EXPECT_EQ(v.parts[i].begin, at) << i;
+    at = v.parts[i].end;
+  }
+  EXPECT_EQ(at, 33u);
+  EXPECT_FALSE(parse_st(b, "", &v, &err, {true, Dtype::bf16}, true));  // --dtype needs --tensor
   EXPECT_NE(err.find("--tensor"), std::string::npos);
   EXPECT_FALSE(parse_st(b, "c", &v, &err));  // I64 is not a splitzip dtype
   EXPECT_NE(err.find("I64"), std::string::npos);

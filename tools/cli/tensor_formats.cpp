@@ -360,11 +360,15 @@ bool parse_npy(const uint8_t* p, uint64_t size, DtypeHint hint, TensorView* out,
     return false;
   }
   // Element order (C or Fortran) does not matter for a lossless byte codec.
+  out->header_off = 0;
+  out->header_size = data_off;
+  out->shape = h.shape;
+  out->fortran_order = h.fortran_order;
   return fill_view(dtype, p + data_off, n, "npy '" + h.descr + "' shape " + shape_text(h.shape), out, error);
 }
 
 bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tensor, DtypeHint hint,
-                       TensorView* out, std::string* error) {
+                       TensorView* out, std::string* error, bool whole) {
   // The safetensors reference implementation caps headers at 100 MB.
   constexpr uint64_t kMaxHeader = 100000000;
   if (size < 8) {
@@ -471,6 +475,36 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
     return false;
   }
 
+  if (tensor.empty() && whole) {
+    if (hint.given) {
+      *error = "--dtype applies to one tensor (--tensor NAME); a whole .safetensors file keeps each tensor's dtype";
+      return false;
+    }
+    for (const StEntry* e : order) {
+      if (e->begin == e->end) continue;  // an empty tensor holds no bytes
+      TensorView::Part part;
+      part.name = e->name;
+      if (!st_dtype(e->dtype, &part.dtype)) part.dtype = Dtype::fp8_e5m2;
+      part.begin = e->begin;
+      part.end = e->end;
+      if ((part.end - part.begin) % splitzip::dtype_bytes(part.dtype) != 0) {
+        *error = ".safetensors tensor '" + e->name + "' of " + e->dtype + " has " +
+                 std::to_string(part.end - part.begin) + " data bytes, not whole elements";
+        return false;
+      }
+      out->parts.push_back(part);
+    }
+    out->whole_file = true;
+    out->name.clear();
+    out->header_off = 8;
+    out->header_size = hlen;
+    out->dtype = out->parts.empty() ? Dtype::bf16 : out->parts[0].dtype;
+    out->data = p + 8 + hlen;
+    out->bytes = data_size;
+    out->n_elems = 0;
+    out->what = "safetensors file, " + std::to_string(entries.size()) + " tensor(s)";
+    return true;
+  }
   const StEntry* pick = nullptr;
   if (!tensor.empty()) {
     for (const auto& e : entries)
