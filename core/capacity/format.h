@@ -221,15 +221,57 @@ SZ_HD void cap_codes(const CapTable& t, uint16_t code[256]) {
 
 // Decode table for a valid table of >= 2 symbols: entry[peek of kCapMaxLen
 // bits] = symbol | (length << 8).
+// The entries of symbol e (any order over symbols: a GPU fills them in
+// parallel, one symbol per lane).
+SZ_HD void cap_fill_symbol(const CapTable& t, const uint16_t code[256], uint32_t e, uint16_t table[kCapTableSize]) {
+  const uint32_t l = t.len[e];
+  if (l == 0) return;
+  for (uint32_t hi = 0; hi < (kCapTableSize >> l); ++hi)
+    table[code[e] | (hi << l)] = static_cast<uint16_t>(e | (l << 8));
+}
 SZ_HD void cap_decode_table(const CapTable& t, uint16_t table[kCapTableSize]) {
   uint16_t code[256];
   cap_codes(t, code);
-  for (uint32_t e = t.first; e <= t.last; ++e) {
-    const uint32_t l = t.len[e];
-    if (l == 0) continue;
-    for (uint32_t hi = 0; hi < (kCapTableSize >> l); ++hi)
-      table[code[e] | (hi << l)] = static_cast<uint16_t>(e | (l << 8));
+  for (uint32_t e = t.first; e <= t.last; ++e) cap_fill_symbol(t, code, e, table);
+}
+
+// ---- decoding one block (FORMAT.md 4.6.4, checks c-g of 4.6.5) ----
+// Checks c, d and e of a block of `size` bytes: its table, and that the
+// stream sizes fill the block exactly. The streams start at t->bytes + 64.
+SZ_HD Status cap_parse_block(const uint8_t* blk, uint64_t size, uint32_t exp_limit, CapTable* t) {
+  const Status ts = parse_cap_table(blk, size, exp_limit, t);
+  if (ts != Status::ok) return ts;
+  if (t->symbols == 1) return size == t->bytes ? Status::ok : Status::bad_code;
+  if (size < uint64_t{t->bytes} + 2 * kCapStreams) return Status::bad_code;
+  uint64_t total = t->bytes + 2 * kCapStreams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) total += load_le16(blk + t->bytes + 2 * s);
+  return total == size ? Status::ok : Status::bad_code;
+}
+
+// Checks f and g of stream s (z bytes at `stream`) of a block of m
+// elements, decoding its codes with `table` (cap_decode_table); put(j, e)
+// receives element j of the block. One stream is independent of the others:
+// a GPU lane or a SIMD lane group decodes one.
+template <class Put>
+SZ_HD Status cap_decode_stream(const uint8_t* stream, uint64_t z, uint32_t s, uint32_t m,
+                               const uint16_t table[kCapTableSize], Put&& put) {
+  const uint64_t end_bit = 8 * z;
+  uint64_t pos = 0;
+  for (uint32_t j = s; j < m; j += kCapStreams) {
+    // kCapMaxLen bits from pos; bits past the stream read as 0
+    uint32_t peek = 0;
+    const uint64_t byte = pos >> 3;
+    for (uint32_t k = 0; k < 3 && byte + k < z; ++k) peek |= uint32_t{stream[byte + k]} << (8 * k);
+    peek = (peek >> (pos & 7)) & (kCapTableSize - 1);
+    const uint32_t entry = table[peek];
+    const uint32_t len = entry >> 8;
+    if (pos + len > end_bit) return Status::bad_code;  // overrun
+    put(j, entry & 0xFFu);
+    pos += len;
   }
+  if ((pos + 7) / 8 != z) return Status::bad_code;  // stream longer than its codes
+  if ((pos & 7) && (stream[pos >> 3] >> (pos & 7)) != 0) return Status::bad_padding;
+  return Status::ok;
 }
 
 }  // namespace splitzip
