@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// The "cuda" Backend's capacity mode (FORMAT.md 4.6) on a GPU: frames
+// byte-identical to the reference, cross-decoding, device-resident buffers
+// (the decode path that runs both decoders), the golden error vectors and
+// corrupt frames with the reference's statuses. Skips without a device.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backends/registry.h"
+#include "core/reference.h"
+#include "core/synthetic.h"
+#include "tests/cuda/gpu_test_util.h"
+#include "tests/support/backend_check.h"
+#include "tests/support/compare.h"
+#include "tests/support/test_data.h"
+
+namespace splitzip::test {
+namespace {
+
+const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+
+CompressOptions cap_opts(bool checksum) {
+  CompressOptions o;
+  o.mode = Mode::capacity;
+  o.checksum = checksum;
+  return o;
+}
+
+TEST(CudaCapacity, SizesDtypesAndGenerators) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes)
+    for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{33}, uint64_t{65535}, uint64_t{65536}, uint64_t{65537},
+                       uint64_t{5 * 65536 + 11}})
+      for (synth::Generator g : {synth::Generator::gaussian_kv, synth::Generator::random_bits,
+                                 synth::Generator::special_values}) {
+        const auto in = synth::generate(g, d, n, 9, {});
+        for (bool ck : {false, true})
+          EXPECT_TRUE(matches_reference("cuda", d, in.data(), n, cap_opts(ck)))
+              << dtype_name(d) << " n " << n << " " << synth::generator_name(g) << " ck " << ck;
+      }
+}
+
+TEST(CudaCapacity, RealKvAllDtypes) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes)
+    for (const RealInput& in : real_inputs(d))
+      EXPECT_TRUE(matches_reference("cuda", d, in.bytes.data(), in.n, cap_opts(true))) << in.name;
+}
+
+// Device memory on both ends: the frame equals the reference's, and the
+// device-to-device decode (both decoders enqueued) reads mode-1 and mode-0
+// frames alike.
+TEST(CudaCapacity, DeviceBuffers) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes) {
+    const RealInput& in = real_inputs(d).front();
+    const uint64_t bytes = in.n * dtype_bytes(d), bound = compress_bound(d, in.n);
+    DeviceBuffer src(bytes), frame(bound), out(bytes);
+    ASSERT_TRUE(src.upload(in.bytes.data(), bytes));
+    for (Mode mode : {Mode::capacity, Mode::fast}) {
+      CompressOptions o;
+      o.backend = "cuda";
+      o.mode = mode;
+      o.checksum = true;
+      const Result r = compress(d, src.get(), in.n, frame.get(), bound, o);
+      ASSERT_EQ(r.status, Status::ok);
+      std::vector<uint8_t> ref(bound);
+      o.backend = "reference";
+      const Result rr = compress(d, in.bytes.data(), in.n, ref.data(), ref.size(), o);
+      ASSERT_EQ(rr.status, Status::ok);
+      const auto gpu_frame = frame.download(r.size);
+      EXPECT_TRUE(bytes_equal(gpu_frame.data(), r.size, ref.data(), rr.size)) << in.name;
+      DecompressOptions dopt;
+      dopt.backend = "cuda";
+      const Result dr = decompress(frame.get(), r.size, out.get(), bytes, dopt);
+      ASSERT_EQ(dr.status, Status::ok) << status_name(dr.status);
+      EXPECT_EQ(dr.size, bytes);
+      const auto back = out.download(bytes);
+      EXPECT_TRUE(bytes_equal(back.data(), bytes, in.bytes.data(), bytes));
+    }
+  }
+}
+
+TEST(CudaCapacity, GoldenErrorVectors) {
+  SZ_REQUIRE_GPU();
+  const std::string dir = golden_dir() + "/../golden-errors/capacity";
+  bool ok = false;
+  const auto list = read_file(dir + "/LIST", &ok);
+  ASSERT_TRUE(ok);
+  std::istringstream is(std::string(list.begin(), list.end()));
+  std::string name;
+  while (is >> name) {
+    const auto bin = read_file(dir + "/" + name + ".bin", &ok);
+    ASSERT_TRUE(ok);
+    EXPECT_TRUE(same_decode_result("cuda", bin.data(), bin.size(), 1 << 20)) << name;
+    // Device to device: the backend has not read the header.
+    DeviceBuffer f(bin.size()), out(1 << 20);
+    ASSERT_TRUE(f.upload(bin.data(), bin.size()));
+    std::vector<uint8_t> ref_out(1 << 20);
+    DecompressArgs a;
+    a.src = bin.data();
+    a.src_size = bin.size();
+    a.dst = ref_out.data();
+    a.capacity = ref_out.size();
+    a.verify_checksum = true;
+    DecompressOptions dopt;
+    dopt.backend = "cuda";
+    EXPECT_EQ(status_name(decompress(f.get(), bin.size(), out.get(), 1 << 20, dopt).status),
+              std::string(status_name(reference_decompress(a).status)))
+        << name;
+  }
+}
+
+TEST(CudaCapacity, CorruptFramesGiveReferenceStatuses) {
+  SZ_REQUIRE_GPU();
+  const uint64_t n = 2 * 65536 + 999;
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp16, n, 21, {});
+  std::vector<uint8_t> frame(compress_bound(Dtype::fp16, n));
+  CompressOptions o = cap_opts(true);
+  o.backend = "reference";
+  const Result r = compress(Dtype::fp16, in.data(), n, frame.data(), frame.size(), o);
+  ASSERT_EQ(r.status, Status::ok);
+  frame.resize(r.size);
+  for (uint64_t pos = 0; pos < frame.size(); pos += pos < 2048 ? 3 : 1531) {
+    auto bad = frame;
+    bad[pos] ^= 0x10;
+    EXPECT_TRUE(same_decode_result("cuda", bad.data(), bad.size(), n * 2)) << "byte " << pos;
+  }
+}
+
+}  // namespace
+}  // namespace splitzip::test
