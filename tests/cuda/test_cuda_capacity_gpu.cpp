@@ -3,6 +3,9 @@
 // byte-identical to the reference, cross-decoding, device-resident buffers
 // (the decode path that runs both decoders), the golden error vectors and
 // corrupt frames with the reference's statuses. Skips without a device.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -126,6 +129,45 @@ TEST(CudaCapacity, CorruptFramesGiveReferenceStatuses) {
     auto bad = frame;
     bad[pos] ^= 0x10;
     EXPECT_TRUE(same_decode_result("cuda", bad.data(), bad.size(), n * 2)) << "byte " << pos;
+  }
+}
+
+// The throughput line of scripts/gpu_check.sh: the synchronous API on
+// device buffers (each call includes its one host sync), best of 5, a
+// 64 Mi-element bf16 input (Gaussian KV-like). Prints, asserts only the
+// round trip.
+TEST(CudaCapacityBench, SyncApiThroughput) {
+  SZ_REQUIRE_GPU();
+  const uint64_t n = uint64_t{1} << 26, bytes = n * 2, bound = compress_bound(Dtype::bf16, n);
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, 1, {});
+  DeviceBuffer src(bytes), frame(bound), out(bytes);
+  ASSERT_TRUE(src.upload(in.data(), bytes));
+  for (Mode mode : {Mode::fast, Mode::capacity}) {
+    CompressOptions o;
+    o.backend = "cuda";
+    o.mode = mode;
+    o.checksum = true;
+    DecompressOptions d;
+    d.backend = "cuda";
+    double enc = 1e30, dec = 1e30;
+    uint64_t size = 0;
+    for (int it = 0; it < 6; ++it) {  // the first is a warm-up
+      const auto t0 = std::chrono::steady_clock::now();
+      const Result r = compress(Dtype::bf16, src.get(), n, frame.get(), bound, o);
+      const auto t1 = std::chrono::steady_clock::now();
+      ASSERT_EQ(r.status, Status::ok);
+      size = r.size;
+      const Result dr = decompress(frame.get(), r.size, out.get(), bytes, d);
+      const auto t2 = std::chrono::steady_clock::now();
+      ASSERT_EQ(dr.status, Status::ok);
+      if (it == 0) continue;
+      enc = std::min(enc, std::chrono::duration<double>(t1 - t0).count());
+      dec = std::min(dec, std::chrono::duration<double>(t2 - t1).count());
+    }
+    EXPECT_TRUE(out.download(bytes) == in);
+    std::printf("capacity_throughput mode=%s bf16 n=%llu ratio=%.4f encode=%.2f GB/s decode=%.2f GB/s (sync API, device buffers, checksum)\n",
+                mode == Mode::capacity ? "capacity" : "fast", static_cast<unsigned long long>(n),
+                static_cast<double>(bytes) / static_cast<double>(size), bytes / enc / 1e9, bytes / dec / 1e9);
   }
 }
 
