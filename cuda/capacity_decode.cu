@@ -72,8 +72,10 @@ __device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapDecArgs&
     if (sh.head == static_cast<int32_t>(Status::ok) && sh.table.symbols > 1) cap_codes(sh.table, sh.code);
   }
   __syncwarp();
-  if (sh.head != static_cast<int32_t>(Status::ok)) {
-    if (lane == 0) atomicMin(reinterpret_cast<unsigned long long*>(&w.ctl->err), cap_error_word(b, static_cast<Status>(sh.head)));
+  const int32_t head = sh.head;
+  __syncwarp();  // every lane has read head before lane 0 moves to the next block
+  if (head != static_cast<int32_t>(Status::ok)) {
+    if (lane == 0) atomicMin(reinterpret_cast<unsigned long long*>(&w.ctl->err), cap_error_word(b, static_cast<Status>(head)));
     return;
   }
   if (sh.table.symbols > 1)

@@ -132,6 +132,41 @@ TEST(CudaCapacity, CorruptFramesGiveReferenceStatuses) {
   }
 }
 
+// Small runs of every capacity kernel for compute-sanitizer (memcheck,
+// racecheck: scripts/gpu_check.sh step 6 runs CudaSanitize.*): device
+// buffers, both decoders (device to device), a corrupt stream.
+TEST(CudaSanitize, CapacitySmallEveryPath) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes) {
+    const auto data = synth::generate(synth::Generator::gaussian_kv, d, 70001, 3, {});
+    for (uint64_t n : {uint64_t{0}, uint64_t{17}, uint64_t{70001}}) {
+      const uint64_t bytes = n * dtype_bytes(d), bound = compress_bound(d, n);
+      DeviceBuffer src(bytes + 1), frame(bound), out(bytes + 1);
+      ASSERT_TRUE(src.upload(data.data(), bytes));
+      CompressOptions o = cap_opts(n % 2 == 1);
+      o.backend = "cuda";
+      const Result r = compress(d, src.get(), n, frame.get(), bound, o);
+      ASSERT_EQ(r.status, Status::ok) << dtype_name(d) << " " << n;
+      auto f = frame.download(r.size);
+      DecompressOptions dopt;
+      dopt.backend = "cuda";
+      EXPECT_EQ(decompress(frame.get(), r.size, out.get(), bytes, dopt).status, Status::ok);
+      if (r.size > 200 && f[49] == 1) {
+        f[r.size - 40] ^= 0x11;
+        std::vector<uint8_t> ref_out(bytes);
+        DecompressArgs a;
+        a.src = f.data();
+        a.src_size = f.size();
+        a.dst = ref_out.data();
+        a.capacity = bytes;
+        a.verify_checksum = true;
+        ASSERT_TRUE(frame.upload(f.data(), f.size()));
+        EXPECT_EQ(decompress(frame.get(), f.size(), out.get(), bytes, dopt).status, reference_decompress(a).status);
+      }
+    }
+  }
+}
+
 // The throughput line of scripts/gpu_check.sh: the synchronous API on
 // device buffers (each call includes its one host sync), best of 5, a
 // 64 Mi-element bf16 input (Gaussian KV-like). Prints, asserts only the
