@@ -27,6 +27,7 @@ struct CountShared {
   uint32_t counts[256];
   uint32_t bits[kCapStreams];
   CapTable table;
+  CapMergeScratch merge;  // package-merge work arrays: shared, not local memory
   HashShared hash;
 };
 
@@ -45,7 +46,7 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_count_kernel(CapEncArgs a)
     __syncthreads();
     for (uint32_t j = t; j < m; j += kCapEncThreads) atomicAdd(&sh.counts[cap_exp<T>(bsrc, j)], 1u);
     __syncthreads();
-    if (t == 0) cap_code_lengths(sh.counts, &sh.table);  // the one rule (core/capacity/format.h)
+    if (t == 0) cap_code_lengths(sh.counts, &sh.table, &sh.merge);  // the one rule (core/capacity/format.h)
     __syncthreads();
     if (sh.table.symbols > 1) atomicAdd(&sh.bits[t % kCapStreams], cap_stream_bits_part<T>(bsrc, m, sh.table.len, t));
     __syncthreads();
@@ -111,6 +112,7 @@ __global__ void __launch_bounds__(kThreads) cap_plan_kernel(CapEncArgs a, uint64
 
 struct WriteShared {
   CapBlockRec rec;
+  CapTable tab;  // shared, not a thread's local memory
   uint16_t code[256];
   uint32_t words[kCapEncWarps][kCapStreamWords];
   CapEncCtl ctl;
@@ -142,11 +144,11 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_write_kernel(CapEncArgs a)
     __syncthreads();
     uint8_t* blk = a.dst + L.blk_off + sh.rec.off;
     if (t == 0) {
-      const CapTable tab = cap_table_of(sh.rec);
-      write_cap_table(tab, blk);
-      if (tab.symbols > 1) {
-        cap_codes(tab, sh.code);  // the one rule (core/capacity/format.h)
-        for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + tab.bytes + 2 * s, sh.rec.stream_bytes[s]);
+      sh.tab = cap_table_of(sh.rec);
+      write_cap_table(sh.tab, blk);
+      if (sh.tab.symbols > 1) {
+        cap_codes(sh.tab, sh.code);  // the one rule (core/capacity/format.h)
+        for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + sh.tab.bytes + 2 * s, sh.rec.stream_bytes[s]);
       }
     }
     __syncthreads();

@@ -130,8 +130,17 @@ SZ_HD void write_cap_table(const CapTable& t, uint8_t* p) {
 // list selected. counts: per exponent value. Fills t (first, last, symbols,
 // len, bytes); a single present symbol gets length 1 (coded with 0 bits).
 // At least one count must be non-zero.
-SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
+// The work arrays of cap_code_lengths (15 KB): a caller that runs it on a
+// GPU passes them in shared memory instead of a thread's local memory,
+// which the driver would reserve for every resident thread.
+struct CapMergeScratch {
   uint8_t sym[256];
+  uint8_t is_leaf[kCapMaxLen + 1][512];
+  uint64_t cur[512], next[512];
+};
+
+SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t, CapMergeScratch* w) {
+  uint8_t* sym = w->sym;
   uint32_t m = 0;
   for (uint32_t e = 0; e < 256; ++e) {
     t->len[e] = 0;
@@ -150,8 +159,9 @@ SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
   } else {
     // Lists for levels kCapMaxLen (leaves only) down to 1; is_leaf marks the
     // merged order of each level, weights only of the current one.
-    uint8_t is_leaf[kCapMaxLen + 1][512];
-    uint64_t cur[512], next[512];
+    auto& is_leaf = w->is_leaf;
+    uint64_t* cur = w->cur;
+    uint64_t* next = w->next;
     uint32_t cur_n = m;
     for (uint32_t i = 0; i < m; ++i) {
       cur[i] = counts[sym[i]];
@@ -193,6 +203,10 @@ SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
   t->first = first;
   t->last = last;
   t->bytes = cap_table_bytes(first, last);
+}
+SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
+  CapMergeScratch w;
+  cap_code_lengths(counts, t, &w);
 }
 
 // Canonical codes (FORMAT.md 4.6.3), stored bit-reversed: the stream is
