@@ -13,6 +13,7 @@
 #include "backends/registry.h"
 #include "core/reference.h"
 #include "core/synthetic.h"
+#include "tests/cuda/capacity_cases.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/backend_check.h"
 #include "tests/support/compare.h"
@@ -42,6 +43,18 @@ TEST(CudaCapacity, SizesDtypesAndGenerators) {
           EXPECT_TRUE(matches_reference("cuda", d, in.data(), n, cap_opts(ck)))
               << dtype_name(d) << " n " << n << " " << synth::generator_name(g) << " ck " << ck;
       }
+}
+
+// Every case of tests/golden/capacity: the GPU frame is the reference's.
+TEST(CudaCapacity, GoldenCases) {
+  SZ_REQUIRE_GPU();
+  const auto cases = cap_cases();
+  ASSERT_GE(cases.size(), 15u);
+  for (const CapCase& c : cases) {
+    const auto in = cap_input(c);
+    EXPECT_TRUE(matches_reference("cuda", c.dtype, in.data(), in.size() / dtype_bytes(c.dtype), cap_opts(c.checksum)))
+        << c.name;
+  }
 }
 
 TEST(CudaCapacity, RealKvAllDtypes) {
