@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The synchronous Backend ("cuda"): whole frames through the device
-// pipelines of encode.cu / decode.cu, and cuda_pointer_kind(). Each call
+// pipelines of encode.cu / decode.cu (capacity mode: capacity_encode.cu /
+// capacity_decode.cu), and cuda_pointer_kind(). Each call
 // enqueues everything on the caller's stream (cuda::set_backend_stream for
 // this thread; cudaStreamPerThread by default) and synchronises that stream
 // once at the end, because Backend returns results. Host
