@@ -263,8 +263,10 @@ SZ_HD void plan_decode(const DecItem& it, uint64_t limit, bool verify, DecPlan* 
   }
   FrameHeader h;
   Status s = parse_header(it.src, it.src_size, &h);
-  // The capacity mode and coded fp8_e4m3 frames (FORMAT.md 4.6, 4.7) are
-  // not on the GPU yet: said on the device, no extra host round trip.
+  // Capacity-mode frames (FORMAT.md 4.6) are decoded by the kernels of
+  // capacity_decode.cu, which override this status when they run after
+  // these; coded fp8_e4m3 frames (4.7) are not on the GPU yet. Said on the
+  // device, no extra host round trip.
   if (s == Status::ok && (h.mode != kModeNibble || (h.dtype == kDtypeE4M3 && !h.stored())))
     s = Status::unsupported_mode;
   if (s != Status::ok) {
