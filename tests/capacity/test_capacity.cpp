@@ -585,6 +585,16 @@ std::vector<ErrorVector> make_error_vectors() {
     add("second_block_bad_table", "fp8, block 1: table last >= 32",
         with(two.frame, [&, o = off1](auto& f) { f[o + 1] = 40; }), Status::bad_codebook, false);
   }
+  {  // a one-value block is its 3-byte table; last = 40 makes the table longer too
+    const auto zf = compress_cap(Dtype::fp16, std::vector<uint8_t>(2 * 3000, 0), false);
+    FrameHeader zh;
+    EXPECT_EQ(parse_header(zf.data(), zf.size(), &zh), Status::ok);
+    const uint64_t zb = capacity_layout_of(zh).blk_off;
+    add("table_last_over_limit_short_block",
+        "fp16 one-value block: table last = 40 (>= 32), which also puts the table past the 3-byte block: "
+        "d's range check comes before c's table size",
+        with(zf, [&](auto& f) { f[zb + 1] = 40; }), Status::bad_codebook, false);
+  }
   add("checksum_residual_bit", "fp8: one residual bit flipped in block 1's range (rule 19)",
       with(two.frame, [&](auto& f) { f[two.L.high_off + 30000] ^= 4; }), Status::checksum_mismatch, false);
   return v;
