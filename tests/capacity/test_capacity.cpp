@@ -585,6 +585,14 @@ std::vector<ErrorVector> make_error_vectors() {
     add("second_block_bad_table", "fp8, block 1: table last >= 32",
         with(two.frame, [&, o = off1](auto& f) { f[o + 1] = 40; }), Status::bad_codebook, false);
   }
+  add("block_one_byte", "fp8: index entries 1 and (block 0 + block 1 - 1): block 0 is shorter than 2 bytes (c)",
+      with(two.frame, [&](auto& f) {
+        const uint64_t at = two.L.index_off;
+        const uint32_t s0 = load_le32(f.data() + at), s1 = load_le32(f.data() + at + 4);
+        store_le32(f.data() + at, 1);
+        store_le32(f.data() + at + 4, s0 + s1 - 1);
+      }),
+      Status::bad_code, false);
   {  // a one-value block is its 3-byte table; last = 40 makes the table longer too
     const auto zf = compress_cap(Dtype::fp16, std::vector<uint8_t>(2 * 3000, 0), false);
     FrameHeader zh;
