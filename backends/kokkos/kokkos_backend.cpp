@@ -53,11 +53,6 @@ class KokkosBackend final : public Backend {
   }
 
   FrameOutcome compress_frame(const CompressArgs& a) const override {
-    if (a.mode != Mode::fast) {  // the capacity mode is not implemented here
-      FrameOutcome out;
-      out.status = Status::unsupported_mode;
-      return out;
-    }
     return run([&] { return kokkos_impl::compress_frame(Space(), a); });
   }
 

@@ -3,6 +3,7 @@
 // core/reference_encode.cpp / reference_decode.cpp, with every rule taken from
 // the format core (escape_budget, top16_codebook, layout_of, block hashes,
 // write_block_checks, gaps, header) and the bulk work in Kokkos kernels.
+// Mode 0 (fast) and mode 1 (capacity, kokkos_capacity.h) share the frame steps.
 //
 // Caller buffers live in ExecSpace::memory_space. Only the 64 header bytes,
 // the 256 exponent counts and the block hashes (8 bytes per 64 KiB) cross to
@@ -12,6 +13,7 @@
 
 #include <cstring>
 
+#include "backends/kokkos/kokkos_capacity.h"
 #include "backends/kokkos/kokkos_decode.h"
 #include "backends/kokkos/kokkos_e4m3.h"
 #include "backends/kokkos/kokkos_encode.h"
@@ -113,7 +115,9 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
   const uint64_t budget = p.budget;
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
   Status s = Status::escape_overflow;
-  if (budget != kNoEscapeBudget) {
+  if (a.mode == Mode::capacity) {  // FORMAT.md 4.6 (plan_frame refused fp8_e4m3)
+    with_traits(a.dtype, [&](auto t) { s = capacity_encode<decltype(t)>(space, a, n_checks, &h); });
+  } else if (budget != kNoEscapeBudget) {
     Codebook cb;
     if (a.codebook != nullptr) {
       cb = *a.codebook;
@@ -143,15 +147,14 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
   h.frame_size = frame_size_of(h);
   const Bytes<ExecSpace> frame(f, h.frame_size);
   if (a.checksum) {
-    const uint64_t check_off = h.stored() ? stored_check_off(id, a.n) : layout_of(h).check_off;
-    const U64s<ExecSpace> hashes = block_hashes(space, src, bytes, f, h.frame_size, check_off);
+    const U64s<ExecSpace> hashes = block_hashes(space, src, bytes, f, h.frame_size, check_off_of(h));
     const auto host = Kokkos::create_mirror_view(hashes);
     Kokkos::deep_copy(space, host, hashes);
     space.fence();
     h.content_checksum = combine_block_hashes(host.data(), n_checks);
   }
   ZeroGaps<ExecSpace> zero{frame, {}, 0};
-  zero.count = h.stored() ? stored_gaps(id, a.n, n_checks, zero.gaps) : coded_gaps(layout_of(h), zero.gaps);
+  zero.count = frame_gaps(h, zero.gaps);
   Kokkos::parallel_for("splitzip::kokkos::zero_gaps", Range<ExecSpace>(space, 0, 1), zero);
   uint8_t hb[64];
   write_header(h, hb);
@@ -175,10 +178,6 @@ FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
   if ((out.status = open_frame(a, hb, &h)) != Status::ok) return out;  // rules 1-13
-  if (h.mode != kModeNibble) {  // the capacity mode is not implemented here
-    out.status = Status::unsupported_mode;
-    return out;
-  }
   const ConstBytes<ExecSpace> frame(f, h.frame_size);
   uint32_t mask = 0;
   Kokkos::parallel_reduce("splitzip::kokkos::check_gaps", Range<ExecSpace>(space, 0, 1),
@@ -192,8 +191,12 @@ FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
     Kokkos::deep_copy(space, Bytes<ExecSpace>(dst, bytes), ConstBytes<ExecSpace>(f + 64, bytes));
   } else {
     Status s = Status::invalid_argument;
-    if (h.dtype == kDtypeE4M3) s = e4m3_decode(space, h, f, dst);  // FORMAT.md 4.7
-    with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(space, h, f, dst); });
+    if (h.mode == kModeCapacity) {  // FORMAT.md 4.6 (never fp8_e4m3: rule 8)
+      with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = capacity_decode<decltype(t)>(space, h, f, dst); });
+    } else {
+      if (h.dtype == kDtypeE4M3) s = e4m3_decode(space, h, f, dst);  // FORMAT.md 4.7
+      with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(space, h, f, dst); });
+    }
     if (s != Status::ok) {
       out.status = s;
       return out;

@@ -20,6 +20,7 @@
 #include "core/frame_rules.h"
 #include "core/reference.h"
 #include "core/synthetic.h"
+#include "tests/support/capacity_golden.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {
@@ -453,57 +454,7 @@ TEST(CapacityApi, DstTooSmallIsReportedAndNothingPastCapacity) {
 
 // ---- golden vectors ----
 
-struct CapCase {
-  std::string name, gen;
-  uint64_t seed;
-  Dtype dtype;
-  uint64_t n;
-  bool checksum;
-};
-
-std::string golden_cap_dir() { return test::golden_dir() + "/capacity"; }
-
-std::vector<CapCase> cap_cases() {
-  bool ok = false;
-  const auto bytes = test::read_file(golden_cap_dir() + "/cases.txt", &ok);
-  EXPECT_TRUE(ok);
-  std::istringstream is(std::string(bytes.begin(), bytes.end()));
-  std::vector<CapCase> out;
-  std::string line;
-  while (std::getline(is, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream ls(line);
-    CapCase c;
-    std::string dt;
-    int ck = 0;
-    ls >> c.name >> c.gen >> c.seed >> dt >> c.n >> ck;
-    EXPECT_TRUE(parse_dtype(dt.c_str(), &c.dtype)) << line;
-    c.checksum = ck != 0;
-    out.push_back(c);
-  }
-  return out;
-}
-
-std::vector<uint8_t> cap_input(const CapCase& c) {
-  if (c.gen == "zeros") return std::vector<uint8_t>(c.n * dtype_bytes(c.dtype), 0);
-  if (c.gen.rfind("kv:", 0) == 0) {
-    bool ok = false;
-    auto b = test::load_data_file(c.gen.substr(3), &ok);
-    EXPECT_TRUE(ok);
-    b.resize(std::min<uint64_t>(b.size(), c.n * dtype_bytes(c.dtype)));
-    return b;
-  }
-  synth::Generator g;
-  EXPECT_TRUE(synth::parse_generator(c.gen.c_str(), &g)) << c.gen;
-  return synth::generate(g, c.dtype, c.n, c.seed, {});
-}
-
-char hex(uint32_t v) { return "0123456789abcdef"[v & 15]; }
-std::string hex64(uint64_t v) {
-  std::string s(16, '0');
-  for (int i = 0; i < 16; ++i) s[15 - i] = hex(static_cast<uint32_t>(v >> (4 * i)));
-  return s;
-}
+std::string golden_cap_dir() { return test::capacity_golden_dir(); }
 
 TEST(CapacityGolden, FramesMatchCommittedBytes) {
   const bool regen = std::getenv("SPLITZIP_REGEN_GOLDEN") != nullptr;
@@ -511,22 +462,17 @@ TEST(CapacityGolden, FramesMatchCommittedBytes) {
       "# Committed mode-1 frames of cases.txt: name, frame size, XXH3-64 (hex) of the frame.\n"
       "# Regenerate: SPLITZIP_REGEN_GOLDEN=1 splitzip_capacity_tests --gtest_filter='CapacityGolden.*'\n";
   std::map<std::string, std::string> expected;
-  if (!regen) {
-    bool ok = false;
-    const auto bytes = test::read_file(golden_cap_dir() + "/frames.txt", &ok);
-    ASSERT_TRUE(ok);
-    std::istringstream is(std::string(bytes.begin(), bytes.end()));
-    std::string line;
-    while (std::getline(is, line))
-      if (!line.empty() && line[0] != '#') expected[line.substr(0, line.find(' '))] = line;
-  }
-  const auto cases = cap_cases();
+  if (!regen) expected = test::capacity_golden_frames();
+  bool ok = false;
+  const auto cases = test::capacity_golden_cases(&ok);
+  ASSERT_TRUE(ok);
   ASSERT_GE(cases.size(), 8u);
-  for (const CapCase& c : cases) {
+  for (const test::CapacityGoldenCase& c : cases) {
     SCOPED_TRACE(c.name);
-    const auto in = cap_input(c);
+    const auto in = test::capacity_golden_input(c, &ok);
+    ASSERT_TRUE(ok);
     const auto frame = compress_cap(c.dtype, in, c.checksum);
-    const std::string line = c.name + " " + std::to_string(frame.size()) + " " + hex64(hash_xxh3(frame.data(), frame.size()));
+    const std::string line = test::capacity_golden_line(c.name, frame);
     table += line + "\n";
     const std::string sz = golden_cap_dir() + "/sz/" + c.name + ".sz";
     if (regen) {
@@ -534,7 +480,6 @@ TEST(CapacityGolden, FramesMatchCommittedBytes) {
       continue;
     }
     EXPECT_EQ(expected[c.name], line);
-    bool ok = false;
     const auto committed = test::read_file(sz, &ok);
     if (ok) {
       EXPECT_EQ(committed, frame);
@@ -640,6 +585,24 @@ std::vector<ErrorVector> make_error_vectors() {
     add("second_block_bad_table", "fp8, block 1: table last >= 32",
         with(two.frame, [&, o = off1](auto& f) { f[o + 1] = 40; }), Status::bad_codebook, false);
   }
+  add("block_one_byte", "fp8: index entries 1 and (block 0 + block 1 - 1): block 0 is shorter than 2 bytes (c)",
+      with(two.frame, [&](auto& f) {
+        const uint64_t at = two.L.index_off;
+        const uint32_t s0 = load_le32(f.data() + at), s1 = load_le32(f.data() + at + 4);
+        store_le32(f.data() + at, 1);
+        store_le32(f.data() + at + 4, s0 + s1 - 1);
+      }),
+      Status::bad_code, false);
+  {  // a one-value block is its 3-byte table; last = 40 makes the table longer too
+    const auto zf = compress_cap(Dtype::fp16, std::vector<uint8_t>(2 * 3000, 0), false);
+    FrameHeader zh;
+    EXPECT_EQ(parse_header(zf.data(), zf.size(), &zh), Status::ok);
+    const uint64_t zb = capacity_layout_of(zh).blk_off;
+    add("table_last_over_limit_short_block",
+        "fp16 one-value block: table last = 40 (>= 32), which also puts the table past the 3-byte block: "
+        "d's range check comes before c's table size",
+        with(zf, [&](auto& f) { f[zb + 1] = 40; }), Status::bad_codebook, false);
+  }
   add("checksum_residual_bit", "fp8: one residual bit flipped in block 1's range (rule 19)",
       with(two.frame, [&](auto& f) { f[two.L.high_off + 30000] ^= 4; }), Status::checksum_mismatch, false);
   return v;
@@ -659,22 +622,12 @@ TEST(CapacityGolden, ErrorVectors) {
     ASSERT_TRUE(test::write_file(dir + "/LIST", std::vector<uint8_t>(list.begin(), list.end())));
   }
   bool ok = false;
-  const auto list = test::read_file(dir + "/LIST", &ok);
+  const auto vectors = test::capacity_error_vectors(&ok);
   ASSERT_TRUE(ok);
-  std::istringstream is(std::string(list.begin(), list.end()));
-  std::string name;
   int count = 0;
-  while (is >> name) {
-    SCOPED_TRACE(name);
-    const auto bin = test::read_file(dir + "/" + name + ".bin", &ok);
-    ASSERT_TRUE(ok);
-    const auto ex = test::read_file(dir + "/" + name + ".expect", &ok);
-    ASSERT_TRUE(ok);
-    const std::string text(ex.begin(), ex.end());
-    const auto at = text.find("status = ");
-    ASSERT_NE(at, std::string::npos);
-    const std::string want = text.substr(at + 9, text.find('\n', at) - at - 9);
-    EXPECT_EQ(status_name(decode_status(bin, 1 << 20)), want);
+  for (const test::CapacityErrorVector& v : vectors) {
+    SCOPED_TRACE(v.name);
+    EXPECT_EQ(status_name(decode_status(v.bytes, 1 << 20)), v.status);
     ++count;
   }
   EXPECT_GE(count, 15);

@@ -18,9 +18,10 @@ using splitzip::Status;
 constexpr uint64_t kCanary = 64;
 constexpr uint8_t kCanaryByte = 0xA5;
 
-// Mode 1 (FORMAT.md 4.6): the frame must be the reference's (the capacity
-// oracle; the spec oracle reads mode 0 only), stay inside the bound, decode
-// to the input, not depend on the thread count, and be refused one byte short.
+// Mode 1 (FORMAT.md 4.6): the frame must be the reference's, be accepted by
+// the spec oracle and decode there to the input, stay inside the bound,
+// decode to the input, not depend on the thread count, and be refused one
+// byte short.
 int capacity_case(const szfuzz::CompressCase& c, const void* src) {
   const uint64_t in_bytes = c.n * splitzip::dtype_bytes(c.dtype);
   const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
@@ -47,6 +48,10 @@ int capacity_case(const szfuzz::CompressCase& c, const void* src) {
   const splitzip::Result d = splitzip::decompress(dst.data(), r.size, back.data(), in_bytes);
   FUZZ_CHECK(d.ok() && d.size == in_bytes, "capacity decompress: %s", splitzip::status_name(d.status));
   FUZZ_CHECK(c.n == 0 || std::memcmp(back.data(), src, in_bytes) == 0, "capacity round trip differs");
+  const szfuzz::SpecVerdict v = szfuzz::spec_check(dst.data(), r.size);
+  FUZZ_CHECK(v.ok(), "spec oracle rejects the capacity frame: %s", splitzip::status_name(v.first()));
+  FUZZ_CHECK(c.n == 0 || (v.output.size() == in_bytes && std::memcmp(v.output.data(), src, in_bytes) == 0),
+             "spec oracle decodes the capacity frame differently");
   splitzip::CompressOptions o2 = o;
   o2.threads = c.threads == 1 ? 0 : 1;
   std::vector<uint8_t> again(r.size);

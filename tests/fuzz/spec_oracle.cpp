@@ -231,6 +231,160 @@ uint64_t combine(const std::vector<uint64_t>& h) {
 
 uint64_t spec_content_checksum_v2(const uint8_t* data, uint64_t bytes) { return combine(block_hashes(data, bytes)); }
 
+namespace {
+
+// ---- mode 1 (FORMAT.md 4.6), read from the text ----
+
+// Residual of element i from streams 1 and 2 (4.2).
+uint32_t residual_at(const uint8_t* src, const Geo& g, uint64_t res_off, uint64_t high_off, uint64_t high_size,
+                     uint64_t i) {
+  uint32_t r = 0;
+  for (uint32_t k = 0; k < g.res_bytes; ++k) r |= uint32_t{src[res_off + i * g.res_bytes + k]} << (8 * k);
+  if (g.high_bits) {
+    const uint64_t b0 = 3 * i;
+    uint32_t w = src[high_off + b0 / 8];
+    if (b0 / 8 + 1 < high_size) w |= uint32_t{src[high_off + b0 / 8 + 1]} << 8;
+    r |= ((w >> (b0 % 8)) & 7u) << (8 * g.res_bytes);
+  }
+  return r;
+}
+
+// An LSB-first bit string of `bytes` bytes (4.6.2).
+struct BitString {
+  const uint8_t* p;
+  uint64_t bytes;
+  uint64_t at = 0;
+  bool next(uint32_t* b) {  // false past the end
+    if (at >= 8 * bytes) return false;
+    *b = (p[at / 8] >> (at % 8)) & 1u;
+    ++at;
+    return true;
+  }
+};
+
+// One exponent block of m elements (4.6.2-4.6.5 c-g) into exps.
+Status capacity_block(const uint8_t* p, uint64_t size, uint64_t m, uint32_t exp_bits, uint32_t* exps) {
+  if (size < 2) return Status::bad_code;  // c
+  const uint32_t first = p[0], last = p[1];
+  // d, the parts that give the table its size (which c needs).
+  if (first > last || last >= (uint32_t{1} << exp_bits)) return Status::bad_codebook;
+  const uint32_t span = last - first + 1;
+  const uint64_t table = 2 + cdiv(span, 2);
+  if (size < table) return Status::bad_code;  // c
+  std::vector<uint32_t> len(256, 0);
+  for (uint32_t k = 0; k < span; ++k) len[first + k] = (p[2 + k / 2] >> (4 * (k % 2))) & 0xF;
+  // d: lengths 1..12 (0 absent), first and last present, zero padding nibble,
+  // one value of length 1 or a complete code.
+  uint32_t present = 0;
+  uint64_t kraft = 0;
+  for (uint32_t e = first; e <= last; ++e) {
+    if (len[e] > 12) return Status::bad_codebook;
+    if (len[e] == 0) continue;
+    ++present;
+    kraft += uint64_t{1} << (12 - len[e]);
+  }
+  if (len[first] == 0 || len[last] == 0) return Status::bad_codebook;
+  if (span % 2 == 1 && (p[2 + span / 2] >> 4) != 0) return Status::bad_codebook;
+  if (present == 1) {
+    if (len[first] != 1) return Status::bad_codebook;
+    if (size != table) return Status::bad_code;  // e
+    for (uint64_t j = 0; j < m; ++j) exps[j] = first;
+    return Status::ok;
+  }
+  if (kraft != 4096) return Status::bad_codebook;
+  // e: 32 stream sizes, then the streams fill the block exactly.
+  if (size < table + 64) return Status::bad_code;
+  uint64_t stream_size[32], total = table + 64;
+  for (int s = 0; s < 32; ++s) total += stream_size[s] = le(p + table + 2 * s, 2);
+  if (total != size) return Status::bad_code;
+  // Canonical codes (4.6.3): count per length, first code per length,
+  // values in ascending order within a length.
+  uint32_t bl[14] = {}, next[14] = {};
+  for (uint32_t e = first; e <= last; ++e) ++bl[len[e]];
+  bl[0] = 0;
+  for (uint32_t l = 2; l <= 12; ++l) next[l] = (next[l - 1] + bl[l - 1]) << 1;
+  std::vector<std::vector<uint32_t>> value_of(13);  // [len][code - first code of len]
+  uint32_t first_code[13];
+  for (uint32_t l = 1; l <= 12; ++l) first_code[l] = next[l];
+  for (uint32_t e = first; e <= last; ++e)
+    if (len[e]) value_of[len[e]].push_back(e);
+  // f, g per stream: code i of stream s is element 32 i + s; a code's first
+  // bit is the stream's next bit.
+  uint64_t off = table + 64;
+  for (uint64_t s = 0; s < 32; ++s) {
+    BitString bits{p + off, stream_size[s]};
+    for (uint64_t j = s; j < m; j += 32) {
+      uint32_t code = 0, l = 0, b = 0;
+      for (;;) {
+        if (!bits.next(&b)) return Status::bad_code;  // f: runs past the end
+        code = (code << 1) | b;
+        ++l;
+        if (code >= first_code[l] && code - first_code[l] < bl[l]) break;
+        if (l == 12) return Status::internal_error;  // a complete code always ends by 12 bits
+      }
+      exps[j] = value_of[l][code - first_code[l]];
+    }
+    if (cdiv(bits.at, 8) != stream_size[s]) return Status::bad_code;  // f: ends before the last byte
+    for (uint32_t b = 0; bits.next(&b);)
+      if (b) return Status::bad_padding;  // g
+    off += stream_size[s];
+  }
+  return Status::ok;
+}
+
+// The rule bit whose status a 4.6.5 check gives.
+int rule_of_capacity_status(Status s) {
+  switch (s) {
+    case Status::bad_padding: return 14;
+    case Status::bad_codebook: return 9;
+    case Status::bad_code: return 18;
+    default: return 0;
+  }
+}
+
+// The payload of a mode-1 frame whose header holds: the gaps (rule 14),
+// checks a-g in order, and the decoded elements into out. *checks_off:
+// stream 7.
+Status capacity_payload(const uint8_t* src, const SpecVerdict& v, uint8_t* out, uint64_t* checks_off) {
+  const uint32_t id = src[5];
+  const Geo g = geo(id);
+  const uint64_t n = v.n_elems, nb = cdiv(n, 65536);
+  // 4.6.1: streams 1, 2, 8, 9, 7 at 16-byte-aligned offsets from 64.
+  const uint64_t size[5] = {n * g.res_bytes, g.high_bits ? cdiv(3 * n, 8) : 0, 4 * nb, v.escape_count,
+                            4 * v.n_checks};
+  uint64_t off[5], at = 64;
+  for (int k = 0; k < 5; ++k) {
+    off[k] = at;
+    at = a16(at + size[k]);
+  }
+  *checks_off = off[4];
+  std::vector<bool> covered(v.payload_end, false);
+  for (int k = 0; k < 5; ++k)
+    for (uint64_t i = 0; i < size[k]; ++i) covered[off[k] + i] = true;
+  for (uint64_t i = 64; i < v.payload_end; ++i)
+    if (!covered[i] && src[i]) return Status::bad_padding;  // rule 14, before a-g
+  if (size[1] && (3 * n) % 8 && (src[off[1] + size[1] - 1] >> ((3 * n) % 8))) return Status::bad_padding;  // a
+  uint64_t sum = 0;
+  for (uint64_t b = 0; b < nb; ++b) sum += le(src + off[2] + 4 * b, 4);
+  if (sum != v.escape_count) return Status::bad_code;  // b
+  std::vector<uint32_t> exps(n);
+  uint64_t blk = off[3];
+  for (uint64_t b = 0; b < nb; ++b) {
+    const uint64_t bytes = le(src + off[2] + 4 * b, 4);
+    const uint64_t m = std::min<uint64_t>(65536, n - 65536 * b);
+    const Status s = capacity_block(src + blk, bytes, m, g.exp_bits, exps.data() + 65536 * b);
+    if (s != Status::ok) return s;
+    blk += bytes;
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint64_t val = join(id, exps[i], residual_at(src, g, off[0], off[1], size[1], i));
+    for (uint32_t k = 0; k < g.bytes; ++k) out[i * g.bytes + k] = static_cast<uint8_t>(val >> (8 * k));
+  }
+  return Status::ok;
+}
+
+}  // namespace
+
 SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opts) {
   SpecVerdict v;
   uint8_t cb[16];
@@ -255,18 +409,20 @@ SpecVerdict spec_check(const uint8_t* src, uint64_t size, const SpecOptions& opt
     v.definite = v.possible = bit(13);
     return v;
   }
-  // The payload rules of mode 1 (4.6.5) are not modelled here: callers judge
-  // such frames against the reference backend (v.capacity tells them).
-  if (v.capacity) {
-    v.possible = ~uint32_t{0} & ~((1u << 14) - 1);  // any of rules 14-19
-    return v;
-  }
-
   std::vector<uint8_t> out(v.decoded_size);
   uint32_t def = 0, pos = 0;
   // Stream 7 (v2 block checks): after the padded stored data, or the last stream.
   uint64_t checks_off = 0;
-  if (v.stored) {
+  if (v.capacity) {
+    // 4.6.5 orders the checks: the first failing one is the frame's status,
+    // for the reference and (the differential fuzzer requires) every backend.
+    const Status s = capacity_payload(src, v, out.data(), &checks_off);
+    if (s != Status::ok) {
+      v.definite = bit(rule_of_capacity_status(s));
+      v.possible = v.definite | (checksum && opts.verify_checksum ? bit(19) : 0u);  // output undefined
+      return v;
+    }
+  } else if (v.stored) {
     checks_off = 64 + a16(v.decoded_size);
     const uint64_t checks_end = checks_off + 4 * v.n_checks;
     for (uint64_t i = 64 + v.decoded_size; i < v.payload_end; ++i)

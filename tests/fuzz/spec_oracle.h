@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// An independent reading of FORMAT.md section 9 (format v1 and v2): which
-// rules a frame breaks and what it decodes to. Written from the document, not from core/, so the
+// An independent reading of FORMAT.md section 9 (format v1 and v2, modes 0
+// and 1 with 4.6.5): which rules a frame breaks and what it decodes to. Written from the document, not from core/, so the
 // fuzzers and reliability tests compare the library against the spec rather
 // than against itself. Slow and simple on purpose.
 #pragma once
@@ -30,7 +30,11 @@ struct SpecVerdict {
   bool header_ok = false;      // rules 1-11 hold
   uint32_t version = 0;        // 1 or 2, valid when header_ok
   bool stored = false;
-  bool capacity = false;       // a mode-1 header (4.6): payload rules are not modelled
+  // A mode-1 header (4.6). Its payload is read from 4.6 too (gaps, then
+  // checks a-g in order); definite then holds the one rule bit whose status
+  // the first failing check gives (BAD_PADDING 14, BAD_CODEBOOK 9, BAD_CODE
+  // 18), which every backend must report.
+  bool capacity = false;
   uint64_t n_checks = 0;       // v2 with CHECKSUM: entries of stream 7
   // Rule 19 of a v2 frame broken by a block check: the first such block;
   // all ones otherwise (also when only the combined checksum differs).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Replays tests/golden-errors/{v1,v2}/: each <name>.bin with its
+// Replays tests/golden-errors/{v1,v2,capacity}/: each <name>.bin with its
 // <name>.expect (format in tests/golden-errors/README.md) on default dispatch
 // and on every available backend, and checks the expected status and, where
 // given, corrupt_block. The spec oracle must agree with each expectation, so
@@ -58,14 +58,14 @@ std::string trim(const std::string& s) {
 }
 
 // The vector sets, one directory per format version; every .expect in them.
-const char* const kSets[] = {"v1", "v2"};
+const char* const kSets[] = {"v1", "v2", "capacity"};  // capacity: mode-1 frames (FORMAT.md 4.6.5)
 
 std::vector<Vector> load_vectors(std::string* error) {
   std::vector<Vector> out;
   std::vector<fs::path> expects;
   for (const fs::path& e : fs::directory_iterator(fs::path(SPLITZIP_GOLDEN_ERRORS_DIR))) {
     if (e.extension() == ".expect" || e.extension() == ".bin")
-      *error += e.filename().string() + ": vectors live in v1/ or v2/\n";
+      *error += e.filename().string() + ": vectors live in v1/, v2/ or capacity/\n";
   }
   for (const char* set : kSets) {
     const fs::path d = fs::path(SPLITZIP_GOLDEN_ERRORS_DIR) / set;

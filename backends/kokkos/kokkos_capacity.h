@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// Kokkos capacity mode (FORMAT.md 4.6): streams 1, 2, 8 and 9 of a mode-1
+// frame, and their decode with checks a-g of 4.6.5; the rest of the frame
+// (header, stream 7, gaps, stored fallback) is kokkos_frame.h's.
+//
+// Encode:
+//   1. one index per exponent block: histogram, code lengths and canonical
+//      codes (core/capacity/format.h), bits of each of the 32 streams,
+//      block size                                         (parallel_for)
+//   2. exclusive scan of the block sizes -> block offsets (parallel_scan)
+//   3. one index per (block, stream) bit-packs its stream; stream 0's index
+//      also writes the index entry, table and sizes       (parallel_for)
+//   4. one index per 8 elements writes streams 1 and 2    (parallel_for)
+// Decode:
+//   1. padding of stream 2 (check a), index sum (check b) (parallel_reduce, parallel_scan)
+//   2. one team per block: table and sizes (c-e) once, then one thread per
+//      stream decodes its codes (f, g) and writes whole elements
+//                                                         (team parallel_reduce)
+// Every write has a fixed place and the first failing check is the minimum
+// of (block, stage) keys, so bytes and statuses do not depend on the
+// execution space, team size or thread count.
+#pragma once
+
+#include <string>
+
+#include "backends/kokkos/kokkos_encode.h"
+#include "backends/kokkos/kokkos_views.h"
+#include "core/capacity/format.h"
+#include "core/codec_args.h"
+#include "core/header.h"
+
+namespace splitzip {
+namespace kokkos_impl {
+
+template <class ExecSpace>
+using U32s = Kokkos::View<uint32_t*, typename ExecSpace::memory_space>;
+
+// Per-block plan entries: heads(b) = first | last << 8 | symbols << 16;
+// codes(256 b + e) = canonical code (bit-reversed) | length << 16.
+KOKKOS_INLINE_FUNCTION uint32_t cap_head(const CapTable& t) { return t.first | (t.last << 8) | (t.symbols << 16); }
+
+// Encode step 1 for block b.
+template <class T, class ExecSpace>
+struct CapPlanBlocks {
+  ConstBytes<ExecSpace> src;
+  uint64_t n;
+  U32s<ExecSpace> heads, codes, stream_bytes;
+  U64s<ExecSpace> sizes;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index bi) const {
+    const auto b = static_cast<uint64_t>(bi);
+    const uint64_t begin = b << kCapBlockLog2;
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    uint32_t counts[256];
+    for (uint32_t e = 0; e < 256; ++e) counts[e] = 0;
+    for (uint32_t j = 0; j < m; ++j) ++counts[T::exponent(load_elem<T>(src, begin + j))];
+    CapTable t;
+    cap_code_lengths(counts, &t);
+    uint16_t code[256];
+    uint64_t size = t.bytes;
+    if (t.symbols > 1) {
+      cap_codes(t, code);
+      uint32_t bits[kCapStreams];
+      for (uint32_t s = 0; s < kCapStreams; ++s) bits[s] = 0;
+      for (uint32_t j = 0; j < m; ++j) bits[j % kCapStreams] += t.len[T::exponent(load_elem<T>(src, begin + j))];
+      size += 2u * kCapStreams;
+      for (uint32_t s = 0; s < kCapStreams; ++s) {
+        stream_bytes(b * kCapStreams + s) = (bits[s] + 7u) / 8u;
+        size += (bits[s] + 7u) / 8u;
+      }
+    } else {
+      for (uint32_t e = 0; e < 256; ++e) code[e] = 0;
+    }
+    for (uint32_t e = 0; e < 256; ++e) codes(b * 256u + e) = code[e] | (uint32_t{t.len[e]} << 16);
+    heads(b) = cap_head(t);
+    sizes(b) = size;
+  }
+};
+
+// Encode step 3 for stream s of block b (index 32 b + s).
+template <class T, class ExecSpace>
+struct CapWriteStreams {
+  ConstBytes<ExecSpace> src;
+  Bytes<ExecSpace> frame;
+  uint64_t n, index_off, blk_off;
+  U32s<ExecSpace> heads, codes, stream_bytes;
+  U64s<ExecSpace> sizes, offsets;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index q) const {
+    const uint64_t b = static_cast<uint64_t>(q) / kCapStreams;
+    const auto s = static_cast<uint32_t>(static_cast<uint64_t>(q) % kCapStreams);
+    const uint32_t head = heads(b);
+    const uint32_t first = head & 0xFFu, last = (head >> 8) & 0xFFu, symbols = head >> 16;
+    const uint64_t base = blk_off + offsets(b);
+    const uint32_t tb = cap_table_bytes(first, last);
+    if (s == 0) {
+      const auto size = static_cast<uint32_t>(sizes(b));
+      for (uint32_t k = 0; k < 4; ++k) frame(index_off + 4u * b + k) = static_cast<uint8_t>(size >> (8u * k));
+      CapTable t;
+      t.first = first;
+      t.last = last;
+      for (uint32_t e = first; e <= last; ++e) t.len[e] = static_cast<uint8_t>(codes(b * 256u + e) >> 16);
+      write_cap_table(t, frame.data() + base);
+      if (symbols > 1)
+        for (uint32_t k = 0; k < kCapStreams; ++k) store_u16(frame, base + tb + 2u * k, stream_bytes(b * kCapStreams + k));
+    }
+    if (symbols <= 1) return;  // one symbol: the table is the block
+    uint64_t off = base + tb + 2u * kCapStreams;
+    for (uint32_t k = 0; k < s; ++k) off += stream_bytes(b * kCapStreams + k);
+    const uint64_t begin = b << kCapBlockLog2;
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    uint64_t acc = 0;  // LSB-first bit buffer, fewer than 8 + 12 bits pending
+    uint32_t pending = 0;
+    for (uint32_t j = s; j < m; j += kCapStreams) {
+      const uint32_t c = codes(b * 256u + T::exponent(load_elem<T>(src, begin + j)));
+      acc |= uint64_t{c & 0xFFFFu} << pending;
+      pending += c >> 16;
+      for (; pending >= 8; pending -= 8, acc >>= 8) frame(off++) = static_cast<uint8_t>(acc);
+    }
+    if (pending > 0) frame(off) = static_cast<uint8_t>(acc);  // high bits are 0
+  }
+};
+
+// Encode step 4: streams 1 and 2 for elements 8g .. 8g+7 (as mode 0, so no
+// two indices share an output byte).
+template <class T, class ExecSpace>
+struct CapWriteResiduals {
+  ConstBytes<ExecSpace> src;
+  Bytes<ExecSpace> frame;
+  uint64_t n, res_off, high_off;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index g) const {
+    const uint64_t base = static_cast<uint64_t>(g) * 8u;
+    const uint32_t m = n - base < 8u ? static_cast<uint32_t>(n - base) : 8u;
+    uint8_t high[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (uint32_t j = 0; j < m; ++j) {
+      const uint64_t i = base + j;
+      const uint32_t r = T::residual(load_elem<T>(src, i));
+      if constexpr (T::kResBytes > 0)  // fp8 has no byte part
+        for (uint32_t b = 0; b < T::kResBytes; ++b)
+          frame(res_off + i * T::kResBytes + b) = static_cast<uint8_t>(r >> (8u * b));
+      high[j] = static_cast<uint8_t>((r >> (8u * T::kResBytes)) & 7u);
+    }
+    if (T::kResHighBits != 0) {
+      const uint32_t w = pack3x8(high);  // unused elements are 0: zero padding bits
+      for (uint32_t b = 0; b < (3u * m + 7u) / 8u; ++b)
+        frame(high_off + 3u * static_cast<uint64_t>(g) + b) = static_cast<uint8_t>(w >> (8u * b));
+    }
+  }
+};
+
+// Streams 1, 2, 8 and 9 of a mode-1 frame into a.dst, h->mode and
+// h->escape_count (= exp_bytes), as reference_capacity_encode: escape_overflow
+// when the frame must be stored, dst_too_small when the coded frame exceeds
+// the capacity; nothing is written into the frame before both are decided.
+template <class T, class ExecSpace>
+Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n_checks, FrameHeader* h) {
+  const uint64_t n = a.n;
+  if (n == 0) return Status::escape_overflow;
+  const uint64_t nb = cap_blocks(n);
+  const ConstBytes<ExecSpace> src(static_cast<const uint8_t*>(a.src), n * T::kBytes);
+  const auto no_init = [](const char* label) { return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)); };
+  U32s<ExecSpace> heads(no_init("splitzip::cap_heads"), nb);
+  U32s<ExecSpace> codes(no_init("splitzip::cap_codes"), nb * 256u);
+  U32s<ExecSpace> stream_bytes(no_init("splitzip::cap_stream_bytes"), nb * kCapStreams);
+  U64s<ExecSpace> sizes(no_init("splitzip::cap_block_sizes"), nb);
+  U64s<ExecSpace> offsets(no_init("splitzip::cap_block_offsets"), nb);
+  Kokkos::parallel_for("splitzip::kokkos::cap_plan_blocks", Range<ExecSpace>(space, 0, static_cast<Index>(nb)),
+                       CapPlanBlocks<T, ExecSpace>{src, n, heads, codes, stream_bytes, sizes});
+  uint64_t exp_bytes = 0;
+  Kokkos::parallel_scan("splitzip::kokkos::cap_block_offsets", Range<ExecSpace>(space, 0, static_cast<Index>(nb)),
+                        ExclusiveScan<ExecSpace>{sizes, offsets}, exp_bytes);
+  const auto id = static_cast<uint32_t>(T::kId);
+  const CapLayout L = capacity_layout(id, n, exp_bytes, n_checks);
+  if (L.frame_size >= stored_frame_size(id, n, n_checks)) return Status::escape_overflow;  // 4.4
+  if (L.frame_size > a.capacity) return Status::dst_too_small;
+  const Bytes<ExecSpace> frame(static_cast<uint8_t*>(a.dst), L.frame_size);
+  Kokkos::parallel_for("splitzip::kokkos::cap_write_streams",
+                       Range<ExecSpace>(space, 0, static_cast<Index>(nb * kCapStreams)),
+                       CapWriteStreams<T, ExecSpace>{src, frame, n, L.index_off, L.blk_off, heads, codes,
+                                                     stream_bytes, sizes, offsets});
+  Kokkos::parallel_for("splitzip::kokkos::cap_write_residuals",
+                       Range<ExecSpace>(space, 0, static_cast<Index>((n + 7u) / 8u)),
+                       CapWriteResiduals<T, ExecSpace>{src, frame, n, L.res_off, L.high_off});
+  space.fence();
+  h->mode = kModeCapacity;
+  h->escape_count = exp_bytes;
+  return Status::ok;
+}
+
+// ---- decode ----
+
+// Check a: the unused high bits of stream 2's last byte; one index.
+template <class ExecSpace>
+struct CapCheckHighPadding {
+  ConstBytes<ExecSpace> frame;
+  uint64_t n, high_off, high_size;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index, uint32_t& mask) const {
+    if (high_size == 0) return;
+    const uint64_t used_bits = 3u * n - 8u * (high_size - 1);
+    if (used_bits < 8 && (frame(high_off + high_size - 1) >> used_bits) != 0) mask |= kBadPadding;
+  }
+};
+
+template <class ExecSpace>
+struct CapReadIndex {
+  ConstBytes<ExecSpace> frame;
+  U64s<ExecSpace> sizes;
+  uint64_t index_off;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Index b) const {
+    const uint64_t at = index_off + 4u * static_cast<uint64_t>(b);
+    sizes(b) = load_u16(frame, at) | (uint64_t{load_u16(frame, at + 2)} << 16);
+  }
+};
+
+// One block's state, shared by its team.
+struct CapBlockScratch {
+  uint16_t table[kCapTableSize];
+  uint64_t stream_off[kCapStreams];  // from the block start
+  CapTable t;
+  uint32_t status;
+};
+
+// The first failure in frame order: block, then stage (0: table and sizes,
+// 1 + s: stream s), with the status in the low byte.
+inline constexpr uint64_t kCapNoFailure = ~uint64_t{0};
+KOKKOS_INLINE_FUNCTION uint64_t cap_failure(uint64_t b, uint32_t stage, Status s) {
+  return (((b << 6) | stage) << 8) | static_cast<uint32_t>(s);
+}
+
+// Decode step 2: one team per block of the batch starting at first_block.
+template <class T, class ExecSpace>
+struct CapDecodeBlocks {
+  ConstBytes<ExecSpace> frame;
+  Bytes<ExecSpace> dst;
+  U64s<ExecSpace> sizes, offsets;
+  uint64_t n, first_block, res_off, high_off, blk_off;
+  uint32_t exp_limit;
+
+  using member_type = typename Teams<ExecSpace>::member_type;
+
+  KOKKOS_INLINE_FUNCTION uint32_t residual(uint64_t i) const {
+    uint32_t r = 0;
+    if constexpr (T::kResBytes > 0)
+      for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{frame(res_off + i * T::kResBytes + b)} << (8u * b);
+    if (T::kResHighBits != 0) r |= bits3_at(frame.data() + high_off, n, i) << (8u * T::kResBytes);
+    return r;
+  }
+
+  // Checks c-e (FORMAT.md 4.6.5) and the decode table; one thread.
+  KOKKOS_INLINE_FUNCTION Status open_block(const uint8_t* blk, uint64_t size, CapBlockScratch* sc) const {
+    Status st = parse_cap_table(blk, size, exp_limit, &sc->t);
+    if (st != Status::ok) return st;
+    const uint32_t tb = sc->t.bytes;
+    if (sc->t.symbols == 1) return size == tb ? Status::ok : Status::bad_code;
+    if (size < uint64_t{tb} + 2u * kCapStreams) return Status::bad_code;
+    uint64_t off = tb + 2u * kCapStreams;
+    for (uint32_t s = 0; s < kCapStreams; ++s) {
+      sc->stream_off[s] = off;
+      off += uint64_t{blk[tb + 2u * s]} | (uint64_t{blk[tb + 2u * s + 1]} << 8);
+    }
+    if (off != size) return Status::bad_code;
+    cap_decode_table(sc->t, sc->table);
+    return Status::ok;
+  }
+
+  // Checks f and g of stream s; writes its elements.
+  KOKKOS_INLINE_FUNCTION Status decode_stream(const uint8_t* blk, const CapBlockScratch* sc, uint64_t begin,
+                                              uint32_t m, uint32_t s) const {
+    const uint8_t* p = blk + sc->stream_off[s];
+    const uint64_t z = uint64_t{blk[sc->t.bytes + 2u * s]} | (uint64_t{blk[sc->t.bytes + 2u * s + 1]} << 8);
+    const uint64_t end_bit = 8u * z;
+    uint64_t pos = 0;
+    for (uint32_t j = s; j < m; j += kCapStreams) {
+      uint32_t window = 0;  // bytes of bits pos .. pos + 11; bytes past the stream read as 0
+      for (uint64_t k = 0, at = pos >> 3; k < 3 && at + k < z; ++k) window |= uint32_t{p[at + k]} << (8u * k);
+      const uint32_t entry = sc->table[(window >> (pos & 7u)) & (kCapTableSize - 1u)];
+      const uint32_t len = entry >> 8;
+      if (pos + len > end_bit) return Status::bad_code;  // f: overrun
+      const uint64_t i = begin + j;
+      store_elem<T>(dst, i, T::join(entry & 0xFFu, residual(i)));
+      pos += len;
+    }
+    if ((pos + 7u) / 8u != z) return Status::bad_code;  // f: stream longer than its codes
+    if ((pos & 7u) != 0 && (p[pos >> 3] >> (pos & 7u)) != 0) return Status::bad_padding;  // g
+    return Status::ok;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team, uint64_t& failure) const {
+    const uint64_t b = first_block + static_cast<uint64_t>(team.league_rank());
+    auto* sc = static_cast<CapBlockScratch*>(team.team_scratch(0).get_shmem(sizeof(CapBlockScratch)));
+    const uint8_t* blk = frame.data() + blk_off + offsets(b);
+    const uint64_t begin = b << kCapBlockLog2;
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { sc->status = static_cast<uint32_t>(open_block(blk, sizes(b), sc)); });
+    team.team_barrier();
+    uint64_t local = kCapNoFailure;
+    if (sc->status != static_cast<uint32_t>(Status::ok)) {
+      local = cap_failure(b, 0, static_cast<Status>(sc->status));
+    } else if (sc->t.symbols == 1) {
+      const uint32_t e = sc->t.first;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<Index>(m)), [&](const Index j) {
+        const uint64_t i = begin + static_cast<uint64_t>(j);
+        store_elem<T>(dst, i, T::join(e, residual(i)));
+      });
+    } else {
+      Kokkos::parallel_reduce(
+          Kokkos::TeamThreadRange(team, static_cast<Index>(kCapStreams)),
+          [&](const Index s, uint64_t& v) {
+            const Status st = decode_stream(blk, sc, begin, m, static_cast<uint32_t>(s));
+            if (st != Status::ok) {
+              const uint64_t key = cap_failure(b, 1u + static_cast<uint32_t>(s), st);
+              if (key < v) v = key;
+            }
+          },
+          Kokkos::Min<uint64_t>(local));
+    }
+    if (local < failure) failure = local;  // every member holds the team result; min is idempotent
+    team.team_barrier();                   // the scratch is reused by the next block of this team
+  }
+};
+
+// Checks a-g of FORMAT.md 4.6.5 on the mode-1 frame frame_p with parsed
+// header h (rules 1-14 outside the streams already hold), and its values
+// into dst_p (both in space memory).
+template <class T, class ExecSpace>
+Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8_t* frame_p, uint8_t* dst_p) {
+  const CapLayout L = capacity_layout_of(h);
+  const uint64_t n = h.n_elems;
+  const ConstBytes<ExecSpace> frame(frame_p, L.frame_size);
+  const Bytes<ExecSpace> dst(dst_p, n * T::kBytes);
+
+  uint32_t mask = 0;
+  Kokkos::parallel_reduce("splitzip::kokkos::cap_check_padding", Range<ExecSpace>(space, 0, 1),
+                          CapCheckHighPadding<ExecSpace>{frame, n, L.high_off, L.high_size},
+                          Kokkos::BOr<uint32_t>(mask));
+  if (mask != 0) return Status::bad_padding;  // a
+
+  const auto no_init = [](const char* label) { return Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)); };
+  U64s<ExecSpace> sizes(no_init("splitzip::cap_block_sizes"), L.n_blocks);
+  U64s<ExecSpace> offsets(no_init("splitzip::cap_block_offsets"), L.n_blocks);
+  Kokkos::parallel_for("splitzip::kokkos::cap_read_index", Range<ExecSpace>(space, 0, static_cast<Index>(L.n_blocks)),
+                       CapReadIndex<ExecSpace>{frame, sizes, L.index_off});
+  uint64_t total = 0;
+  Kokkos::parallel_scan("splitzip::kokkos::cap_block_offsets",
+                        Range<ExecSpace>(space, 0, static_cast<Index>(L.n_blocks)),
+                        ExclusiveScan<ExecSpace>{sizes, offsets}, total);
+  if (total != L.blk_size) return Status::bad_code;  // b
+
+  const uint32_t exp_limit = exponent_limit(static_cast<uint32_t>(T::kId));
+  for (uint64_t b0 = 0; b0 < L.n_blocks; b0 += kLeagueBatch) {
+    const uint64_t league = L.n_blocks - b0 < kLeagueBatch ? L.n_blocks - b0 : kLeagueBatch;
+    uint64_t failure = kCapNoFailure;
+    Kokkos::parallel_reduce(
+        "splitzip::kokkos::cap_decode_blocks",
+        Teams<ExecSpace>(space, static_cast<int>(league), Kokkos::AUTO)
+            .set_scratch_size(0, Kokkos::PerTeam(sizeof(CapBlockScratch))),
+        CapDecodeBlocks<T, ExecSpace>{frame, dst, sizes, offsets, n, b0, L.res_off, L.high_off, L.blk_off, exp_limit},
+        Kokkos::Min<uint64_t>(failure));
+    if (failure != kCapNoFailure) return static_cast<Status>(failure & 0xFFu);  // c-g, first in frame order
+  }
+  space.fence();
+  return Status::ok;
+}
+
+}  // namespace kokkos_impl
+}  // namespace splitzip
