@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "cpu/kernels.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -193,8 +194,9 @@ void CapTranspose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exp
 
 // bf16: the same, joined with the residual bytes (sign << 7 | mantissa) into
 // the values: low byte = mantissa | exponent bit 0 << 7, high byte = sign |
-// exponent >> 1.
-void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
+// exponent >> 1. kStream: non-temporal stores (out 16-byte aligned).
+template <bool kStream>
+HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
   const T8 d8;
   const T16 d16;
   const W8 k7f = hn::Set(d8, 0x7F);
@@ -210,20 +212,37 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
         // puts each byte's bit 0 at its bit 7.
         const W8 lo = hn::Or(hn::And(k7f, r), hn::AndNot(k7f, hn::BitCast(d8, hn::ShiftLeft<7>(hn::BitCast(d16, x)))));
         const W8 hi = hn::Or(hn::And(k7f, hn::ShiftRight<1>(x)), hn::AndNot(k7f, r));
-        hn::StoreU(hn::BitCast(d8, hn::ZipLower(d16, lo, hi)), d8, out + 2 * j);
-        hn::StoreU(hn::BitCast(d8, hn::ZipUpper(d16, lo, hi)), d8, out + 2 * j + 16);
+        const W8 w0 = hn::BitCast(d8, hn::ZipLower(d16, lo, hi)), w1 = hn::BitCast(d8, hn::ZipUpper(d16, lo, hi));
+        if (kStream) {
+          hn::Stream(w0, d8, out + 2 * j);
+          hn::Stream(w1, d8, out + 2 * j + 16);
+        } else {
+          hn::StoreU(w0, d8, out + 2 * j);
+          hn::StoreU(w1, d8, out + 2 * j + 16);
+        }
       }
     }
+  if (kStream) hwy::FlushStream();
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool stream) {
+  if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
+    JoinBf16<true>(rows, stride, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n16, res, out);
 }
 
 #else  // HWY_SCALAR
+
 
 void CapTranspose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {
   for (uint32_t i = 0; i < n16; ++i)
     for (uint32_t s = 0; s < kCapRows; ++s) exps[i * kCapRows + s] = rows[s * stride + i];
 }
 
-void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool) {
   for (uint32_t i = 0; i < n16; ++i)
     for (uint32_t s = 0; s < kCapRows; ++s) {
       const uint64_t j = uint64_t{i} * kCapRows + s;

@@ -29,6 +29,7 @@
 #include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 
 namespace splitzip {
@@ -194,23 +195,53 @@ struct DecState {
   uint64_t pos, end_bits;
 };
 
-// Multi-code lookup: for each 12-bit window up to three whole codes:
-// sym0 | sym1 << 8 | sym2 << 16 | bits << 24 | codes << 30. The bit count
-// sits in a 6-bit field so that a 64-bit shift by (entry >> 24) shifts by it
-// alone (x86 and AArch64 take the count mod 64).
-void build_multi_table(const uint16_t* table, uint32_t* multi) {
-  for (uint32_t x = 0; x < kCapTableSize; ++x) {
-    const uint32_t a = table[x], la = a >> 8;
-    const uint32_t b = table[x >> la], lb = b >> 8;
-    uint32_t e = (a & 0xFFu) | (la << 24) | (1u << 30);
-    if (la + lb <= kCapMaxLen) {
-      const uint32_t c = table[x >> (la + lb)], lc = c >> 8;
-      if (la + lb + lc <= kCapMaxLen)
-        e = (a & 0xFFu) | ((b & 0xFFu) << 8) | ((c & 0xFFu) << 16) | ((la + lb + lc) << 24) | (3u << 30);
-      else
-        e = (a & 0xFFu) | ((b & 0xFFu) << 8) | ((la + lb) << 24) | (2u << 30);
+// 12-bit bit reversal (windows are LSB-first, canonical code values MSB-first).
+struct Rev12 {
+  uint16_t v[kCapTableSize];
+  Rev12() {
+    for (uint32_t x = 0; x < kCapTableSize; ++x) v[x] = static_cast<uint16_t>(reverse_bits(x, kCapMaxLen));
+  }
+  uint32_t operator()(uint32_t x, uint32_t bits) const { return v[x] >> (kCapMaxLen - bits); }
+};
+
+// Multi-code lookups: for each 12-bit window up to three whole codes:
+// sym0 | sym1 << 8 | sym2 << 16 | bits << 24 | codes << 30 (the bit count in
+// a 6-bit field, so that a 64-bit shift by entry >> 24 shifts by it alone:
+// x86 and AArch64 take the count mod 64). Built by enumerating the code
+// sequences, each window written once: after a prefix of p bits, the windows
+// whose next code does not fit in the r = 12 - p bits left are, in canonical
+// (MSB-first) order, the r-bit values from fits[r] on (the codes of length
+// <= r cover [0, fits[r])).
+void build_multi_table(const CapTable& t, uint32_t* multi) {
+  static const Rev12 rev;
+  uint16_t code[256];
+  cap_codes(t, code);
+  uint32_t sym[256], cd[256], len[256], k = 0, count[kCapMaxLen + 1] = {};
+  for (uint32_t l = 1; l <= kCapMaxLen; ++l)
+    for (uint32_t e = t.first; e <= t.last; ++e)
+      if (t.len[e] == l) {
+        sym[k] = e;
+        cd[k] = code[e];
+        len[k++] = l;
+        ++count[l];
+      }
+  uint32_t fits[kCapMaxLen + 1];
+  fits[0] = 0;
+  for (uint32_t r = 1; r <= kCapMaxLen; ++r) fits[r] = 2 * fits[r - 1] + count[r];
+  for (uint32_t a = 0; a < k; ++a) {
+    const uint32_t la = len[a], r1 = kCapMaxLen - la;
+    const uint32_t e1 = sym[a] | (la << 24) | (1u << 30);
+    for (uint32_t v = fits[r1]; v < (1u << r1); ++v) multi[cd[a] | (rev(v, r1) << la)] = e1;
+    for (uint32_t b = 0; b < k && len[b] <= r1; ++b) {
+      const uint32_t lab = la + len[b], r2 = kCapMaxLen - lab, cab = cd[a] | (cd[b] << la);
+      const uint32_t e2 = sym[a] | (sym[b] << 8) | (lab << 24) | (2u << 30);
+      for (uint32_t v = fits[r2]; v < (1u << r2); ++v) multi[cab | (rev(v, r2) << lab)] = e2;
+      for (uint32_t c = 0; c < k && len[c] <= r2; ++c) {
+        const uint32_t labc = lab + len[c], cabc = cab | (cd[c] << lab);
+        const uint32_t e3 = sym[a] | (sym[b] << 8) | (sym[c] << 16) | (labc << 24) | (3u << 30);
+        for (uint32_t x = cabc; x < kCapTableSize; x += 1u << labc) multi[x] = e3;
+      }
     }
-    multi[x] = e;
   }
 }
 
@@ -264,7 +295,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     cap_decode_table(t, sc->table);
     sc->table_size = 0;
     if (fast) {
-      build_multi_table(sc->table, sc->multi);
+      build_multi_table(t, sc->multi);
       std::memcpy(sc->table_bytes, blk, t.bytes);
       sc->table_size = t.bytes;
     }
@@ -331,13 +362,13 @@ void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t j
 // rest element by element.
 template <class T>
 void finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, DecScratch* sc,
-                  ExpLayout layout, uint8_t* dst) {
+                  ExpLayout layout, bool stream, uint8_t* dst) {
   uint32_t j0 = 0;
   if (layout == ExpLayout::rows) {
     const uint32_t n16 = (m / kCapStreams) & ~15u;  // indices every stream has, whole tiles
     j0 = n16 * kCapStreams;
     if constexpr (T::kId == Bf16Traits::kId) {
-      cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, f + L.res_off + first, dst + 2 * first);
+      cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, f + L.res_off + first, dst + 2 * first, stream);
     } else {
       cpu::cap_transpose(sc->rows, kRowStride, n16, sc->exps);
       join_block<T>(f, L, first, 0, j0, sc->exps, dst);
@@ -466,6 +497,7 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   std::vector<Status> st(L.n_blocks, Status::ok);
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
+  const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
 #pragma omp parallel num_threads(threads)
   {
     auto sc = std::make_unique<DecScratch>();
@@ -473,11 +505,22 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
     for (int64_t bi = 0; bi < nb; ++bi) {
       const auto b = static_cast<uint64_t>(bi);
       const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+      // The block's streams are short (~700 bytes each, 32 at once): too short
+      // for the hardware prefetcher, so the next block's bytes are fetched
+      // while this one decodes.
+      // The residuals too: their reads are spread over the tiles' transposes.
+      if (b + 1 < L.n_blocks) {
+        for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
+        if (h.dtype == static_cast<uint32_t>(Dtype::bf16)) {
+          const uint8_t* r = f + L.res_off + ((b + 1) << kCapBlockLog2);
+          for (uint64_t o = 0; o < cap_block_len(n, b + 1); o += 64) __builtin_prefetch(r + o);
+        }
+      }
       ExpLayout layout;
       st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc.get(), &layout);
       if (st[b] == Status::ok)
         with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
-          finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc.get(), layout, dst);
+          finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc.get(), layout, stream, dst);
         });
     }
   }

@@ -24,8 +24,9 @@ void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* ex
   HWY_DYNAMIC_DISPATCH(CapTranspose)(rows, stride, n16, exps);
 }
 
-void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
-  HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16)(rows, stride, n16, res, out);
+void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                             bool stream) {
+  HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16)(rows, stride, n16, res, out, stream);
 }
 
 int64_t capacity_target() { return HWY_DYNAMIC_DISPATCH(CapacityTarget)(); }

@@ -147,9 +147,11 @@ bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint16_
 // rows[s * stride + i] is the
 // exponent of element i * 32 + s; indices [0, n16), n16 a multiple of 16.
 // cap_transpose writes the exponents in element order; the bf16 join writes
-// the values, with res the block's residual bytes.
+// the values, with res the block's residual bytes (stream: non-temporal
+// stores where out is 16-byte aligned, for outputs past the caches).
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps);
-void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out);
+void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                             bool stream);
 
 // HWY_TARGET of the kernels the dispatcher currently picks (for tests).
 int64_t encode_target();
