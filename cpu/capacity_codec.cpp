@@ -5,13 +5,22 @@
 //  - encode: per block one pass splits the elements (residual bytes straight
 //    into the frame, exponents into an L2-resident buffer) and counts; then
 //    32 bit writers, four codes per writer per step, one 8-byte store each.
-//  - decode: per stream a 64-bit bit buffer (branchless refill, four lookups
-//    per refill) and a multi-code table (12-bit window -> up to three codes),
-//    four streams interleaved for independent dependency chains; then the
-//    join with the residuals while hot. (A Highway lockstep decoder with one
-//    AVX-512 lane per stream, two gathers per 16 codes, measured slower on
-//    the Zen 4 here: 1.2 against 1.5 GB per CPU-second for the scalar
-//    single-code loop it was meant to replace; not kept.)
+//  - decode: each stream into its own row of a stream-major buffer (a
+//    12-bit multi-code lookup gives up to three codes, stored with one
+//    4-byte store; a 64-bit bit buffer with branchless refills whose loads
+//    are off the lookups' dependency chain; four streams interleaved, in
+//    runs of rounds checked once per run), compiled per Highway target for
+//    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
+//    transposes puts the exponents back in element order, for bf16 fused
+//    with the join of the residual bytes (non-temporal stores for outputs
+//    past the caches). The multi-code table is built by enumerating code
+//    sequences (each window written once) and reused while consecutive
+//    blocks carry the same table; the next block's streams and residuals are
+//    prefetched (32 short streams defeat the hardware prefetcher). (A
+//    Highway lockstep decoder with one AVX-512 lane per stream, two gathers
+//    per 16 codes, measured slower on the Zen 4 here: 1.2 against 1.5 GB per
+//    CPU-second for the scalar single-code loop it was meant to replace; not
+//    kept.)
 //  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
