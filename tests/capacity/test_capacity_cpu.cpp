@@ -116,6 +116,7 @@ TEST_P(CapacityCpu, RealKv) {
 // stream-major rows, and the bf16 join with regular and non-temporal stores
 // (aligned and not).
 TEST_P(CapacityCpu, TransposeAndJoinKernels) {
+  ASSERT_EQ(cpu::capacity_target(), GetParam());  // the capacity kernels follow the forced target
   constexpr size_t kStride = 2048 + 64;
   const uint32_t n16 = 2048;
   std::vector<uint8_t> rows(32 * kStride), res(65536);
