@@ -5,13 +5,22 @@
 //  - encode: per block one pass splits the elements (residual bytes straight
 //    into the frame, exponents into an L2-resident buffer) and counts; then
 //    32 bit writers, four codes per writer per step, one 8-byte store each.
-//  - decode: per stream a 64-bit bit buffer (branchless refill, four lookups
-//    per refill) and a multi-code table (12-bit window -> up to three codes),
-//    four streams interleaved for independent dependency chains; then the
-//    join with the residuals while hot. (A Highway lockstep decoder with one
-//    AVX-512 lane per stream, two gathers per 16 codes, measured slower on
-//    the Zen 4 here: 1.2 against 1.5 GB per CPU-second for the scalar
-//    single-code loop it was meant to replace; not kept.)
+//  - decode: each stream into its own row of a stream-major buffer (a
+//    12-bit multi-code lookup gives up to three codes, stored with one
+//    4-byte store; a 64-bit bit buffer with branchless refills whose loads
+//    are off the lookups' dependency chain; four streams interleaved, in
+//    runs of rounds checked once per run), compiled per Highway target for
+//    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
+//    transposes puts the exponents back in element order, for bf16 fused
+//    with the join of the residual bytes (non-temporal stores for outputs
+//    past the caches). The multi-code table is built by enumerating code
+//    sequences (each window written once) and reused while consecutive
+//    blocks carry the same table; the next block's streams and residuals are
+//    prefetched (32 short streams defeat the hardware prefetcher). (A
+//    Highway lockstep decoder with one AVX-512 lane per stream, two gathers
+//    per 16 codes, measured slower on the Zen 4 here: 1.2 against 1.5 GB per
+//    CPU-second for the scalar single-code loop it was meant to replace; not
+//    kept.)
 //  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
@@ -29,6 +38,7 @@
 #include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 
 namespace splitzip {
@@ -194,109 +204,80 @@ struct DecState {
   uint64_t pos, end_bits;
 };
 
-// Multi-code lookup: for each 12-bit window up to three whole codes:
-// sym0 | sym1 << 8 | sym2 << 16 | bits << 24 | codes << 28.
-void build_multi_table(const uint16_t* table, uint32_t* multi) {
-  for (uint32_t x = 0; x < kCapTableSize; ++x) {
-    const uint32_t a = table[x], la = a >> 8;
-    const uint32_t b = table[x >> la], lb = b >> 8;
-    uint32_t e = (a & 0xFFu) | (la << 24) | (1u << 28);
-    if (la + lb <= kCapMaxLen) {
-      const uint32_t c = table[x >> (la + lb)], lc = c >> 8;
-      if (la + lb + lc <= kCapMaxLen)
-        e = (a & 0xFFu) | ((b & 0xFFu) << 8) | ((c & 0xFFu) << 16) | ((la + lb + lc) << 24) | (3u << 28);
-      else
-        e = (a & 0xFFu) | ((b & 0xFFu) << 8) | ((la + lb) << 24) | (2u << 28);
-    }
-    multi[x] = e;
+// 12-bit bit reversal (windows are LSB-first, canonical code values MSB-first).
+struct Rev12 {
+  uint16_t v[kCapTableSize];
+  Rev12() {
+    for (uint32_t x = 0; x < kCapTableSize; ++x) v[x] = static_cast<uint16_t>(reverse_bits(x, kCapMaxLen));
   }
-}
-
-// One stream's reader: a 64-bit bit buffer refilled without branches (at
-// least 56 valid bits after a refill, enough for four lookups of <= 12).
-// Hot state is four registers (buf, cnt, p, out) so that four lanes run in
-// registers; the limits are read once per refill.
-struct LaneReader {
-  uint64_t buf;
-  const uint8_t* p;  // next byte to load
-  uint8_t* out;      // where the next code goes (codes of a stream are 32 bytes apart)
-  uint32_t cnt;      // valid bits in buf
-  const uint8_t* base;
-  uint8_t* out_end;  // one row past the stream's last code
-  uint64_t end_bits;
-  uint64_t consumed() const { return 8 * static_cast<uint64_t>(p - base) - cnt; }
-  bool done() const { return out >= out_end; }
-  // A refill and four lookups (<= 12 codes) read at most 16 bytes past the
-  // stream while the bits consumed do not pass its end; a malformed stream
-  // stops here.
-  bool room() const { return out + 12 * kCapStreams <= out_end && consumed() <= end_bits; }
-  void refill() {
-    buf |= load64(p) << cnt;
-    p += (63 - cnt) >> 3;
-    cnt |= 56;
-  }
-  void step(const uint32_t* multi) {
-    const uint32_t e = multi[buf & (kCapTableSize - 1)];
-    out[0] = static_cast<uint8_t>(e);
-    out[kCapStreams] = static_cast<uint8_t>(e >> 8);  // rewritten later when fewer codes
-    out[2 * kCapStreams] = static_cast<uint8_t>(e >> 16);
-    const uint32_t len = (e >> 24) & 0xFu;
-    out += (e >> 28) * kCapStreams;
-    buf >>= len;
-    cnt -= len;
-  }
+  uint32_t operator()(uint32_t x, uint32_t bits) const { return v[x] >> (kCapMaxLen - bits); }
 };
 
-constexpr uint32_t kLaneGroup = 4;  // streams decoded together (independent chains)
-
-void finish_lane(LaneReader& l, const uint32_t* multi, const uint16_t* table) {
-  while (l.room()) {
-    l.refill();
-    for (uint32_t q = 0; q < 4; ++q) l.step(multi);
-  }
-  while (!l.done()) {  // the last codes, one at a time
-    if (l.cnt < kCapMaxLen) {
-      if (l.consumed() > l.end_bits) return;  // malformed: not done() tells the caller
-      l.refill();
+// Multi-code lookups: for each 12-bit window up to three whole codes:
+// sym0 | sym1 << 8 | sym2 << 16 | bits << 24 | codes << 30 (the bit count in
+// a 6-bit field, so that a 64-bit shift by entry >> 24 shifts by it alone:
+// x86 and AArch64 take the count mod 64). Built by enumerating the code
+// sequences, each window written once: after a prefix of p bits, the windows
+// whose next code does not fit in the r = 12 - p bits left are, in canonical
+// (MSB-first) order, the r-bit values from fits[r] on (the codes of length
+// <= r cover [0, fits[r])).
+void build_multi_table(const CapTable& t, uint32_t* multi) {
+  static const Rev12 rev;
+  uint16_t code[256];
+  cap_codes(t, code);
+  uint32_t sym[256], cd[256], len[256], k = 0, count[kCapMaxLen + 1] = {};
+  for (uint32_t l = 1; l <= kCapMaxLen; ++l)
+    for (uint32_t e = t.first; e <= t.last; ++e)
+      if (t.len[e] == l) {
+        sym[k] = e;
+        cd[k] = code[e];
+        len[k++] = l;
+        ++count[l];
+      }
+  uint32_t fits[kCapMaxLen + 1];
+  fits[0] = 0;
+  for (uint32_t r = 1; r <= kCapMaxLen; ++r) fits[r] = 2 * fits[r - 1] + count[r];
+  for (uint32_t a = 0; a < k; ++a) {
+    const uint32_t la = len[a], r1 = kCapMaxLen - la;
+    const uint32_t e1 = sym[a] | (la << 24) | (1u << 30);
+    for (uint32_t v = fits[r1]; v < (1u << r1); ++v) multi[cd[a] | (rev(v, r1) << la)] = e1;
+    for (uint32_t b = 0; b < k && len[b] <= r1; ++b) {
+      const uint32_t lab = la + len[b], r2 = kCapMaxLen - lab, cab = cd[a] | (cd[b] << la);
+      const uint32_t e2 = sym[a] | (sym[b] << 8) | (lab << 24) | (2u << 30);
+      for (uint32_t v = fits[r2]; v < (1u << r2); ++v) multi[cab | (rev(v, r2) << lab)] = e2;
+      for (uint32_t c = 0; c < k && len[c] <= r2; ++c) {
+        const uint32_t labc = lab + len[c], cabc = cab | (cd[c] << lab);
+        const uint32_t e3 = sym[a] | (sym[b] << 8) | (sym[c] << 16) | (labc << 24) | (3u << 30);
+        for (uint32_t x = cabc; x < kCapTableSize; x += 1u << labc) multi[x] = e3;
+      }
     }
-    const uint32_t e = table[l.buf & (kCapTableSize - 1)];
-    l.out[0] = static_cast<uint8_t>(e);
-    l.out += kCapStreams;
-    l.buf >>= e >> 8;
-    l.cnt -= e >> 8;
   }
 }
 
-// Four streams in lockstep. The lanes are local copies (their addresses do
-// not escape), so they can live in registers across the byte stores.
-void decode_lane_group(LaneReader* g, const uint32_t* multi, const uint16_t* table) {
-  LaneReader a = g[0], b = g[1], c = g[2], d = g[3];
-  while (a.room() & b.room() & c.room() & d.room()) {
-    a.refill();
-    b.refill();
-    c.refill();
-    d.refill();
-    for (uint32_t q = 0; q < 4; ++q) {
-      a.step(multi);
-      b.step(multi);
-      c.step(multi);
-      d.step(multi);
-    }
-  }
-  finish_lane(a, multi, table);
-  finish_lane(b, multi, table);
-  finish_lane(c, multi, table);
-  finish_lane(d, multi, table);
-  g[0] = a;
-  g[1] = b;
-  g[2] = c;
-  g[3] = d;
-}
+// Rows of the stream-major exponent buffer: row s holds stream s's codes
+// (elements s, s + 32, ...) contiguously; the slack takes the 4-byte stores
+// of the multi-code steps and keeps rows off 4 KiB aliasing.
+constexpr uint32_t kRowStride = kCapBlockElems / kCapStreams + 64;
 
-// Decodes block b into exps; statuses as reference_capacity_decode_block.
+struct DecScratch {
+  alignas(64) uint8_t rows[kCapStreams * kRowStride];
+  alignas(64) uint8_t exps[kCapBlockElems];
+  alignas(64) uint32_t multi[kCapTableSize];
+  uint16_t table[kCapTableSize];
+  uint8_t table_bytes[2 + 128];  // the table the lookups were built for (at most first 0, last 255)
+  uint32_t table_size = 0;                       // 0: none yet
+};
+
+// Where decode_block left a block's exponents.
+enum class ExpLayout { rows, exps };
+
+// Decodes block b into sc->rows (fast path) or sc->exps (the frame's last
+// block, bounds-checked); statuses as reference_capacity_decode_block.
 // limit: one past the last readable byte of the frame buffer.
 Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
-                    uint8_t* exps, uint16_t* table) {
+                    DecScratch* sc, ExpLayout* layout) {
+  *layout = ExpLayout::exps;
+  uint8_t* exps = sc->exps;
   CapTable t;
   const Status ts = parse_cap_table(blk, size, exp_limit, &t);
   if (ts != Status::ok) return ts;
@@ -316,22 +297,32 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     total += z;
   }
   if (total != size) return Status::bad_code;
-  cap_decode_table(t, table);
+  // Blocks of one frame often share their code lengths: the lookups of the
+  // previous block are reused when its table bytes are the same.
+  const bool fast = blk + size + 16 <= limit;
+  if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
+    cap_decode_table(t, sc->table);
+    sc->table_size = 0;
+    if (fast) {
+      build_multi_table(t, sc->multi);
+      std::memcpy(sc->table_bytes, blk, t.bytes);
+      sc->table_size = t.bytes;
+    }
+  }
+  const uint16_t* table = sc->table;
   // Fast path: reads up to 16 bytes past a stream's end, so only when the
   // buffer holds them (all but the frame's last bytes).
   uint32_t k = 0;
-  if (blk + size + 16 <= limit) {
-    alignas(64) uint32_t multi[kCapTableSize];
-    build_multi_table(table, multi);
-    LaneReader lanes[kCapStreams];
+  if (fast) {
+    cpu::CapStreamIn in[kCapStreams];
+    uint64_t used[kCapStreams];
     for (uint32_t s = 0; s < kCapStreams; ++s)
-      lanes[s] = {0, st[s].base, exps + s, 0, st[s].base, exps + s + kCapStreams * cap_stream_len(m, s), st[s].end_bits};
-    for (uint32_t s = 0; s < kCapStreams; s += kLaneGroup) decode_lane_group(lanes + s, multi, table);
-    for (uint32_t s = 0; s < kCapStreams; ++s) {
-      if (!lanes[s].done())  // stopped by the guard: malformed
-        return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
-      st[s].pos = lanes[s].consumed();
-    }
+      in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
+    // A stream that ran out is malformed: the reference names the fault.
+    if (!cpu::cap_decode_rows(in, sc->multi, table, used))
+      return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+    for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
+    *layout = ExpLayout::rows;
     k = m;  // every code decoded; the checks below
   }
   for (uint32_t j = k; j < m; ++j) {  // the frame's last block: bounds-checked
@@ -353,29 +344,47 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   }
   // A malformed block: the reference decoder names the same fault the same way
   // (first stream in order, overrun before size before padding).
-  if (bad) return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+  if (bad) {
+    *layout = ExpLayout::exps;
+    return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+  }
   return Status::ok;
 }
 
+// Elements [j0, m) of the block: exponents in element order.
 template <class T>
-void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, const uint8_t* exps, uint8_t* dst) {
+void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t j0, uint32_t m, const uint8_t* exps,
+                uint8_t* dst) {
   const uint8_t* res = f + L.res_off + first * T::kResBytes;
   uint8_t* out = dst + first * T::kBytes;
-  if constexpr (T::kId == Bf16Traits::kId) {
-    for (uint32_t i = 0; i < m; ++i) {
-      const uint32_t r = res[i];
-      const auto v = static_cast<uint16_t>(((r & 0x80u) << 8) | (uint32_t{exps[i]} << 7) | (r & 0x7Fu));
-      std::memcpy(out + 2 * i, &v, 2);
-    }
-  } else {
-    for (uint32_t i = 0; i < m; ++i) {
-      uint32_t r = 0;
-      for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{res[i * T::kResBytes + b]} << (8 * b);
-      if (T::kResHighBits) r |= bits3_at(f + L.high_off, L.n, first + i) << (8 * T::kResBytes);
-      const typename T::Bits v = T::join(exps[i], r);
-      std::memcpy(out + i * T::kBytes, &v, sizeof v);
-    }
+  for (uint32_t i = j0; i < m; ++i) {
+    uint32_t r = 0;
+    for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{res[i * T::kResBytes + b]} << (8 * b);
+    if (T::kResHighBits) r |= bits3_at(f + L.high_off, L.n, first + i) << (8 * T::kResBytes);
+    const typename T::Bits v = T::join(exps[i], r);
+    std::memcpy(out + i * T::kBytes, &v, sizeof v);
   }
+}
+
+// The block's values from its exponents (where decode_block left them) and
+// residuals: the SIMD transpose for whole 16-index tiles of the rows, the
+// rest element by element.
+template <class T>
+void finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, DecScratch* sc,
+                  ExpLayout layout, bool stream, uint8_t* dst) {
+  uint32_t j0 = 0;
+  if (layout == ExpLayout::rows) {
+    const uint32_t n16 = (m / kCapStreams) & ~15u;  // indices every stream has, whole tiles
+    j0 = n16 * kCapStreams;
+    if constexpr (T::kId == Bf16Traits::kId) {
+      cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, f + L.res_off + first, dst + 2 * first, stream);
+    } else {
+      cpu::cap_transpose(sc->rows, kRowStride, n16, sc->exps);
+      join_block<T>(f, L, first, 0, j0, sc->exps, dst);
+    }
+    for (uint32_t j = j0; j < m; ++j) sc->exps[j] = sc->rows[(j % kCapStreams) * kRowStride + j / kCapStreams];
+  }
+  join_block<T>(f, L, first, j0, m, sc->exps, dst);
 }
 
 }  // namespace
@@ -497,18 +506,31 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   std::vector<Status> st(L.n_blocks, Status::ok);
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
+  const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<uint8_t> exps(kCapBlockElems);
-    std::vector<uint16_t> table(kCapTableSize);
+    auto sc = std::make_unique<DecScratch>();
 #pragma omp for schedule(static)
     for (int64_t bi = 0; bi < nb; ++bi) {
       const auto b = static_cast<uint64_t>(bi);
       const auto m = static_cast<uint32_t>(cap_block_len(n, b));
-      st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, exps.data(), table.data());
+      // The block's streams are short (~700 bytes each, 32 at once): too short
+      // for the hardware prefetcher, so the next block's bytes are fetched
+      // while this one decodes.
+      // The residuals too: their reads are spread over the tiles' transposes.
+      if (b + 1 < L.n_blocks) {
+        for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
+        if (h.dtype == static_cast<uint32_t>(Dtype::bf16)) {
+          const uint8_t* r = f + L.res_off + ((b + 1) << kCapBlockLog2);
+          for (uint64_t o = 0; o < cap_block_len(n, b + 1); o += 64) __builtin_prefetch(r + o);
+        }
+      }
+      ExpLayout layout;
+      st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc.get(), &layout);
       if (st[b] == Status::ok)
-        with_traits(static_cast<Dtype>(h.dtype),
-                    [&](auto tr) { join_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, exps.data(), dst); });
+        with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
+          finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc.get(), layout, stream, dst);
+        });
     }
   }
   for (uint64_t b = 0; b < L.n_blocks; ++b)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -130,9 +131,32 @@ uint32_t decode_range(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64
 // Adds the exponent counts of elements [0, n) to counts[256].
 void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]);
 
+// Capacity decode (cpu/capacity_codec.cpp). One stream of a block: its
+// bytes (end_bits = 8 * size) and the row its len codes go to.
+struct CapStreamIn {
+  const uint8_t* base = nullptr;
+  uint64_t end_bits = 0;
+  uint8_t* row = nullptr;
+  uint32_t len = 0;
+};
+// Decodes the 32 streams with the block's lookups (multi-code entries:
+// symbols, bits << 24, codes << 30; table: symbol | length << 8) into their
+// rows, which need 4 bytes of slack; consumed[s]: bits used. Reads up to 16
+// bytes past each stream. False: a stream ran out (malformed).
+bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed);
+// rows[s * stride + i] is the
+// exponent of element i * 32 + s; indices [0, n16), n16 a multiple of 16.
+// cap_transpose writes the exponents in element order; the bf16 join writes
+// the values, with res the block's residual bytes (stream: non-temporal
+// stores where out is 16-byte aligned, for outputs past the caches).
+void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps);
+void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                             bool stream);
+
 // HWY_TARGET of the kernels the dispatcher currently picks (for tests).
 int64_t encode_target();
 int64_t decode_target();
+int64_t capacity_target();
 
 }  // namespace cpu
 }  // namespace splitzip

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fast host capacity codec (cpu/capacity_codec.cpp) against the
 // reference oracle: the same bytes at every thread count, the same statuses
-// on the golden error vectors and on corrupted frames.
+// on the golden error vectors and on corrupted frames; every test on every
+// runnable Highway target (the decoder's kernels, cpu/capacity-inl.h, and
+// the encoder's histogram are dispatched).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,6 +16,8 @@
 #include "core/reference.h"
 #include "core/synthetic.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/kernels.h"
+#include "tests/cpu/cpu_test_util.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {
@@ -45,7 +51,9 @@ FrameOutcome dec(const std::vector<uint8_t>& f, uint64_t cap, int threads, bool 
   return fast ? capacity_decompress_frame(a) : reference_decompress(a);
 }
 
-TEST(CapacityCpu, SameBytesAsReference) {
+class CapacityCpu : public cpu_test::PerTarget {};
+
+TEST_P(CapacityCpu, SameBytesAsReference) {
   const uint64_t sizes[] = {0, 1, 33, 1000, 65536, 65537, 5 * 65536 + 3};
   for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2})
     for (uint64_t n : sizes)
@@ -67,7 +75,7 @@ TEST(CapacityCpu, SameBytesAsReference) {
 // A frame that ends up stored (random bits) or too big: nothing written past
 // compress_bound even when the destination is larger (the coded blocks go
 // into the frame only while they can belong to a coded frame).
-TEST(CapacityCpu, NoWritePastBound) {
+TEST_P(CapacityCpu, NoWritePastBound) {
   for (Dtype d : {Dtype::bf16, Dtype::fp32})
     for (auto g : {synth::Generator::random_bits, synth::Generator::gaussian_kv})
       for (bool ck : {false, true}) {
@@ -92,14 +100,67 @@ TEST(CapacityCpu, NoWritePastBound) {
       }
 }
 
-TEST(CapacityCpu, RealKv) {
+TEST_P(CapacityCpu, RealKv) {
   for (const auto& r : test::real_inputs(Dtype::bf16)) {
     const auto ref = enc(Dtype::bf16, r.bytes, true, 1, false);
     ASSERT_EQ(enc(Dtype::bf16, r.bytes, true, 2, true), ref) << r.name;
+    for (int t : {1, 2}) {
+      std::vector<uint8_t> out;
+      ASSERT_EQ(dec(ref, r.bytes.size(), t, true, &out).status, Status::ok) << r.name;
+      ASSERT_EQ(out, r.bytes) << r.name;
+    }
   }
 }
 
-TEST(CapacityCpu, GoldenErrorVectorsSameStatus) {
+// The decoder's kernels against element-by-element loops: the transpose of
+// stream-major rows, and the bf16 join with regular and non-temporal stores
+// (aligned and not).
+TEST_P(CapacityCpu, TransposeAndJoinKernels) {
+  ASSERT_EQ(cpu::capacity_target(), GetParam());  // the capacity kernels follow the forced target
+  constexpr size_t kStride = 2048 + 64;
+  const uint32_t n16 = 2048;
+  std::vector<uint8_t> rows(32 * kStride), res(65536);
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<uint8_t>(synth::random_u64(i, 5));
+  for (size_t i = 0; i < res.size(); ++i) res[i] = static_cast<uint8_t>(synth::random_u64(i, 6));
+  std::vector<uint8_t> exps(65536), want_exps(65536);
+  for (uint32_t j = 0; j < 65536; ++j) want_exps[j] = rows[(j % 32) * kStride + j / 32];
+  cpu::cap_transpose(rows.data(), kStride, n16, exps.data());
+  ASSERT_EQ(exps, want_exps);
+  std::vector<uint8_t> want(2 * 65536);
+  for (uint32_t j = 0; j < 65536; ++j) {
+    const uint16_t v = static_cast<uint16_t>(((res[j] & 0x80u) << 8) | (uint32_t{want_exps[j]} << 7) | (res[j] & 0x7Fu));
+    std::memcpy(&want[2 * j], &v, 2);
+  }
+  std::vector<uint8_t> buf(2 * 65536 + 64);
+  const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+  for (bool stream : {false, true})
+    for (size_t off : {align, align + 1}) {
+      std::fill(buf.begin(), buf.end(), 0);
+      cpu::cap_transpose_join_bf16(rows.data(), kStride, n16, res.data(), buf.data() + off, stream);
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), buf.begin() + off)) << "stream " << stream << " off " << off;
+    }
+  // Fewer tiles: nothing past them is written.
+  std::fill(buf.begin(), buf.end(), 0xA5);
+  cpu::cap_transpose_join_bf16(rows.data(), kStride, 16, res.data(), buf.data(), false);
+  ASSERT_TRUE(std::equal(want.begin(), want.begin() + 2 * 512, buf.begin()));
+  for (size_t i = 2 * 512; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+}
+
+// Big outputs take the non-temporal join (a threshold forced low here).
+TEST_P(CapacityCpu, StreamingJoinRoundTrip) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 4 * 65536 + 999, 3, {});
+  const auto ref = enc(Dtype::bf16, in, false, 1, false);
+  cpu::set_stream_min_bytes(1);
+  for (int t : {1, 2}) {
+    std::vector<uint8_t> out;
+    const FrameOutcome o = dec(ref, in.size(), t, true, &out);
+    EXPECT_EQ(o.status, Status::ok);
+    EXPECT_EQ(out, in);
+  }
+  cpu::set_stream_min_bytes(0);
+}
+
+TEST_P(CapacityCpu, GoldenErrorVectorsSameStatus) {
   const std::string dir = test::golden_dir() + "/../golden-errors/capacity";
   bool ok = false;
   const auto list = test::read_file(dir + "/LIST", &ok);
@@ -122,7 +183,7 @@ TEST(CapacityCpu, GoldenErrorVectorsSameStatus) {
 }
 
 // Random corruption of the exponent blocks: same status as the reference.
-TEST(CapacityCpu, CorruptBlocksSameStatus) {
+TEST_P(CapacityCpu, CorruptBlocksSameStatus) {
   const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 3 * 65536 + 77, 9, {});
   const auto f0 = enc(Dtype::bf16, in, false, 1, false);
   FrameHeader h;
@@ -142,6 +203,8 @@ TEST(CapacityCpu, CorruptBlocksSameStatus) {
   }
   EXPECT_GT(bad, 20);  // a flipped code bit often decodes silently: the checksum catches those
 }
+
+SPLITZIP_INSTANTIATE_PER_TARGET(CapacityCpu);
 
 }  // namespace
 }  // namespace splitzip

@@ -13,6 +13,8 @@
 //                       [--frames KIB]  (the buffer as back-to-back frames of KIB)
 //                       [--batch [--pages 4096] [--page-kib 16]]  (pages vs one buffer)
 //                       [--checksum]  (with --frames / --batch: v2 block checksum on)
+//                       [--mode capacity]  (capacity mode, FORMAT.md 4.6: encode and
+//                                           decode without and with the checksum)
 //
 // --frames: one thread codes --mb MiB as consecutive frames of KIB each (as
 // the streaming CLI and serving stacks do): memcpy of the whole buffer,
@@ -147,6 +149,7 @@ struct Args {
   bool batch = false;
   uint64_t pages = 4096, page_kib = 16;
   std::string target;
+  Mode mode = Mode::fast;  // --mode capacity: the throughput run codes capacity frames
 };
 
 void run_throughput(const Args& a) {
@@ -162,14 +165,21 @@ void run_throughput(const Args& a) {
   const uint64_t ns[1] = {n};
   calibrate(a.dtype, bufs, ns, 1, &cb);  // the "offline" codebook
 
-  std::printf("dtype %s, %.0f MiB, data %s, target %s, best of %d\n", dtype_name(a.dtype),
-              bytes / 1048576.0, a.data.c_str(), cpu::target_name(cpu::active_target()), a.reps);
+  const bool cap = a.mode == Mode::capacity;
+  std::printf("dtype %s, %.0f MiB, data %s, target %s, %s mode, best of %d\n", dtype_name(a.dtype),
+              bytes / 1048576.0, a.data.c_str(), cpu::target_name(cpu::active_target()), cap ? "capacity" : "fast",
+              a.reps);
   const double gb = bytes / 1e9;
   for (int t : a.threads) {
     CompressOptions co;
     co.backend = "cpu";
     co.threads = t;
     co.codebook = &cb;
+    if (cap) {  // no codebook; the plain figures without the checksum (on by default)
+      co.mode = Mode::capacity;
+      co.codebook = nullptr;
+      co.checksum = false;
+    }
     CompressOptions co_sum = co;  // the same with the v2 block checksum
     co_sum.checksum = true;
     DecompressOptions dopt;
@@ -218,7 +228,7 @@ void run_throughput(const Args& a) {
         std::printf("checksummed decompress failed: %s\n", status_name(rc.status));
         std::exit(1);
       }
-      if (a.dynamic) {
+      if (a.dynamic && !cap) {
         CompressOptions dyn = co;
         dyn.codebook = nullptr;  // dynamic top-16: histogram + encode
         best[kDyn] = std::min(best[kDyn], best_seconds(1, [&] {
@@ -230,15 +240,15 @@ void run_throughput(const Args& a) {
       }
     }
     std::printf("threads %d: memcpy %.2f GB/s | encode %.2f GB/s (%.2fx memcpy) | decode %.2f GB/s "
-                "(%.2fx) | ratio %.4f, escapes %.4f%%\n",
+                "(%.2fx) | ratio %.4f, %s %.4f%%\n",
                 t, gb / best[kMem], gb / best[kEnc], best[kMem] / best[kEnc], gb / best[kDec],
-                best[kMem] / best[kDec], double(bytes) / double(fsize),
-                100.0 * double(info.escape_count) / double(n));
+                best[kMem] / best[kDec], double(bytes) / double(fsize), cap ? "exponent bytes" : "escapes",
+                100.0 * double(info.escape_count) / double(cap ? bytes : n));  // capacity: header 16..23 = stream 9
     std::printf("  checksum on: encode %.2f GB/s (%.2fx memcpy, %.3fx checksum-off) | decode+verify %.2f GB/s "
                 "(%.2fx memcpy, %.3fx checksum-off)\n",
                 gb / best[kEncSum], best[kMem] / best[kEncSum], best[kEnc] / best[kEncSum], gb / best[kDecSum],
                 best[kMem] / best[kDecSum], best[kDec] / best[kDecSum]);
-    if (a.dynamic)
+    if (a.dynamic && !cap)
       std::printf("  dynamic top-16 compress %.2f GB/s (%.2fx the offline-codebook time); "
                   "cpu histogram alone %.2f GB/s\n",
                   gb / best[kDyn], best[kDyn] / best[kEnc], gb / best[kHist]);
@@ -497,6 +507,14 @@ int main(int argc, char** argv) {
     else if (k == "--cpu-time") g_cpu_time = true;
     else if (k == "--stream-min") cpu::set_stream_min_bytes(std::strtoull(next(), nullptr, 10));
     else if (k == "--target") a.target = next();
+    else if (k == "--mode") {
+      const std::string m = next();
+      if (m != "capacity" && m != "fast") {
+        std::fprintf(stderr, "--mode: fast or capacity\n");
+        return 2;
+      }
+      a.mode = m == "capacity" ? Mode::capacity : Mode::fast;
+    }
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       return 2;

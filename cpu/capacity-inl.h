@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// Per-target kernels of the capacity decoder (cpu/capacity_codec.cpp): the
+// exponents come out of the Huffman decoder stream by stream (row s holds
+// the codes of elements s, s + 32, s + 64, ...); these put them back in
+// element order with 16x16 byte transposes, and for bf16 join them with the
+// residual bytes in the same pass (one 128-bit tile = 16 elements).
+#if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPLITZIP_CPU_CAPACITY_INL_H_
+#undef SPLITZIP_CPU_CAPACITY_INL_H_
+#else
+#define SPLITZIP_CPU_CAPACITY_INL_H_
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/kernels.h"
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace splitzip {
+namespace cpu {
+namespace HWY_NAMESPACE {
+
+constexpr uint32_t kCapRows = 32;  // streams per block (FORMAT.md 4.6.2)
+
+// ---- Huffman decode of the 32 streams into rows (scalar; compiled per
+// target for BMI2's shifts) ----
+
+HWY_INLINE uint64_t Load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// One stream's reader: a 64-bit bit buffer refilled without branches (at
+// least 56 valid bits after a refill, enough for four lookups of <= 12).
+// The next load's address is known a round ahead, so the load is off the
+// lookups' dependency chain. cnt is kept mod 64: a lookup subtracts its
+// entry >> 24 whole (bits + 64 * codes), which saves a mask per lookup.
+struct Lane {
+  uint64_t buf;
+  const uint8_t* p;  // next byte to load
+  uint8_t* out;      // the next code's place in the row
+  uint64_t cnt;      // valid bits in buf, mod 64
+  uint64_t bits() const { return cnt & 63; }
+  HWY_INLINE void refill() {
+    const uint64_t c = bits();
+    buf |= Load64(p) << c;
+    p += (63 - c) >> 3;
+    cnt = c | 56;
+  }
+  // Up to three codes (multi-code entry: symbols, bits << 24, codes << 30).
+  HWY_INLINE void step(const uint32_t* multi) {
+    const uint32_t e = multi[buf & 4095u];
+    std::memcpy(out, &e, 4);  // bytes past the codes are rewritten later or row slack
+    out += e >> 30;
+    const uint32_t sh = e >> 24;
+    buf >>= sh & 63;
+    cnt -= sh;
+  }
+  HWY_INLINE void round(const uint32_t* multi) {
+    refill();
+    for (int q = 0; q < 4; ++q) step(multi);
+  }
+};
+
+struct LaneLimits {
+  const uint8_t* base;
+  uint8_t* out_end;
+  uint64_t end_bits;
+  uint64_t consumed(const Lane& l) const { return 8 * static_cast<uint64_t>(l.p - base) - l.bits(); }
+  // Rounds safe from l's state: a round writes <= 12 codes and uses <= 48
+  // bits; one may start while the stream's end is not passed, so its loads
+  // stay within 16 bytes of the end (a malformed stream cannot run off).
+  HWY_INLINE uint64_t safe_rounds(const Lane& l) const {
+    const uint64_t c = consumed(l);
+    if (c > end_bits) return 0;
+    const uint64_t by_out = static_cast<uint64_t>(out_end - l.out) / 12;
+    const uint64_t by_in = (end_bits - c) / 48 + 1;
+    return by_out < by_in ? by_out : by_in;
+  }
+};
+
+// The rest of one lane: safe rounds, then single codes with checked refills.
+// False when the stream runs out (malformed).
+HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint16_t* table) {
+  for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
+    for (; k > 0; --k) l.round(multi);
+  while (l.out < lim.out_end) {
+    if (l.bits() < 12) {
+      if (lim.consumed(l) > lim.end_bits) return false;
+      l.refill();
+    }
+    const uint32_t e = table[l.buf & 4095u];
+    *l.out++ = static_cast<uint8_t>(e);
+    l.buf >>= e >> 8;
+    l.cnt -= e >> 8;
+  }
+  return true;
+}
+
+// Decodes the 32 streams of a block into their rows; consumed[s]: the bits
+// stream s used. False when a stream runs out (malformed). Four streams in
+// lockstep (independent dependency chains), in runs of rounds safe for all.
+// Reads up to 16 bytes past each stream's end.
+bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed) {
+  bool ok = true;
+  for (uint32_t s0 = 0; s0 < kCapRows; s0 += 4) {
+    Lane l[4];
+    LaneLimits lim[4];
+    for (int i = 0; i < 4; ++i) {
+      const CapStreamIn& x = in[s0 + i];
+      l[i] = {0, x.base, x.row, 0};
+      lim[i] = {x.base, x.row + x.len, x.end_bits};
+    }
+    Lane a = l[0], b = l[1], c = l[2], d = l[3];
+    for (;;) {
+      uint64_t k = HWY_MIN(HWY_MIN(lim[0].safe_rounds(a), lim[1].safe_rounds(b)),
+                           HWY_MIN(lim[2].safe_rounds(c), lim[3].safe_rounds(d)));
+      if (k < 2) break;
+      for (; k > 0; --k) {
+        a.refill();
+        b.refill();
+        c.refill();
+        d.refill();
+        for (int q = 0; q < 4; ++q) {
+          a.step(multi);
+          b.step(multi);
+          c.step(multi);
+          d.step(multi);
+        }
+      }
+    }
+    ok &= FinishLane(a, lim[0], multi, table);
+    ok &= FinishLane(b, lim[1], multi, table);
+    ok &= FinishLane(c, lim[2], multi, table);
+    ok &= FinishLane(d, lim[3], multi, table);
+    const Lane* fin[4] = {&a, &b, &c, &d};
+    for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
+  }
+  return ok;
+}
+
+#if HWY_TARGET != HWY_SCALAR
+namespace hn = hwy::HWY_NAMESPACE;
+using T8 = hn::Full128<uint8_t>;
+using T16 = hn::Full128<uint16_t>;
+using T32 = hn::Full128<uint32_t>;
+using T64 = hn::Full128<uint64_t>;
+using W8 = hn::Vec<T8>;
+
+// One interleave stage over 16 vectors: pairs (2k, 2k+1) hold neighbouring
+// stream groups for the same indices; the lower halves of the index range go
+// to k, the upper to k + 8.
+template <class DL>
+HWY_INLINE void Stage(W8* v) {
+  const T8 d8;
+  const DL dl;
+  W8 o[16];
+  for (int k = 0; k < 8; ++k) {
+    const auto a = hn::BitCast(dl, v[2 * k]), b = hn::BitCast(dl, v[2 * k + 1]);
+    o[k] = hn::BitCast(d8, hn::InterleaveLower(dl, a, b));
+    o[k + 8] = hn::BitCast(d8, hn::InterleaveUpper(dl, a, b));
+  }
+  for (int k = 0; k < 16; ++k) v[k] = o[k];
+}
+
+// 16 rows (streams s0..s0+15) x 16 indices (i..i+15) -> v[e] = the 16
+// streams of index i + bitrev4(e).
+HWY_INLINE void Transpose16(const uint8_t* rows, size_t stride, W8* v) {
+  const T8 d8;
+  for (int s = 0; s < 16; ++s) v[s] = hn::LoadU(d8, rows + s * stride);
+  Stage<T8>(v);
+  Stage<T16>(v);
+  Stage<T32>(v);
+  Stage<T64>(v);
+}
+
+constexpr int kBitrev4[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+
+// Indices [0, n16) of every row (n16 a multiple of 16) into exps in element
+// order: exps[i * 32 + s] = rows[s * stride + i].
+void CapTranspose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {
+  const T8 d8;
+  W8 v[16];
+  for (uint32_t i = 0; i < n16; i += 16)
+    for (uint32_t g = 0; g < kCapRows; g += 16) {
+      Transpose16(rows + g * stride + i, stride, v);
+      for (int e = 0; e < 16; ++e) hn::StoreU(v[e], d8, exps + (i + kBitrev4[e]) * kCapRows + g);
+    }
+}
+
+// bf16: the same, joined with the residual bytes (sign << 7 | mantissa) into
+// the values: low byte = mantissa | exponent bit 0 << 7, high byte = sign |
+// exponent >> 1. kStream: non-temporal stores (out 16-byte aligned).
+template <bool kStream>
+HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
+  const T8 d8;
+  const T16 d16;
+  const W8 k7f = hn::Set(d8, 0x7F);
+  W8 v[16];
+  for (uint32_t i = 0; i < n16; i += 16)
+    for (uint32_t g = 0; g < kCapRows; g += 16) {
+      Transpose16(rows + g * stride + i, stride, v);
+      for (int e = 0; e < 16; ++e) {
+        const uint64_t j = uint64_t{i + kBitrev4[e]} * kCapRows + g;  // first element of the tile
+        const W8 r = hn::LoadU(d8, res + j);
+        const W8 x = v[e];
+        // Bit selects (0x7F from the first operand): x << 7 in 16-bit lanes
+        // puts each byte's bit 0 at its bit 7.
+        const W8 lo = hn::Or(hn::And(k7f, r), hn::AndNot(k7f, hn::BitCast(d8, hn::ShiftLeft<7>(hn::BitCast(d16, x)))));
+        const W8 hi = hn::Or(hn::And(k7f, hn::ShiftRight<1>(x)), hn::AndNot(k7f, r));
+        const W8 w0 = hn::BitCast(d8, hn::ZipLower(d16, lo, hi)), w1 = hn::BitCast(d8, hn::ZipUpper(d16, lo, hi));
+        if (kStream) {
+          hn::Stream(w0, d8, out + 2 * j);
+          hn::Stream(w1, d8, out + 2 * j + 16);
+        } else {
+          hn::StoreU(w0, d8, out + 2 * j);
+          hn::StoreU(w1, d8, out + 2 * j + 16);
+        }
+      }
+    }
+  if (kStream) hwy::FlushStream();
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool stream) {
+  if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
+    JoinBf16<true>(rows, stride, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n16, res, out);
+}
+
+#else  // HWY_SCALAR
+
+
+void CapTranspose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {
+  for (uint32_t i = 0; i < n16; ++i)
+    for (uint32_t s = 0; s < kCapRows; ++s) exps[i * kCapRows + s] = rows[s * stride + i];
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool) {
+  for (uint32_t i = 0; i < n16; ++i)
+    for (uint32_t s = 0; s < kCapRows; ++s) {
+      const uint64_t j = uint64_t{i} * kCapRows + s;
+      const uint32_t e = rows[s * stride + i], r = res[j];
+      out[2 * j] = static_cast<uint8_t>((r & 0x7Fu) | ((e & 1u) << 7));
+      out[2 * j + 1] = static_cast<uint8_t>((r & 0x80u) | (e >> 1));
+    }
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+int64_t CapacityTarget() { return HWY_TARGET; }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace splitzip
+HWY_AFTER_NAMESPACE();
+
+#endif  // SPLITZIP_CPU_CAPACITY_INL_H_

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compiles cpu/capacity-inl.h once per Highway target and dispatches at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/capacity_kernels.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "cpu/capacity-inl.h"
+#include "hwy/highway.h"
+
+#if HWY_ONCE
+namespace splitzip {
+namespace cpu {
+
+HWY_EXPORT(CapDecodeRows);
+HWY_EXPORT(CapTranspose);
+HWY_EXPORT(CapTransposeJoinBf16);
+HWY_EXPORT(CapacityTarget);
+
+bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed) {
+  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, multi, table, consumed);
+}
+
+void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {
+  HWY_DYNAMIC_DISPATCH(CapTranspose)(rows, stride, n16, exps);
+}
+
+void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                             bool stream) {
+  HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16)(rows, stride, n16, res, out, stream);
+}
+
+int64_t capacity_target() { return HWY_DYNAMIC_DISPATCH(CapacityTarget)(); }
+
+}  // namespace cpu
+}  // namespace splitzip
+#endif  // HWY_ONCE
