@@ -15,6 +15,7 @@
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -24,6 +25,11 @@ namespace HWY_NAMESPACE {
 
 // Elements per block: the exponent buffer stays in L1.
 constexpr uint64_t kHistBlock = 4096;
+// Input bytes ahead of the extraction that it prefetches: between blocks
+// the counter issues no loads, so the hardware prefetchers fall behind. On
+// the Zen 5 dev VM, 64 KiB bf16 frames from DRAM, one thread: histogram
+// 13.0-13.7 -> 16.5-18.3 GB/s (1-4 KiB ahead: the most at 4 KiB).
+constexpr uint64_t kHistPrefetch = 4096;
 
 // Exponent bytes of elements [i0, i0 + len) into out (len <= kHistBlock).
 template <class Traits>
@@ -36,6 +42,7 @@ HWY_INLINE void ExtractExponents(const uint8_t* src, uint64_t i0, uint64_t len, 
   const size_t N = hn::Lanes(d8);
   for (; k + N <= len; k += N) {
     const uint8_t* p = src + (i0 + k) * Traits::kBytes;
+    for (size_t q = 0; q < N * Traits::kBytes; q += 64) hwy::Prefetch(p + kHistPrefetch + q);
     V8 e;
     if constexpr (Traits::kBytes == 1) {
       e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(hn::BitCast(d16, hn::LoadU(d8, p)))),
@@ -178,7 +185,7 @@ constexpr uint64_t kWindowSample = 512;
 // many values outside the window, blocks run the scalar counter until one
 // shows such a window again.
 template <class Traits>
-void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
+void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   alignas(64) uint8_t exps[kHistBlock];
   int64_t window = -1;  // base of the window counter, -1: scalar
   (void)window;  // HWY_SCALAR has no window counter
@@ -197,6 +204,10 @@ void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
   for (uint64_t i = 0; i < n; i += kHistBlock) {
     const uint64_t len = n - i < kHistBlock ? n - i : kHistBlock;
     ExtractExponents<Traits>(src, i, len, exps);
+    if (warm != nullptr) {  // overlaps the counting below
+      for (uint64_t q = 0; q < len; q += 64) hwy::Prefetch(warm->res + i + q);
+      for (uint64_t q = 0; q < len / 2; q += 64) hwy::Prefetch(warm->codes + i / 2 + q);
+    }
 #if HWY_TARGET != HWY_SCALAR
     if (window >= 0) {
       const uint64_t outside = CountWindow(exps, len, static_cast<uint32_t>(window), counts);
@@ -210,13 +221,13 @@ void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
   }
 }
 
-void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256]) {
+void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   const auto* src = static_cast<const uint8_t*>(src_v);
   switch (dtype) {
-    case Dtype::bf16: HistogramTyped<Bf16Traits>(src, n, counts); break;
-    case Dtype::fp16: HistogramTyped<Fp16Traits>(src, n, counts); break;
-    case Dtype::fp32: HistogramTyped<Fp32Traits>(src, n, counts); break;
-    case Dtype::fp8_e5m2: HistogramTyped<Fp8E5M2Traits>(src, n, counts); break;
+    case Dtype::bf16: HistogramTyped<Bf16Traits>(src, n, counts, warm); break;
+    case Dtype::fp16: HistogramTyped<Fp16Traits>(src, n, counts, nullptr); break;
+    case Dtype::fp32: HistogramTyped<Fp32Traits>(src, n, counts, nullptr); break;
+    case Dtype::fp8_e5m2: HistogramTyped<Fp8E5M2Traits>(src, n, counts, nullptr); break;
     case Dtype::fp8_e4m3: break;  // scalar, before dispatch (histogram_kernels.cpp)
   }
 }
