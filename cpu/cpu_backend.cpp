@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "backends/registry.h"
-#include "core/le_bytes.h"
 #include "core/frame_rules.h"
 #include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
+#include "core/le_bytes.h"
 #include "cpu/capacity_codec.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/e4m3_codec.h"
@@ -184,9 +184,8 @@ class CpuBackend final : public Backend {
   // Batched pages: items spread over threads (dynamic: pages differ in
   // escapes and size), each item coded on its worker alone. A batch past
   // the cache bypasses it as one large frame would (non-temporal stores),
-  // and each worker fences once after its last item, not once per item:
-  // per 16 KiB page the fence (the drain of the write-combining buffers)
-  // cost about as much as coding the page.
+  // and each worker fences once after its last item, not once per item
+  // (each fence waits for the write-combining buffers to drain).
   void compress_batch(const CompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
     uint64_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += args[i].n * dtype_bytes(args[i].dtype);

@@ -125,7 +125,8 @@ constexpr uint64_t kSub = 1024;
 // prefetches: the hardware prefetchers stop at each 4 KiB page and
 // restart on every small frame of a batch.
 // Measured on the Zen 5 dev VM, 4096 pages of 16 KiB, one thread: batch
-// decode 8 -> 11 GB/s (with the batch's frame prefetch, cpu_backend.cpp).
+// decode 7.6 -> 9.9 GB/s together with the batch's frame prefetch
+// (cpu_backend.cpp) and the per-worker fence (bench/results/cpu_v2.md).
 constexpr uint64_t kPrefetchAhead = 1024;
 
 // With a FusedXxh3 (bf16 only), the sub-blocks below `hashed_end` (whole
