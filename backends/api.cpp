@@ -196,6 +196,10 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
     std::vector<size_t> index;
     args.reserve(count);
     index.reserve(count);
+    // The one codebook is checked once, not per item (as check_compress_args
+    // would: after the other arguments, so the same status comes out).
+    const bool codebook_ok = opts.codebook == nullptr ||
+                             (validate_codebook(*opts.codebook) == Status::ok && opts.codebook->dtype == dtype);
     for (size_t i = 0; i < count; ++i) {
       CompressArgs a;
       a.dtype = dtype;
@@ -209,7 +213,11 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
       a.threads = 1;  // parallel across items, not inside one
       a.mode = opts.mode;
       results[i].backend = be->name();
-      if ((results[i].status = check_compress_args(a)) != Status::ok) continue;
+      CompressArgs unbooked = a;
+      unbooked.codebook = nullptr;
+      results[i].status = check_compress_args(unbooked);
+      if (results[i].status == Status::ok && !codebook_ok) results[i].status = Status::bad_codebook;
+      if (results[i].status != Status::ok) continue;
       args.push_back(a);
       index.push_back(i);
     }

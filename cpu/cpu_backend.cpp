@@ -4,6 +4,7 @@
 // fallback, block checks, gaps, header, rules 1-14 outside the streams and
 // 19); cpu/parallel_codec.cpp runs streams 1..6 and the block hashes on
 // Highway SIMD kernels over OpenMP threads.
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -13,20 +14,39 @@
 #include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
+#include "core/le_bytes.h"
 #include "cpu/capacity_codec.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/e4m3_codec.h"
 #include "cpu/parallel_codec.h"
+#include "hwy/cache_control.h"
 
 namespace splitzip {
 namespace {
 
-// stream_output: the frame is one of a batch too large to stay in cache.
-FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
+// How a frame is written when it is one item of a batch.
+struct BatchItem {
+  bool stream_output = false;  // the batch is too large to stay in cache
+  bool caller_fences = false;  // the batch worker calls flush_streams() at its end
+  // The codebook every item shares, already checked (validate_codebook and
+  // its dtype), and its encode tables; null: each frame checks and builds.
+  const Codebook* codebook = nullptr;
+  const cpu::EncodeTables* tables = nullptr;
+};
+
+FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchItem()) {
   FrameOutcome out;
   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
   FramePlan p;
-  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
+  const bool shared = item.codebook != nullptr && a.codebook == item.codebook;
+  if (shared) {  // the same checks but the codebook's, done once for the batch
+    CompressArgs b = a;
+    b.codebook = nullptr;
+    out.status = plan_frame(b, &p);
+  } else {
+    out.status = plan_frame(a, &p);
+  }
+  if (out.status != Status::ok) return out;
   const auto* src = static_cast<const uint8_t*>(a.src);
   auto* f = static_cast<uint8_t*>(a.dst);
   FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
@@ -39,7 +59,14 @@ FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
       cb = *a.codebook;
     } else {
       uint64_t counts[256];
-      cpu::exponent_histogram(a.dtype, src, a.n, counts, a.threads);
+      // Streams 1 and 3 sit where coded_layout puts them for any escape
+      // count: the histogram pass warms them for the encode pass.
+      const FrameLayout L0 = coded_layout(p.dtype_id, a.n, a.chunk_log2, 0, p.n_checks);
+      cpu::WarmOutput warm;
+      warm.res = f + L0.res_off;
+      warm.codes = f + L0.code_off;
+      const bool fits = L0.frame_size <= a.capacity;
+      cpu::exponent_histogram(a.dtype, src, a.n, counts, a.threads, fits ? &warm : nullptr);
       cb.dtype = a.dtype;
       cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
     }
@@ -53,13 +80,15 @@ FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
       job.n = a.n;
       job.chunk_log2 = a.chunk_log2;
       job.codebook = &cb;
+      job.tables = shared ? item.tables : nullptr;
       job.frame = f;
       job.capacity = a.capacity;
       job.budget = p.budget;
       job.n_checks = p.n_checks;
       job.hashes = hash_out;
       job.threads = a.threads;
-      job.stream_output = stream_output;
+      job.stream_output = item.stream_output;
+      job.caller_fences = item.caller_fences;
       s = cpu::encode_coded(job, &escapes);
     }
     if (s == Status::ok) set_coded_fields(&h, escapes, cb);
@@ -76,7 +105,7 @@ FrameOutcome compress_impl(const CompressArgs& a, bool stream_output = false) {
   return out;
 }
 
-FrameOutcome decompress_impl(const DecompressArgs& a) {
+FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = BatchItem()) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
@@ -92,7 +121,8 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
     cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
   } else if (h.dtype == kDtypeE4M3) {  // FORMAT.md 4.7
     if ((out.status = cpu::e4m3_decode(h, f, dst, hash_out, a.threads)) != Status::ok) return out;
-  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads)) != Status::ok) {  // 14-18
+  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads,
+                                             {item.stream_output, item.caller_fences})) != Status::ok) {  // 14-18
     return out;
   }
   if (verify) {  // rule 19 (v1: XXH64 over the output afterwards)
@@ -103,6 +133,41 @@ FrameOutcome decompress_impl(const DecompressArgs& a) {
   out.frame_size = h.frame_size;
   out.decoded_size = bytes;
   return out;
+}
+
+// A prefetch the optimizer keeps: GCC treats a function that only
+// prefetches as pure and drops calls to it; the empty asm is a side effect.
+inline void prefetch_line(const void* p) {
+  hwy::Prefetch(static_cast<const uint8_t*>(p));
+#if defined(__GNUC__)
+  asm volatile("" : : "r"(p) : "memory");
+#endif
+}
+
+// Batch decode, one item ahead: prefetches the lines of the frame at
+// a.src that a decode reads first or out of stream order (streams 4-6,
+// read to validate escapes before the codes they patch, and the heads of
+// streams 1 and 3), so their misses overlap the item before it instead of
+// stalling this one. The header is read unchecked (decompress_impl checks
+// it): a prefetch never faults, and every address is inside the source.
+void prefetch_frame(const DecompressArgs& a) {
+  const auto* f = static_cast<const uint8_t*>(a.src);
+  if (f == nullptr || a.src_size < 64) return;
+  const uint32_t dtype = f[5], log2 = f[7];
+  if (!dtype_id_valid(dtype) || dtype == kDtypeE4M3 || (f[6] & kFlagStored) != 0 || f[49] != kModeNibble ||
+      log2 < kMinChunkLog2 || log2 > kMaxChunkLog2)
+    return;
+  const uint64_t n = load_le64(f + 8), escapes = load_le64(f + 16);
+  if (n > a.src_size * 8 || escapes > n) return;
+  const FrameLayout L = coded_layout(dtype, n, log2, escapes);
+  const auto at = [&](uint64_t off) {
+    if (off < a.src_size) prefetch_line(f + off);
+  };
+  for (uint64_t k = 0; k < 256; k += 64) at(L.res_off + k);
+  for (uint64_t k = 0; k < std::min<uint64_t>(L.code_size, 8192); k += 64) at(L.code_off + k);
+  at(L.count_off);
+  at(L.pos_off);
+  at(L.exp_off);
 }
 
 class CpuBackend final : public Backend {
@@ -117,22 +182,43 @@ class CpuBackend final : public Backend {
   FrameOutcome decompress_frame(const DecompressArgs& a) const override { return decompress_impl(a); }
 
   // Batched pages: items spread over threads (dynamic: pages differ in
-  // escapes and size), each item coded on its worker alone.
+  // escapes and size), each item coded on its worker alone. A batch past
+  // the cache bypasses it as one large frame would (non-temporal stores),
+  // and each worker fences once after its last item, not once per item
+  // (each fence waits for the write-combining buffers to drain).
   void compress_batch(const CompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
     uint64_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += args[i].n * dtype_bytes(args[i].dtype);
-    // A batch past the cache: its frames bypass it as one large frame would.
-    const bool stream = bytes >= cpu::stream_min_bytes();
+    BatchItem item;
+    item.stream_output = bytes >= cpu::stream_min_bytes();
+    item.caller_fences = true;
+    // One valid codebook for every item (the API passes one): checked and
+    // made into tables once, not per page.
+    cpu::EncodeTables shared;
+    const Codebook* cb = count > 0 ? args[0].codebook : nullptr;
+    bool one_codebook = cb != nullptr && dtype_valid(args[0].dtype) && args[0].dtype != Dtype::fp8_e4m3 &&
+                        cb->dtype == args[0].dtype && validate_codebook(*cb) == Status::ok;
+    for (size_t i = 1; i < count && one_codebook; ++i)
+      one_codebook = args[i].codebook == cb && args[i].dtype == args[0].dtype;
+    if (one_codebook) {
+      cpu::build_encode_tables(*cb, geometry_of(static_cast<uint32_t>(args[0].dtype)).exp_bits, &shared);
+      item.codebook = cb;
+      item.tables = &shared;
+    }
     run_items(count, cpu::batch_threads(threads, bytes, count), out,
-              [&](size_t i) { return compress_impl(args[i], stream); });
+              [&](size_t i) { return compress_impl(args[i], item); });
   }
   void decompress_batch(const DecompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
     uint64_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += args[i].capacity;
-    // No non-temporal stores here: on 4096 pages of 16 KiB they measured
-    // slower (7.1 against 8.9 GB/s, one thread), unlike the encoder's.
-    run_items(count, cpu::batch_threads(threads, bytes, count), out,
-              [&](size_t i) { return decompress_impl(args[i]); });
+    BatchItem item;
+    item.stream_output = bytes >= cpu::stream_min_bytes();
+    item.caller_fences = true;
+    run_items(count, cpu::batch_threads(threads, bytes, count), out, [&](size_t i) {
+      if (i + 2 < count) prefetch_line(args[i + 2].src);  // its header, for the line below next time
+      if (i + 1 < count) prefetch_frame(args[i + 1]);
+      return decompress_impl(args[i], item);
+    });
   }
 
  private:
@@ -151,11 +237,16 @@ class CpuBackend final : public Backend {
     };
     if (threads <= 1) {
       for (size_t i = 0; i < count; ++i) one(i);
+      cpu::flush_streams();
       return;
     }
     const auto n = static_cast<int64_t>(count);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 8)
-    for (int64_t i = 0; i < n; ++i) one(static_cast<size_t>(i));
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp for schedule(dynamic, 8) nowait
+      for (int64_t i = 0; i < n; ++i) one(static_cast<size_t>(i));
+      cpu::flush_streams();  // this worker's items, before the join
+    }
   }
 };
 

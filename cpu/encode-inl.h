@@ -203,7 +203,6 @@ HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, con
       if (m != 0) record_escape_word<Traits>(src, m, first + 64 * w, sink);
     }
   }
-  if (kStream) hwy::FlushStream();
   encode_scalar<Traits>(src, i, end, t, s, sink);
 }
 

@@ -15,6 +15,7 @@
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -24,6 +25,42 @@ namespace HWY_NAMESPACE {
 
 // Elements per block: the exponent buffer stays in L1.
 constexpr uint64_t kHistBlock = 4096;
+// Input bytes ahead of the extraction that it prefetches: between blocks
+// the counter issues no loads, so the hardware prefetchers fall behind. On
+// the Zen 5 dev VM, 64 KiB bf16 frames from DRAM, one thread: histogram
+// 13.0-13.7 -> 16.5-18.3 GB/s (1-4 KiB ahead: the most at 4 KiB).
+constexpr uint64_t kHistPrefetch = 4096;
+
+#if HWY_TARGET != HWY_SCALAR
+// Exponent bytes of the Lanes(D8) elements at p (prefetching ahead).
+template <class Traits>
+HWY_INLINE V8 ExponentVector(const uint8_t* p) {
+  const D8 d8;
+  const D16 d16;
+  const D32 d32;
+  const size_t N = hn::Lanes(d8);
+  for (size_t q = 0; q < N * Traits::kBytes; q += 64) hwy::Prefetch(p + kHistPrefetch + q);
+  if constexpr (Traits::kBytes == 1) {
+    return hn::And(hn::BitCast(d8, hn::ShiftRight<2>(hn::BitCast(d16, hn::LoadU(d8, p)))), hn::Set(d8, 0x1F));
+  } else if constexpr (Traits::kBytes == 2) {
+    const V8 b0 = hn::LoadU(d8, p);
+    const V8 b1 = hn::LoadU(d8, p + N);
+    if constexpr (Traits::kExpBits == 8) {  // bf16: high byte of v << 1
+      return hn::ConcatOdd(d8, hn::BitCast(d8, hn::ShiftLeft<1>(hn::BitCast(d16, b1))),
+                           hn::BitCast(d8, hn::ShiftLeft<1>(hn::BitCast(d16, b0))));
+    } else {  // fp16: bits 6..2 of the high byte
+      const V8 h = hn::ConcatOdd(d8, b1, b0);
+      return hn::And(hn::BitCast(d8, hn::ShiftRight<2>(hn::BitCast(d16, h))), hn::Set(d8, 0x1F));
+    }
+  } else {  // fp32: byte 3 of v << 1
+    hn::Vec<D16> hi[4];
+    for (size_t q = 0; q < 4; ++q)
+      hi[q] = hn::BitCast(d16, hn::ShiftLeft<1>(hn::BitCast(d32, hn::LoadU(d8, p + q * N))));
+    return hn::ConcatOdd(d8, hn::BitCast(d8, hn::ConcatOdd(d16, hi[3], hi[2])),
+                         hn::BitCast(d8, hn::ConcatOdd(d16, hi[1], hi[0])));
+  }
+}
+#endif
 
 // Exponent bytes of elements [i0, i0 + len) into out (len <= kHistBlock).
 template <class Traits>
@@ -31,34 +68,8 @@ HWY_INLINE void ExtractExponents(const uint8_t* src, uint64_t i0, uint64_t len, 
   uint64_t k = 0;
 #if HWY_TARGET != HWY_SCALAR
   const D8 d8;
-  const D16 d16;
-  const D32 d32;
   const size_t N = hn::Lanes(d8);
-  for (; k + N <= len; k += N) {
-    const uint8_t* p = src + (i0 + k) * Traits::kBytes;
-    V8 e;
-    if constexpr (Traits::kBytes == 1) {
-      e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(hn::BitCast(d16, hn::LoadU(d8, p)))),
-                  hn::Set(d8, 0x1F));
-    } else if constexpr (Traits::kBytes == 2) {
-      const V8 b0 = hn::LoadU(d8, p);
-      const V8 b1 = hn::LoadU(d8, p + N);
-      if constexpr (Traits::kExpBits == 8) {  // bf16: high byte of v << 1
-        e = hn::ConcatOdd(d8, hn::BitCast(d8, hn::ShiftLeft<1>(hn::BitCast(d16, b1))),
-                          hn::BitCast(d8, hn::ShiftLeft<1>(hn::BitCast(d16, b0))));
-      } else {  // fp16: bits 6..2 of the high byte
-        const V8 h = hn::ConcatOdd(d8, b1, b0);
-        e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(hn::BitCast(d16, h))), hn::Set(d8, 0x1F));
-      }
-    } else {  // fp32: byte 3 of v << 1
-      hn::Vec<D16> hi[4];
-      for (size_t q = 0; q < 4; ++q)
-        hi[q] = hn::BitCast(d16, hn::ShiftLeft<1>(hn::BitCast(d32, hn::LoadU(d8, p + q * N))));
-      e = hn::ConcatOdd(d8, hn::BitCast(d8, hn::ConcatOdd(d16, hi[3], hi[2])),
-                        hn::BitCast(d8, hn::ConcatOdd(d16, hi[1], hi[0])));
-    }
-    hn::StoreU(e, d8, out + k);
-  }
+  for (; k + N <= len; k += N) hn::StoreU(ExponentVector<Traits>(src + (i0 + k) * Traits::kBytes), d8, out + k);
 #endif
   for (; k < len; ++k)
     out[k] = static_cast<uint8_t>(Traits::exponent(load_bits<Traits>(src + (i0 + k) * Traits::kBytes)));
@@ -119,13 +130,18 @@ alignas(16) static constexpr uint8_t kPairOneHot[8][16] = {
     {0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0, 0, 0},
     {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 16}};
 
-// Counts exps[0, len) (64-byte aligned) whose value lies in [base, base+16)
+// Counts the exponents (from vec/tail) that lie in [base, base+16)
 // into counts; values outside the window go to counts one by one. Returns
 // how many were outside. Each vector costs eight byte-table lookups: lookup
 // j adds one to a 4-bit counter per byte for bins 2j and 2j+1 (values
 // outside the window look up 0); the nibbles are summed into 64-bit lanes
 // every 15 vectors, before a nibble can overflow.
-HWY_INLINE uint64_t CountWindow(const uint8_t* exps, uint64_t len, uint32_t base, uint64_t counts[256]) {
+// vec(k): the exponents of vector k; tail(i): the exponent of element i
+// (the len % N elements past the last whole vector). The histogram reads
+// them straight from the input: no pass through an exponent buffer.
+template <class Vec, class Tail>
+HWY_INLINE uint64_t CountWindow(const Vec& vec, const Tail& tail, uint64_t len, uint32_t base,
+                                uint64_t counts[256]) {
   const D8 d8;
   const D16 d16;
   const D64 d64;
@@ -144,11 +160,14 @@ HWY_INLINE uint64_t CountWindow(const uint8_t* exps, uint64_t len, uint32_t base
     V8 acc[8];
     for (auto& a : acc) a = hn::Zero(d8);
     for (uint64_t k = k0; k < k1; ++k) {
-      const V8 x = hn::Sub(hn::Load(d8, exps + k * N), vbase);
+      const V8 e = vec(k);
+      const V8 x = hn::Sub(e, vbase);
       const auto out_mask = hn::Ne(hn::SaturatedSub(x, k15), hn::Zero(d8));  // outside the window
       if (HWY_UNLIKELY(!hn::AllFalse(d8, out_mask))) {
+        alignas(HWY_MAX_BYTES) uint8_t lanes[HWY_MAX_BYTES];
+        hn::Store(e, d8, lanes);
         for (uint64_t m = MaskBits(out_mask); m != 0; m &= m - 1) {
-          ++counts[exps[k * N + static_cast<size_t>(__builtin_ctzll(m))]];
+          ++counts[lanes[static_cast<size_t>(__builtin_ctzll(m))]];
           ++outside;
         }
       }
@@ -163,7 +182,7 @@ HWY_INLINE uint64_t CountWindow(const uint8_t* exps, uint64_t len, uint32_t base
     }
   }
   for (uint32_t b = 0; b < 16; ++b) counts[base + b] += hn::GetLane(hn::SumOfLanes(d64, wide[b]));
-  for (uint64_t i = vecs * N; i < len; ++i) ++counts[exps[i]];
+  for (uint64_t i = vecs * N; i < len; ++i) ++counts[tail(i)];
   return outside;
 }
 #endif
@@ -178,7 +197,7 @@ constexpr uint64_t kWindowSample = 512;
 // many values outside the window, blocks run the scalar counter until one
 // shows such a window again.
 template <class Traits>
-void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
+void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   alignas(64) uint8_t exps[kHistBlock];
   int64_t window = -1;  // base of the window counter, -1: scalar
   (void)window;  // HWY_SCALAR has no window counter
@@ -196,27 +215,37 @@ void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256]) {
 #endif
   for (uint64_t i = 0; i < n; i += kHistBlock) {
     const uint64_t len = n - i < kHistBlock ? n - i : kHistBlock;
-    ExtractExponents<Traits>(src, i, len, exps);
+    if (warm != nullptr) {  // overlaps the counting below
+      for (uint64_t q = 0; q < len; q += 64) hwy::Prefetch(warm->res + i + q);
+      for (uint64_t q = 0; q < len / 2; q += 64) hwy::Prefetch(warm->codes + i / 2 + q);
+    }
 #if HWY_TARGET != HWY_SCALAR
     if (window >= 0) {
-      const uint64_t outside = CountWindow(exps, len, static_cast<uint32_t>(window), counts);
+      const uint8_t* block = src + i * Traits::kBytes;
+      const size_t N = hn::Lanes(D8());
+      const auto vec = [&](uint64_t k) { return ExponentVector<Traits>(block + k * N * Traits::kBytes); };
+      const auto tail = [&](uint64_t e) {
+        return static_cast<uint8_t>(Traits::exponent(load_bits<Traits>(block + e * Traits::kBytes)));
+      };
+      const uint64_t outside = CountWindow(vec, tail, len, static_cast<uint32_t>(window), counts);
       if (outside * 64 > len) window = -1;  // re-pick the window from a scalar block
       continue;
     }
 #endif
+    ExtractExponents<Traits>(src, i, len, exps);
     uint64_t in_window = 0;
     const uint32_t base = CountScalar(exps, len, counts, &in_window);
     if (in_window * 32 >= len * 31) window = base;
   }
 }
 
-void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256]) {
+void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   const auto* src = static_cast<const uint8_t*>(src_v);
   switch (dtype) {
-    case Dtype::bf16: HistogramTyped<Bf16Traits>(src, n, counts); break;
-    case Dtype::fp16: HistogramTyped<Fp16Traits>(src, n, counts); break;
-    case Dtype::fp32: HistogramTyped<Fp32Traits>(src, n, counts); break;
-    case Dtype::fp8_e5m2: HistogramTyped<Fp8E5M2Traits>(src, n, counts); break;
+    case Dtype::bf16: HistogramTyped<Bf16Traits>(src, n, counts, warm); break;
+    case Dtype::fp16: HistogramTyped<Fp16Traits>(src, n, counts, nullptr); break;
+    case Dtype::fp32: HistogramTyped<Fp32Traits>(src, n, counts, nullptr); break;
+    case Dtype::fp8_e5m2: HistogramTyped<Fp8E5M2Traits>(src, n, counts, nullptr); break;
     case Dtype::fp8_e4m3: break;  // scalar, before dispatch (histogram_kernels.cpp)
   }
 }

@@ -15,9 +15,9 @@ namespace cpu {
 
 HWY_EXPORT(HistogramRange);
 
-void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
+void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   if (dtype == Dtype::fp8_e4m3) return add_exponent_counts(dtype, src, n, counts);  // scalar (FORMAT.md 4.7)
-  HWY_DYNAMIC_DISPATCH(HistogramRange)(dtype, src, n, counts);
+  HWY_DYNAMIC_DISPATCH(HistogramRange)(dtype, src, n, counts, warm);
 }
 
 }  // namespace cpu

@@ -74,7 +74,8 @@ struct Streams {
   uint8_t* codes = nullptr;  // stream 3
   uint64_t high_size = 0;
   // Non-temporal stores for the byte-aligned streams (large frames whose
-  // streams 1 and 3 start 16-byte aligned); bf16 only.
+  // streams 1 and 3 start 16-byte aligned); bf16 only. The kernel leaves
+  // them unfenced: see flush_streams().
   bool stream = false;
 };
 struct ConstStreams {
@@ -85,9 +86,17 @@ struct ConstStreams {
   // up to 15 bytes past the part of stream 1 or 2 they use; the kernels
   // keep every load below `end`.
   const uint8_t* end = nullptr;
-  // Non-temporal stores to the output (large outputs, 16-byte aligned).
+  // Non-temporal stores to the output (large outputs, 16-byte aligned),
+  // left unfenced: see flush_streams().
   bool stream = false;
 };
+
+// Orders this thread's non-temporal stores before anything it does next
+// (sfence). The kernels do not fence: a fence, and any locked instruction,
+// waits for the write-combining buffers to drain, so a worker fences once
+// after all its ranges (after all its frames in a batch), before the
+// barrier or return that hands the output to another thread.
+void flush_streams();
 
 // Validated escapes of one decode_range call: element indices (ascending,
 // inside the range) and their exponents.
@@ -128,8 +137,19 @@ struct OutputTap {
 uint32_t decode_range(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
                       const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst);
 
-// Adds the exponent counts of elements [0, n) to counts[256].
-void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]);
+// The streams 1 and 3 of the bf16 frame that is encoded right after a
+// histogram (dynamic codebook): the histogram pass prefetches them block by
+// block while it counts, so the encode pass stores into lines already in
+// cache instead of waiting on each line's fetch for ownership.
+struct WarmOutput {
+  uint8_t* res = nullptr;    // 1 byte per element
+  uint8_t* codes = nullptr;  // 1/2 byte per element
+};
+
+// Adds the exponent counts of elements [0, n) to counts[256]. warm (bf16
+// only; may be null): see WarmOutput.
+void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256],
+                     const WarmOutput* warm = nullptr);
 
 // Capacity decode (cpu/capacity_codec.cpp). One stream of a block: its
 // bytes (end_bits = 8 * size) and the row its len codes go to.

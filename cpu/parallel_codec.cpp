@@ -23,6 +23,7 @@
 #include "cpu/block_hasher.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
+#include "hwy/cache_control.h"
 
 namespace splitzip {
 namespace cpu {
@@ -61,6 +62,8 @@ uint64_t stream_min_bytes() {
   return forced ? forced : kStreamMinBytes;
 }
 void set_stream_min_bytes(uint64_t bytes) { g_stream_min.store(bytes); }
+
+void flush_streams() { hwy::FlushStream(); }
 
 namespace {
 
@@ -143,6 +146,34 @@ void lower_rule(std::atomic<int>& worst, int rule) {
   }
 }
 
+// Per-thread escape scratch, reused from call to call. Kept at most
+// kScratchKeep entries between calls so a frame with many escapes does
+// not pin its memory for the thread's lifetime.
+constexpr uint64_t kScratchKeep = uint64_t{1} << 16;
+thread_local EscapeSink t_sink;
+thread_local std::vector<uint64_t> t_esc_idx;
+thread_local std::vector<uint8_t> t_esc_exp;
+
+template <class V>
+void trim_vector(V& v) {
+  if (v.capacity() > kScratchKeep) V().swap(v);
+}
+
+// Trims the thread's scratch when a call ends (however it ends).
+struct ScratchTrim {
+  EscapeSink* sink;
+  explicit ScratchTrim(EscapeSink* s) : sink(s) {}
+  ScratchTrim(const ScratchTrim&) = delete;
+  ScratchTrim& operator=(const ScratchTrim&) = delete;
+  ~ScratchTrim() {
+    if (sink != nullptr) {
+      trim_vector(sink->pos);
+      trim_vector(sink->exp);
+      sink->size = 0;
+    }
+  }
+};
+
 }  // namespace
 
 Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
@@ -155,8 +186,11 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   const FrameLayout L0 = coded_layout(id, n, log2, 0, job.n_checks);
   if (L0.frame_size > job.capacity) return Status::internal_error;
 
-  EncodeTables tables;
-  build_encode_tables(*job.codebook, g.exp_bits, &tables);
+  // Built here only without prebuilt ones (clearing the ~530 bytes is
+  // itself a cost per 16 KiB page).
+  std::optional<EncodeTables> own_tables;
+  if (job.tables == nullptr) build_encode_tables(*job.codebook, g.exp_bits, &own_tables.emplace());
+  const EncodeTables& tables = job.tables != nullptr ? *job.tables : *own_tables;
   Streams s;
   s.res = job.frame + L0.res_off;
   s.high = job.frame + L0.high_off;
@@ -171,11 +205,14 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   const Partition part = partition_of(g.bytes, log2, job.hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(job.threads, bytes, units);
-  // One thread (small frames, batch items): no heap for the per-thread parts.
-  EscapeSink one_sink;
+  // One thread (small frames, batch items): no heap for the per-thread
+  // parts, and the escape vectors are this thread's, kept between calls
+  // (a batch of pages would allocate and free them per page).
   std::vector<EscapeSink> many_sinks(threads > 1 ? static_cast<size_t>(threads) : 0);
-  EscapeSink* const sinks = threads > 1 ? many_sinks.data() : &one_sink;
+  EscapeSink* const sinks = threads > 1 ? many_sinks.data() : &t_sink;
+  const ScratchTrim trim(threads > 1 ? nullptr : &t_sink);
   for (int t = 0; t < threads; ++t) {
+    sinks[t].size = 0;
     sinks[t].counts = counts;
     sinks[t].chunk_log2 = log2;
   }
@@ -212,8 +249,14 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
         if (hasher && i + hashed < j)
           hasher->feed((i + hashed) * g.bytes, job.src + (i + hashed) * g.bytes, (j - i - hashed) * g.bytes);
         const uint64_t added = sink.size - before;
-        // Past the budget the frame is stored: stop everyone early.
-        if (added != 0 && found.fetch_add(added) + added > job.budget) stop.store(true);
+        // Past the budget the frame is stored: stop everyone early. One
+        // thread counts without a locked add (it would drain the
+        // write-combining buffers of the streaming stores every step).
+        if (added != 0) {
+          const uint64_t total = nt == 1 ? found.load(std::memory_order_relaxed) + added : found.fetch_add(added) + added;
+          if (nt == 1) found.store(total, std::memory_order_relaxed);
+          if (total > job.budget) stop.store(true, std::memory_order_relaxed);
+        }
         // The step's checksum blocks, while the kernel's reads are in cache.
         i = j;
       }
@@ -221,6 +264,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
       no_memory.store(true);
       stop.store(true);
     }
+    if (s.stream && !(job.caller_fences && nt == 1)) flush_streams();
     team_barrier(nt);
     if (tid == 0) {
       for (int t = 0; t < nt; ++t)
@@ -251,7 +295,8 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   return status;
 }
 
-Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req) {
+Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_t* hashes, int threads_req,
+                    const DecodeHints& hints) {
   const auto dtype = static_cast<Dtype>(h.dtype);
   const DtypeGeometry g = geometry_of(h.dtype);
   const FrameLayout L = layout_of(h);
@@ -263,8 +308,11 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
 
   if (!stream_padding_ok(f, L)) return Status::bad_padding;  // rule 14 in-stream
 
-  bool in_codebook[256] = {};
-  for (uint32_t c = 0; c < h.codebook_count && c < 16; ++c) in_codebook[h.codebook[c]] = true;
+  // Bit x: exponent x is a codebook entry (a bitmap: 32 bytes to clear
+  // per frame, not 256; a batch of small pages clears one per page).
+  uint64_t in_codebook[4] = {0, 0, 0, 0};
+  for (uint32_t c = 0; c < h.codebook_count && c < 16; ++c)
+    in_codebook[h.codebook[c] >> 6] |= uint64_t{1} << (h.codebook[c] & 63);
   DecodeTables tables;
   build_decode_tables(h.codebook, dtype, &tables);
   ConstStreams s;
@@ -272,7 +320,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   s.high = f + L.high_off;
   s.codes = f + L.code_off;
   s.end = f + L.frame_size;
-  s.stream = bytes >= stream_min_bytes();
+  s.stream = bytes >= stream_min_bytes() || hints.stream_output;
   const uint8_t* counts = f + L.count_off;
   const uint8_t* pos = f + L.pos_off;
   const uint8_t* exps = f + L.exp_off;
@@ -314,12 +362,22 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
       int my_rule = 0;
       const uint64_t e1 = std::min(n, c1 << log2);
       try {
-        std::vector<uint64_t> esc_idx;
-        std::vector<uint8_t> esc_exp;
+        // This thread's lists, kept between calls (see t_sink).
+        std::vector<uint64_t>& esc_idx = t_esc_idx;
+        std::vector<uint8_t>& esc_exp = t_esc_exp;
+        struct Trim {
+          ~Trim() {
+            trim_vector(t_esc_idx);
+            trim_vector(t_esc_exp);
+          }
+        } trim;
         // A step holds at most min(step, this thread's escapes) of them.
         const uint64_t mine = offset[static_cast<size_t>(tid) + 1] - offset[static_cast<size_t>(tid)];
-        esc_idx.resize(std::min(part.step, mine));
-        esc_exp.resize(esc_idx.size());
+        const uint64_t need = std::min(part.step, mine);
+        if (esc_idx.size() < need) {
+          esc_idx.resize(need);
+          esc_exp.resize(need);
+        }
         std::optional<BlockHasher> hasher;
         OutputTap tap;
         if (hashes != nullptr) {
@@ -348,7 +406,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
               }
               const uint64_t idx = q * chunk + p;
               const uint32_t x = exps[e_idx];
-              if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || in_codebook[x]) {
+              if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || ((in_codebook[x >> 6] >> (x & 63)) & 1) != 0) {
                 if (my_rule == 0) my_rule = 17;
                 continue;
               }
@@ -367,9 +425,14 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
       } catch (...) {  // bad_alloc from the escape lists or the hasher
         no_memory.store(true);
       }
+      if (s.stream && !(hints.caller_fences && nt == 1)) flush_streams();
       if (my_rule != 0) lower_rule(worst, my_rule);
-      uint32_t cur = max_code.load();
-      while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
+      if (nt == 1) {  // no locked instruction (see the encoder)
+        max_code.store(my_max, std::memory_order_relaxed);
+      } else {
+        uint32_t cur = max_code.load();
+        while (my_max > cur && !max_code.compare_exchange_weak(cur, my_max)) {
+        }
       }
     }
   };
@@ -385,13 +448,14 @@ int batch_threads(int requested, uint64_t bytes, uint64_t items) {
   return thread_count(requested, bytes, std::max<uint64_t>(items, 1));
 }
 
-void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads) {
+void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads,
+                        const WarmOutput* warm) {
   std::memset(counts, 0, 256 * sizeof(uint64_t));
   const uint64_t bytes = geometry_of(static_cast<uint32_t>(dtype)).bytes;
   const uint64_t blocks = ceil_div(n, kStep);
   const int t = thread_count(threads, n * bytes, blocks);
   if (t == 1) {  // no team, no per-thread tables
-    histogram_range(dtype, src, n, counts);
+    histogram_range(dtype, src, n, counts, dtype == Dtype::bf16 ? warm : nullptr);
     return;
   }
   std::vector<std::array<uint64_t, 256>> parts(static_cast<size_t>(t));

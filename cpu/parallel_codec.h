@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/header.h"
+#include "cpu/kernels.h"
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip {
@@ -20,6 +21,9 @@ struct CodedEncode {
   uint64_t n = 0;
   uint32_t chunk_log2 = kDefaultChunkLog2;
   const Codebook* codebook = nullptr;
+  // Non-null: build_encode_tables(*codebook) made once for many frames
+  // (a batch sharing one codebook), not rebuilt per frame.
+  const EncodeTables* tables = nullptr;
   uint8_t* frame = nullptr;  // streams go to their coded_layout offsets
   uint64_t capacity = 0;
   uint64_t budget = 0;       // escape_budget(); more escapes: escape_overflow
@@ -29,6 +33,17 @@ struct CodedEncode {
   // Non-temporal stores however small the frame: it is one of a batch whose
   // output will not stay in cache (the batch is past stream_min_bytes()).
   bool stream_output = false;
+  // One thread's job in a batch: that worker calls flush_streams() once
+  // after its last frame instead of this call fencing (see cpu/kernels.h).
+  bool caller_fences = false;
+};
+
+// How a batch item is decoded: non-temporal stores however small the
+// output (the batch's total is past stream_min_bytes()), and on one thread
+// the fence left to the batch worker as for CodedEncode.
+struct DecodeHints {
+  bool stream_output = false;
+  bool caller_fences = false;
 };
 
 // Streams 1..6. ok with *escapes, or escape_overflow (nothing usable
@@ -39,13 +54,18 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes);
 // (h: a parsed coded frame; frame: its bytes). hashes non-null: the block
 // hash of each output block, taken as each piece is written.
 Status decode_coded(const FrameHeader& h, const uint8_t* frame, uint8_t* dst, uint64_t* hashes,
-                    int threads);
+                    int threads, const DecodeHints& hints = DecodeHints());
 
 // counts[256] = exponent counts of n elements.
-void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads);
+// warm: the frame encoded next (one thread only; see WarmOutput).
+void exponent_histogram(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], int threads,
+                        const WarmOutput* warm = nullptr);
 
 // dst = src (bytes); hashes non-null: the block hash of each block.
 void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* hashes, int threads);
+
+// Orders the calling thread's non-temporal stores (cpu/kernels.h).
+void flush_streams();
 
 // Workers for a batch of `items` independent frames of `bytes` in all
 // (requested > 0: that many, capped by items; else the override, else all

@@ -32,12 +32,14 @@ inline typename T::Bits load_bits(const uint8_t* p) {
 template <class T>
 SPLITZIP_NOINLINE void record_escape_word(const uint8_t* src, uint64_t m, uint64_t first,
                                                   EscapeSink* sink) {
-  const auto k = static_cast<uint32_t>(__builtin_popcountll(m));
-  sink->reserve_more(k);
+  // At most 64 (counted in the loop: this file is built for the baseline
+  // target, where __builtin_popcountll is a libgcc call).
+  sink->reserve_more(64);
   uint16_t* pos = sink->pos.data() + sink->size;
   uint8_t* exp = sink->exp.data() + sink->size;
   const auto base = static_cast<uint16_t>(first & ((uint64_t{1} << sink->chunk_log2) - 1));
-  for (; m != 0; m &= m - 1) {
+  uint32_t k = 0;
+  for (; m != 0; m &= m - 1, ++k) {
     const unsigned bit = static_cast<unsigned>(__builtin_ctzll(m));
     *pos++ = static_cast<uint16_t>(base + bit);
     *exp++ = static_cast<uint8_t>(T::exponent(load_bits<T>(src + (first + bit) * T::kBytes)));

@@ -218,6 +218,13 @@ TEST(Batch, WholeBatchArguments) {
   o.chunk_log2 = kDefaultChunkLog2;
   o.codebook = &wrong;
   EXPECT_EQ(compress_batch(Dtype::bf16, items, 2, res, o), Status::bad_codebook);
+  // The shared codebook is checked once per batch, but each item still
+  // reports its own argument error ahead of it, as a single call would.
+  items[1].src = nullptr;
+  EXPECT_EQ(compress_batch(Dtype::bf16, items, 2, res, o), Status::bad_codebook);
+  EXPECT_EQ(res[0].status, Status::bad_codebook);
+  EXPECT_EQ(res[1].status, Status::invalid_argument);
+  EXPECT_EQ(compress(Dtype::bf16, nullptr, x.size(), f.data(), f.size(), o).status, Status::invalid_argument);
 }
 
 TEST(Batch, CApi) {
