@@ -15,7 +15,8 @@
 #                 failure only a memcheck of the smoke tests follows
 #   3 gpu tests   splitzip_cuda_gpu_tests except CudaHuge.*, XML to $OUT
 #   4 golden      GPU-produced frames, cross-checked against the CPU reference
-#                 bytes (tar of the frames + MANIFEST.txt to $OUT)
+#                 bytes (tar of the frames + MANIFEST.txt to $OUT); every
+#                 dtype, fp8_e4m3 included (gpu_golden_cases())
 #   5 bench       bf16 first, JSON + markdown rewritten after every point
 #   6 sanitizers  compute-sanitizer memcheck + racecheck on CudaSanitize.* (small)
 #   7 huge        CudaHuge.*: > 2^31 elements (bf16 4.3 GB, fp8 2 GiB), XML

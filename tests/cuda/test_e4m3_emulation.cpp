@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/header.h"
+#include "tests/cuda/e4m3_test_data.h"
 #include "tests/cuda/kernel_emulator.h"
 #include "tests/support/compare.h"
 #include "tests/support/test_data.h"
@@ -25,6 +26,22 @@ namespace {
 constexpr Dtype kE4M3 = Dtype::fp8_e4m3;
 constexpr uint8_t kPoison = 0xCD;
 
+// The bundled f32 KV tensors cast to E4M3 (per-tensor scale amax/448).
+std::vector<std::vector<uint8_t>> real_e4m3() {
+  std::vector<std::vector<uint8_t>> out;
+  for (const RealInput& in : real_inputs(Dtype::fp32)) {
+    std::vector<float> f(in.n);
+    std::memcpy(f.data(), in.bytes.data(), in.n * 4);
+    out.push_back(e4m3_scaled(f.data(), in.n));
+  }
+  return out;
+}
+
+std::vector<uint8_t> kv_bytes(uint64_t n, uint64_t seed, uint32_t far_percent = 4) {
+  return e4m3_kv_bytes(n, seed, far_percent);
+}
+std::vector<uint8_t> uniform_bytes(uint64_t n, uint64_t seed) { return e4m3_uniform_bytes(n, seed); }
+
 struct Lcg {
   uint64_t s;
   uint32_t next() {
@@ -32,62 +49,6 @@ struct Lcg {
     return static_cast<uint32_t>(s >> 33);
   }
 };
-
-// KV-like bytes: exponents around 7, a few far ones (escapes).
-std::vector<uint8_t> kv_bytes(uint64_t n, uint64_t seed, uint32_t far_percent = 4) {
-  Lcg g{seed};
-  std::vector<uint8_t> v(n);
-  for (auto& x : v) {
-    const uint32_t r = g.next();
-    const uint32_t u = r % 100;
-    uint32_t e = u < 30 ? 6 : u < 55 ? 8 : u < 70 ? 5 : u < 80 ? 9 : u < 88 ? 7 : u < 96 - far_percent ? 4 : 3;
-    if (u >= 100 - far_percent) e = (r >> 8) & 15;
-    x = static_cast<uint8_t>(((r >> 12) & 0x80u) | (e << 3) | ((r >> 16) & 7u));
-  }
-  return v;
-}
-
-std::vector<uint8_t> uniform_bytes(uint64_t n, uint64_t seed) {
-  Lcg g{seed};
-  std::vector<uint8_t> v(n);
-  for (auto& x : v) x = static_cast<uint8_t>(g.next() >> 7);
-  return v;
-}
-
-// E4M3 "fn" value of a byte (no infinities; NaN not used here).
-double e4m3_value(uint8_t b) {
-  const int e = (b >> 3) & 15, m = b & 7;
-  const double mag = e == 0 ? std::ldexp(m, -9) : std::ldexp(8 + m, e - 10);
-  return (b & 0x80) ? -mag : mag;
-}
-
-// Round to nearest E4M3, ties to even (saturating at 448 as vLLM's scaled
-// cast never exceeds it): the nearest of the 127 non-negative finite codes.
-uint8_t to_e4m3(double x) {
-  const double a = std::fabs(x);
-  uint8_t best = 0;
-  for (uint8_t b = 1; b <= 0x7E; ++b) {
-    const double d = std::fabs(e4m3_value(b) - a), db = std::fabs(e4m3_value(best) - a);
-    if (d < db || (d == db && (b & 1) == 0)) best = b;
-  }
-  return static_cast<uint8_t>(best | (x < 0 ? 0x80 : 0));
-}
-
-// The bundled f32 KV tensors cast to E4M3 with a per-tensor scale amax/448.
-std::vector<std::vector<uint8_t>> real_e4m3() {
-  std::vector<std::vector<uint8_t>> out;
-  for (const RealInput& in : real_inputs(Dtype::fp32)) {
-    std::vector<float> f(in.n);
-    std::memcpy(f.data(), in.bytes.data(), in.n * 4);
-    float amax = 0;
-    for (float x : f) amax = std::max(amax, std::fabs(x));
-    const double scale = amax > 0 ? 448.0 / amax : 1.0;
-    std::vector<uint8_t> b(in.n);
-    for (uint64_t i = 0; i < in.n; ++i) b[i] = to_e4m3(f[i] * scale);
-    out.push_back(std::move(b));
-  }
-  return out;
-}
 
 Codebook dynamic_codebook(const uint8_t* src, uint64_t n) {
   Histogram h(kE4M3);
