@@ -33,7 +33,7 @@
 #include "bench/cuda/nvcomp_runner.h"
 #include "core/synthetic.h"
 #include "splitzip/splitzip_cuda.hpp"
-#include "tests/cuda/e4m3_test_data.h"
+#include "tests/support/e4m3_data.h"
 
 using namespace splitzip;
 

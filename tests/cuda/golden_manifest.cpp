@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/synthetic.h"
-#include "tests/cuda/e4m3_test_data.h"
+#include "tests/support/e4m3_data.h"
 #include "tests/support/compare.h"
 #include "tests/support/test_data.h"
 
@@ -142,7 +142,7 @@ std::vector<uint8_t> gpu_golden_input(const GpuGoldenCase& c, std::string* error
     synth::convert_f32(f.data(), c.n, c.dtype, out.data());
     return out;
   }
-  if (c.source.rfind("e4m3", 0) == 0) {  // fp8_e4m3 inputs (e4m3_test_data.h)
+  if (c.source.rfind("e4m3", 0) == 0) {  // fp8_e4m3 inputs (tests/support/e4m3_data.h)
     if (c.dtype != Dtype::fp8_e4m3) return fail("e4m3 source for another dtype");
     std::vector<std::string> parts;
     split(c.source, ':', &parts);

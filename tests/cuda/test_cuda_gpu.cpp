@@ -11,7 +11,7 @@
 #include "core/header.h"
 #include "core/reference.h"
 #include "core/synthetic.h"
-#include "tests/cuda/e4m3_test_data.h"
+#include "tests/support/e4m3_data.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/backend_check.h"
 #include "tests/support/compare.h"

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/header.h"
-#include "tests/cuda/e4m3_test_data.h"
+#include "tests/support/e4m3_data.h"
 #include "tests/cuda/kernel_emulator.h"
 #include "tests/support/compare.h"
 #include "tests/support/test_data.h"

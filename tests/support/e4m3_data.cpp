@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tests/cuda/e4m3_test_data.h"
+#include "tests/support/e4m3_data.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// fp8_e4m3 test inputs for the CUDA backend's tests (emulator, GPU golden
-// manifest): the core's synthetic generators cover the nibble-mode dtypes
+// fp8_e4m3 test inputs (cpu and CUDA backend tests, GPU golden manifest,
+// CUDA bench): the core's synthetic generators cover the nibble-mode dtypes
 // only. Deterministic, integer LCG and exact double arithmetic.
 #pragma once
 
