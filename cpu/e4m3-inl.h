@@ -75,7 +75,14 @@ HWY_INLINE hn::Vec<E64> LoadCodeWords(const uint8_t* codes, uint64_t g) {
   HWY_ALIGN uint64_t w[hn::MaxLanes(E64())];
   const size_t k = hn::Lanes(d);
   const uint8_t* p = codes + 3 * g;
-  for (size_t i = 0; i < k; ++i, p += 3) w[i] = p[0] | (uint64_t{p[1]} << 8) | (uint64_t{p[2]} << 16);
+  // 4-byte loads masked to 24 bits, except the last group's (its 4th byte
+  // may lie past the stream).
+  for (size_t i = 0; i + 1 < k; ++i, p += 3) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    w[i] = x & 0xFFFFFFu;
+  }
+  w[k - 1] = p[0] | (uint64_t{p[1]} << 8) | (uint64_t{p[2]} << 16);
   return hn::Load(d, w);
 }
 
@@ -117,11 +124,15 @@ uint64_t E4M3EncodeGroups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t 
     // Codes: 24 bits per group, 3 bytes each.
     hn::Store(PackCodes(hn::BitCast(d64, c)), d64, words);
     uint8_t* cp = codes + 3 * g;
-    for (size_t i = 0; i < G; ++i, cp += 3) {
-      cp[0] = static_cast<uint8_t>(words[i]);
-      cp[1] = static_cast<uint8_t>(words[i] >> 8);
-      cp[2] = static_cast<uint8_t>(words[i] >> 16);
+    // 4-byte stores, each 4th byte overwritten by the next group's; the
+    // last group stores exactly 3 (the next byte may be another thread's).
+    for (size_t i = 0; i + 1 < G; ++i, cp += 3) {
+      const uint32_t x = static_cast<uint32_t>(words[i]);
+      std::memcpy(cp, &x, 4);
     }
+    cp[0] = static_cast<uint8_t>(words[G - 1]);
+    cp[1] = static_cast<uint8_t>(words[G - 1] >> 8);
+    cp[2] = static_cast<uint8_t>(words[G - 1] >> 16);
     const auto m = hn::Eq(c, seven);
     if (!hn::AllFalse(d8, m)) {
       uint8_t bits[(hn::MaxLanes(E8()) + 7) / 8];
