@@ -75,14 +75,7 @@ HWY_INLINE hn::Vec<E64> LoadCodeWords(const uint8_t* codes, uint64_t g) {
   HWY_ALIGN uint64_t w[hn::MaxLanes(E64())];
   const size_t k = hn::Lanes(d);
   const uint8_t* p = codes + 3 * g;
-  // 4-byte loads masked to 24 bits, except the last group's (its 4th byte
-  // may lie past the stream).
-  for (size_t i = 0; i + 1 < k; ++i, p += 3) {
-    uint32_t x;
-    std::memcpy(&x, p, 4);
-    w[i] = x & 0xFFFFFFu;
-  }
-  w[k - 1] = p[0] | (uint64_t{p[1]} << 8) | (uint64_t{p[2]} << 16);
+  for (size_t i = 0; i < k; ++i, p += 3) w[i] = p[0] | (uint64_t{p[1]} << 8) | (uint64_t{p[2]} << 16);
   return hn::Load(d, w);
 }
 
@@ -148,7 +141,6 @@ uint64_t E4M3EncodeGroups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t 
 
 uint64_t E4M3CountMarkers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_t gn, uint32_t count, bool* bad_code) {
   const E8 d8;
-  const E64 d64;
   const size_t N = hn::Lanes(d8), G = N / 8;
   const EV8 seven = hn::Set(d8, 7), limit = hn::Set(d8, static_cast<uint8_t>(count - 1));
   const uint64_t gend = e4m3_full_end(n, g0, gn);
@@ -161,7 +153,6 @@ uint64_t E4M3CountMarkers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_
     // Rule 18: a code >= count that is not the marker.
     bad = hn::Or(bad, hn::IfThenZeroElse(m, hn::SaturatedSub(c, limit)));
   }
-  (void)d64;
   if (!hn::AllTrue(d8, hn::Eq(bad, hn::Zero(d8)))) *bad_code = true;
   for (; g < g0 + gn; ++g) k += e4m3_group_markers(codes, n, g, count, bad_code);
   return k;
