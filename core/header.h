@@ -165,6 +165,8 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   if ((h.flags & ~known) != 0 || reserved_bytes) return Status::reserved_bits;               // 6
   if (h.chunk_log2 < kMinChunkLog2 || h.chunk_log2 > kMaxChunkLog2) return Status::bad_chunk_size;  // 7
   if (h.n_elems > kMaxElems) return Status::bad_header;                                      // 8
+  // 4.4: encoders store empty input, so a coded frame (mode 0 or 1) of 0 elements is invalid.
+  if (!h.stored() && h.n_elems == 0) return Status::bad_header;
   if (h.mode != kModeCapacity && h.escape_count > h.n_elems) return Status::bad_header;
   if (!h.has_checksum() && h.content_checksum != 0) return Status::bad_header;
   if (h.version >= 2) {

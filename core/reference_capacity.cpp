@@ -78,36 +78,19 @@ void reference_capacity_encode_block(const uint8_t* exps, uint32_t m, std::vecto
 Status reference_capacity_decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit,
                                        uint8_t* exps) {
   CapTable t;
-  const Status ts = parse_cap_table(blk, size, exp_limit, &t);
+  const Status ts = cap_parse_block(blk, size, exp_limit, &t);
   if (ts != Status::ok) return ts;
   if (t.symbols == 1) {
-    if (size != t.bytes) return Status::bad_code;
     for (uint32_t j = 0; j < m; ++j) exps[j] = static_cast<uint8_t>(t.first);
     return Status::ok;
   }
-  if (size < uint64_t{t.bytes} + 2 * kCapStreams) return Status::bad_code;
-  uint64_t total = t.bytes + 2 * kCapStreams;
-  for (uint32_t s = 0; s < kCapStreams; ++s) total += load_le16(blk + t.bytes + 2 * s);
-  if (total != size) return Status::bad_code;
   static thread_local uint16_t table[kCapTableSize];
   cap_decode_table(t, table);
   const uint8_t* stream = blk + t.bytes + 2 * kCapStreams;
   for (uint32_t s = 0; s < kCapStreams; ++s) {
     const uint64_t z = load_le16(blk + t.bytes + 2 * s);
-    const uint64_t end_bit = 8 * z;
-    uint64_t pos = 0;
-    for (uint32_t j = s; j < m; j += kCapStreams) {
-      uint32_t peek = 0;  // kCapMaxLen bits from pos; bits past the stream read as 0
-      for (uint32_t i = 0; i < kCapMaxLen && pos + i < end_bit; ++i)
-        peek |= ((stream[(pos + i) >> 3] >> ((pos + i) & 7)) & 1u) << i;
-      const uint32_t entry = table[peek];
-      const uint32_t len = entry >> 8;
-      if (pos + len > end_bit) return Status::bad_code;  // overrun
-      exps[j] = static_cast<uint8_t>(entry & 0xFFu);
-      pos += len;
-    }
-    if ((pos + 7) / 8 != z) return Status::bad_code;  // stream longer than its codes
-    if ((pos & 7) && (stream[pos >> 3] >> (pos & 7)) != 0) return Status::bad_padding;
+    const Status ss = cap_decode_stream(stream, z, s, m, table, [&](uint32_t j, uint32_t e) { exps[j] = static_cast<uint8_t>(e); });
+    if (ss != Status::ok) return ss;
     stream += z;
   }
   return Status::ok;

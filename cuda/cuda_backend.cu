@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The synchronous Backend ("cuda"): whole frames through the device
-// pipelines of encode.cu / decode.cu, and cuda_pointer_kind(). Each call
+// pipelines of encode.cu / decode.cu (capacity mode: capacity_encode.cu /
+// capacity_decode.cu), and cuda_pointer_kind(). Each call
 // enqueues everything on the caller's stream (cuda::set_backend_stream for
 // this thread; cudaStreamPerThread by default) and synchronises that stream
 // once at the end, because Backend returns results. Host
@@ -14,6 +15,7 @@
 
 #include "backends/registry.h"
 #include "core/header.h"
+#include "cuda/capacity_launch.h"
 #include "cuda/launch.h"
 #include "splitzip/splitzip_cuda.hpp"
 
@@ -112,15 +114,21 @@ class CudaBackend final : public Backend {
 
   uint64_t workspace_size(Dtype dtype, uint64_t n, Direction dir) const override {
     if (!dtype_valid(dtype)) return 0;
-    if (dir == Direction::encode) return encode_workspace(static_cast<uint32_t>(dtype), n, 1).total;
-    return decode_workspace(n * dtype_bytes(dtype), 1).total;
+    const auto id = static_cast<uint32_t>(dtype);
+    if (dir == Direction::encode) {  // either mode's (capacity_logic.h)
+      const uint64_t fast = encode_workspace(id, n, 1).total, cap = cap_encode_workspace(id, n, true).total;
+      return fast > cap ? fast : cap;
+    }
+    // A device-resident frame of unknown mode runs both decoders (their
+    // workspaces side by side).
+    return decode_workspace(n * dtype_bytes(dtype), 1).total + cap_decode_workspace(n * dtype_bytes(dtype)).total;
   }
 
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
-    // The capacity mode (FORMAT.md 4.6) is not on the GPU yet.
-    if (args.mode != Mode::fast) {
+    // Modes and dtypes were checked above (capacity + fp8_e4m3 refused).
+    if (args.mode != Mode::fast && args.mode != Mode::capacity) {
       out.status = Status::unsupported_mode;
       return out;
     }
@@ -154,6 +162,7 @@ class CudaBackend final : public Backend {
     const uint64_t counts_off = 64, cb_off = counts_off + 256 * 8;
     if ((s = small.alloc(cb_off + sizeof(Codebook))) != Status::ok) return fail(out, s);
     auto* o = reinterpret_cast<Outputs*>(small.get());
+    if (args.mode == Mode::capacity) return compress_capacity(args, src, dst, dst_on_device, cap, ws_tmp, o, st);
     EncSetupArgs a;
     a.count = 1;
     a.src = src;
@@ -239,6 +248,36 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // Capacity mode (FORMAT.md 4.6, capacity_encode.cu): src and dst already
+  // on the device (staged by compress_frame), one host sync as mode 0.
+  FrameOutcome compress_capacity(const CompressArgs& args, const void* src, void* dst, bool dst_on_device,
+                                 uint64_t cap, DeviceTemp& ws_tmp, Outputs* o, cudaStream_t st) const {
+    FrameOutcome out;
+    Status s;
+    CapEncArgs a{};
+    a.src = static_cast<const uint8_t*>(src);
+    a.dst = static_cast<uint8_t*>(dst);
+    a.n = args.n;
+    a.capacity = cap;
+    a.dtype = static_cast<uint32_t>(args.dtype);
+    a.chunk_log2 = args.chunk_log2;
+    a.checksum = args.checksum ? 1u : 0u;
+    a.lay = cap_encode_workspace(a.dtype, args.n, args.checksum);
+    if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok ||
+        (s = enqueue_capacity_encode(a, &o->size, &o->status, st)) != Status::ok)
+      return fail(out, s);
+    Outputs host{};
+    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok)
+      return fail(out, s);
+    if (!dst_on_device &&
+        (s = cuda_status(cudaMemcpyAsync(args.dst, dst, cap, cudaMemcpyDeviceToHost, st))) != Status::ok)
+      return fail(out, s);
+    if ((s = cuda_status(cudaStreamSynchronize(st))) != Status::ok) return fail(out, s);  // the one sync
+    out.status = host.status;
+    if (host.status == Status::ok) out.frame_size = host.size;
+    return out;
+  }
+
   static FrameOutcome fail(FrameOutcome& out, Status s) {
     out.status = s;
     out.frame_size = 0;
@@ -277,12 +316,18 @@ class CudaBackend final : public Backend {
     // Output bytes, when the host must size a staging buffer for them (0
     // when the header is bad: the device then reports its status).
     uint64_t out_bytes = 0;
-    if (!src_on_device || !dst_on_device) {
+    // The decoder(s) to run: the host knows the mode when it read the header;
+    // a device-to-device call does not, and runs both (the capacity kernels
+    // leave frames that are not mode 1 alone): no extra host sync.
+    const bool mode_known = !src_on_device || !dst_on_device;
+    bool mode1 = false;
+    if (mode_known) {
       uint8_t hb[64];
       FrameHeader h;
       const bool have = src_size >= 64 && read_header_bytes(args.src, hb) == Status::ok;  // device src: 1 sync
       // Header rules fail here exactly as on the device (parse_header is shared).
       if (have && parse_header(hb, src_size, &h) == Status::ok) {
+        mode1 = h.mode == kModeCapacity;
         out_bytes = h.decoded_bytes() < args.capacity ? h.decoded_bytes() : args.capacity;
         if (!src_on_device) src_size = h.frame_size;  // stage only the frame
       } else if (!src_on_device) {
@@ -303,7 +348,7 @@ class CudaBackend final : public Backend {
       dst = dst_tmp.get();
       capacity = out_bytes < args.capacity ? out_bytes : args.capacity;
     }
-    if ((s = small.alloc(sizeof(Outputs) + 8)) != Status::ok) return fail(out, s);
+    if ((s = small.alloc(sizeof(Outputs) + 8 + sizeof(CapDecOut))) != Status::ok) return fail(out, s);
     auto* o = reinterpret_cast<Outputs*>(small.get());
     DecSetupArgs a;
     a.count = 1;
@@ -314,15 +359,37 @@ class CudaBackend final : public Backend {
     a.limit = limit;
     a.verify = args.verify_checksum;
     a.lay = decode_workspace(a.dst_capacity, 1);
-    if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok)
+    const bool run_fast = !mode_known || !mode1, run_cap = !mode_known || mode1;
+    CapDecArgs ca{};
+    ca.lay = cap_decode_workspace(a.dst_capacity);
+    const uint64_t fast_ws = run_fast ? a.lay.total : 0;
+    if ((s = workspace(args.workspace, args.workspace_size, fast_ws + (run_cap ? ca.lay.total : 0), ws_tmp, &a.ws)) !=
+        Status::ok)
       return fail(out, s);
-    if ((s = enqueue_decode(a, &o->size, &o->status, &o->corrupt_block, st)) != Status::ok) return fail(out, s);
+    if (run_fast && (s = enqueue_decode(a, &o->size, &o->status, &o->corrupt_block, st)) != Status::ok)
+      return fail(out, s);
+    auto* co = reinterpret_cast<CapDecOut*>(small.get() + sizeof(Outputs) + 8);
+    if (run_cap) {  // FORMAT.md 4.6: capacity_decode.cu
+      ca.src = static_cast<const uint8_t*>(src);
+      ca.src_size = src_size;
+      ca.dst = static_cast<uint8_t*>(dst);
+      ca.dst_capacity = a.dst_capacity;
+      ca.limit = limit;
+      ca.verify = args.verify_checksum ? 1u : 0u;
+      ca.ws = a.ws + fast_ws;
+      if ((s = enqueue_capacity_decode(ca, co, st)) != Status::ok) return fail(out, s);
+    }
     Outputs host{};
+    CapDecOut cap_host{};
     uint64_t consumed = 0;
     const uint8_t* plan = a.ws + a.lay.plans_off;
-    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok ||
-        (s = cuda_status(cudaMemcpyAsync(&consumed, plan + offsetof(DecPlan, h) + offsetof(FrameHeader, frame_size),
-                                         8, cudaMemcpyDeviceToHost, st))) != Status::ok)
+    if (run_fast &&
+        ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok ||
+         (s = cuda_status(cudaMemcpyAsync(&consumed, plan + offsetof(DecPlan, h) + offsetof(FrameHeader, frame_size),
+                                          8, cudaMemcpyDeviceToHost, st))) != Status::ok))
+      return fail(out, s);
+    if (run_cap && (s = cuda_status(cudaMemcpyAsync(&cap_host, co, sizeof cap_host, cudaMemcpyDeviceToHost, st))) !=
+                       Status::ok)
       return fail(out, s);
     // Host destination: copied back whatever the outcome (after an error the
     // destination's bytes are undefined, FORMAT.md 1).
@@ -330,6 +397,12 @@ class CudaBackend final : public Backend {
         (s = cuda_status(cudaMemcpyAsync(args.dst, dst, capacity, cudaMemcpyDeviceToHost, st))) != Status::ok)
       return fail(out, s);
     if ((s = cuda_status(cudaStreamSynchronize(st))) != Status::ok) return fail(out, s);  // the one sync
+    if (run_cap && (!run_fast || cap_host.handled)) {
+      host.status = cap_host.status;
+      host.size = cap_host.size;
+      host.corrupt_block = cap_host.corrupt_block;
+      consumed = cap_host.consumed;
+    }
     out.status = host.status;
     out.corrupt_block = host.corrupt_block;
     if (host.status == Status::ok) {

@@ -264,8 +264,9 @@ SZ_HD void plan_decode(const DecItem& it, uint64_t limit, bool verify, DecPlan* 
   }
   FrameHeader h;
   Status s = parse_header(it.src, it.src_size, &h);
-  // The capacity mode (FORMAT.md 4.6) is not on the GPU yet: said on the
-  // device, no extra host round trip.
+  // Capacity-mode frames (FORMAT.md 4.6) are decoded by the kernels of
+  // capacity_decode.cu, which override this status when they run after
+  // these. Said on the device, no extra host round trip.
   if (s == Status::ok && h.mode != kModeNibble) s = Status::unsupported_mode;
   if (s != Status::ok) {
     p->status = static_cast<int32_t>(s);

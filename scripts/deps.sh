@@ -10,6 +10,7 @@ APT_PKGS=(
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   libtrilinos-kokkos-dev
   libzstd-dev liblz4-dev libblosc-dev libxxhash-dev
+  libcli11-dev nlohmann-json3-dev  # CLI option parsing and JSON (tools/cli)
   clang libclang-rt-14-dev
   python3 python3-venv
   help2man man-db unzip binutils util-linux  # man page, packaging checks (readelf, nm, unshare)

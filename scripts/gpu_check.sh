@@ -13,7 +13,11 @@
 #                 compile); else an incremental build of the CUDA targets only
 #   2 smoke       60 s: device visible, kernels load, small round trips; on
 #                 failure only a memcheck of the smoke tests follows
-#   3 gpu tests   splitzip_cuda_gpu_tests except CudaHuge.*, XML to $OUT
+#   3 gpu tests   splitzip_cuda_gpu_tests except CudaHuge.*, XML to $OUT; a
+#                 summary row for the capacity mode's identity tests
+#                 (CudaCapacity.*: frames byte-identical to the reference,
+#                 round trips, error vectors)
+#   3b capacity   throughput line of both modes (CudaCapacityBench.*)
 #   4 golden      GPU-produced frames, cross-checked against the CPU reference
 #                 bytes (tar of the frames + MANIFEST.txt to $OUT); every
 #                 dtype, fp8_e4m3 included (gpu_golden_cases())
@@ -244,12 +248,14 @@ fi
 
 GPU_TESTS=$BIN/splitzip_cuda_gpu_tests
 SMOKE_FILTER='CudaBackend.RegisteredAndAvailable:CudaApi.HostSideArgumentErrors:CudaBackend.GoldenCases'
-SUITE_FILTER='-CudaHuge.*:CudaSanitize.*'
+SUITE_FILTER='-CudaHuge.*:CudaSanitize.*:CudaCapacityBench.*'
+CAP_FILTER='CudaCapacity.*'
+CAP_BENCH_FILTER='CudaCapacityBench.*'
 SAN_FILTER='CudaSanitize.*'
 HUGE_FILTER='CudaHuge.*'
 
 # ---------------------------------------------------------------- 2 smoke
-for f in "$SMOKE_FILTER" "$SUITE_FILTER" "$SAN_FILTER" "$HUGE_FILTER"; do
+for f in "$SMOKE_FILTER" "$SUITE_FILTER" "$SAN_FILTER" "$HUGE_FILTER" "$CAP_FILTER" "$CAP_BENCH_FILTER"; do
   c=$(filter_count "$GPU_TESTS" "$f")
   [[ "$c" -gt 0 ]] || result "filter" "FAIL" "'$f' selects no test"
 done
@@ -284,6 +290,30 @@ else
   rc=$?
   if [[ $rc -eq 0 ]] && ! grep -q '^\[  SKIPPED' "$LOGS/gpu_tests.log"; then result "3 gpu tests" "PASS" "$(gtest_line "$LOGS/gpu_tests.log")"
   else result "3 gpu tests" "FAIL" "rc $rc; $(gtest_line "$LOGS/gpu_tests.log") (skips count as failures here)"; fi
+fi
+# Capacity mode (FORMAT.md 4.6): its identity row from the suite's log.
+if [[ $DRY == 1 ]]; then
+  result "3 capacity identity (dry)" "PASS" "$(filter_count "$GPU_TESTS" "$CAP_FILTER") CudaCapacity tests selected"
+else
+  cap_ok=$(grep -c '^\[       OK \] CudaCapacity\.' "$LOGS/gpu_tests.log")
+  cap_bad=$(grep -cE '^\[  (FAILED|SKIPPED) +\] CudaCapacity\.' "$LOGS/gpu_tests.log")
+  if [[ "$cap_ok" -gt 0 && "$cap_bad" -eq 0 ]]; then
+    result "3 capacity identity" "PASS" "$cap_ok CudaCapacity tests: frames = reference bytes, round trips, error statuses"
+  else
+    result "3 capacity identity" "FAIL" "$cap_ok passed, $cap_bad failed or skipped (gpu_tests.log)"
+  fi
+fi
+
+# ---------------------------------------------------------------- 3b capacity throughput
+run_step "capacity bench" 90 "$LOGS/capacity_bench.log" "$GPU_TESTS" --gtest_filter="$CAP_BENCH_FILTER"
+rc=$?
+if [[ $DRY == 1 ]]; then
+  [[ $rc -eq 0 ]] && grep -q 'SKIPPED' "$LOGS/capacity_bench.log" && st=PASS || st=FAIL
+  result "3b capacity bench (dry)" "$st" "skips without a device: $(gtest_line "$LOGS/capacity_bench.log")"
+else
+  if [[ $rc -eq 0 ]] && grep -q '^capacity_throughput' "$LOGS/capacity_bench.log"; then st=PASS; else st=FAIL; fi
+  result "3b capacity bench" "$st" "rc $rc; $(gtest_line "$LOGS/capacity_bench.log")"
+  grep '^capacity_throughput' "$LOGS/capacity_bench.log" >> "$SUMMARY"
 fi
 
 # ---------------------------------------------------------------- 4 golden frames

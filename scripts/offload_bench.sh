@@ -11,7 +11,8 @@
 # the tables of docs/OFFLOAD.md to stdout (examples/offload/report.py).
 #   scripts/offload_bench.sh [OUT.jsonl]      (about 25 minutes on a loaded 2-core VM)
 # Env: PARTS (default "capacity faults throughput"), REPEATS (default 5; every
-# figure is the best of them), RATES
+# figure is the best of them), MODES (coding modes of the throughput runs,
+# default "fast capacity"), RATES
 # (default "off 10gbit 5gbit 2gbit 1gbit"), SZOF_PY (default build-offload/venv/bin/python,
 # a venv with splitzip + examples/offload/requirements.txt).
 set -euo pipefail
@@ -19,6 +20,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:-build-offload/offload_results.jsonl}
 export SZOF_PY=${SZOF_PY:-$PWD/build-offload/venv/bin/python}
 REPEATS=${REPEATS:-5}
+MODES=${MODES:-fast capacity}
 RATES=${RATES:-off 10gbit 5gbit 2gbit 1gbit}
 PARTS=${PARTS:-capacity faults throughput}
 has() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -41,14 +43,14 @@ fi
 has throughput || { "$SZOF_PY" examples/offload/report.py "$OUT"; exit 0; }
 
 $C up --servers 2 --segment-mib 640
-run throughput --rate loopback --gib 1 --repeats "$REPEATS"
+run throughput --rate loopback --gib 1 --repeats "$REPEATS" --modes $MODES
 $C down
 
 if [ "$(id -u)" = 0 ] && command -v tc >/dev/null; then
   $C up --netns --servers 2 --segment-mib 640
   for r in $RATES; do
     $C rate "$r"
-    run throughput --rate "$r" --gib 1 --repeats "$REPEATS"
+    run throughput --rate "$r" --gib 1 --repeats "$REPEATS" --modes $MODES
   done
   $C down
 else

@@ -19,7 +19,7 @@
 
 #include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
-#include "tools/cli/args.h"
+#include "tools/cli/options.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
 #include "tools/cli/tensor_formats.h"

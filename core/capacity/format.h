@@ -130,8 +130,17 @@ SZ_HD void write_cap_table(const CapTable& t, uint8_t* p) {
 // list selected. counts: per exponent value. Fills t (first, last, symbols,
 // len, bytes); a single present symbol gets length 1 (coded with 0 bits).
 // At least one count must be non-zero.
-SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
+// The work arrays of cap_code_lengths (15 KB): a caller that runs it on a
+// GPU passes them in shared memory instead of a thread's local memory,
+// which the driver would reserve for every resident thread.
+struct CapMergeScratch {
   uint8_t sym[256];
+  uint8_t is_leaf[kCapMaxLen + 1][512];
+  uint64_t cur[512], next[512];
+};
+
+SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t, CapMergeScratch* w) {
+  uint8_t* sym = w->sym;
   uint32_t m = 0;
   for (uint32_t e = 0; e < 256; ++e) {
     t->len[e] = 0;
@@ -150,8 +159,9 @@ SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
   } else {
     // Lists for levels kCapMaxLen (leaves only) down to 1; is_leaf marks the
     // merged order of each level, weights only of the current one.
-    uint8_t is_leaf[kCapMaxLen + 1][512];
-    uint64_t cur[512], next[512];
+    auto& is_leaf = w->is_leaf;
+    uint64_t* cur = w->cur;
+    uint64_t* next = w->next;
     uint32_t cur_n = m;
     for (uint32_t i = 0; i < m; ++i) {
       cur[i] = counts[sym[i]];
@@ -194,6 +204,10 @@ SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
   t->last = last;
   t->bytes = cap_table_bytes(first, last);
 }
+SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
+  CapMergeScratch w;
+  cap_code_lengths(counts, t, &w);
+}
 
 // Canonical codes (FORMAT.md 4.6.3), stored bit-reversed: the stream is
 // LSB-first, so a code's first (most significant) bit is its lowest bit.
@@ -221,15 +235,57 @@ SZ_HD void cap_codes(const CapTable& t, uint16_t code[256]) {
 
 // Decode table for a valid table of >= 2 symbols: entry[peek of kCapMaxLen
 // bits] = symbol | (length << 8).
+// The entries of symbol e (any order over symbols: a GPU fills them in
+// parallel, one symbol per lane).
+SZ_HD void cap_fill_symbol(const CapTable& t, const uint16_t code[256], uint32_t e, uint16_t table[kCapTableSize]) {
+  const uint32_t l = t.len[e];
+  if (l == 0) return;
+  for (uint32_t hi = 0; hi < (kCapTableSize >> l); ++hi)
+    table[code[e] | (hi << l)] = static_cast<uint16_t>(e | (l << 8));
+}
 SZ_HD void cap_decode_table(const CapTable& t, uint16_t table[kCapTableSize]) {
   uint16_t code[256];
   cap_codes(t, code);
-  for (uint32_t e = t.first; e <= t.last; ++e) {
-    const uint32_t l = t.len[e];
-    if (l == 0) continue;
-    for (uint32_t hi = 0; hi < (kCapTableSize >> l); ++hi)
-      table[code[e] | (hi << l)] = static_cast<uint16_t>(e | (l << 8));
+  for (uint32_t e = t.first; e <= t.last; ++e) cap_fill_symbol(t, code, e, table);
+}
+
+// ---- decoding one block (FORMAT.md 4.6.4, checks c-g of 4.6.5) ----
+// Checks c, d and e of a block of `size` bytes: its table, and that the
+// stream sizes fill the block exactly. The streams start at t->bytes + 64.
+SZ_HD Status cap_parse_block(const uint8_t* blk, uint64_t size, uint32_t exp_limit, CapTable* t) {
+  const Status ts = parse_cap_table(blk, size, exp_limit, t);
+  if (ts != Status::ok) return ts;
+  if (t->symbols == 1) return size == t->bytes ? Status::ok : Status::bad_code;
+  if (size < uint64_t{t->bytes} + 2 * kCapStreams) return Status::bad_code;
+  uint64_t total = t->bytes + 2 * kCapStreams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) total += load_le16(blk + t->bytes + 2 * s);
+  return total == size ? Status::ok : Status::bad_code;
+}
+
+// Checks f and g of stream s (z bytes at `stream`) of a block of m
+// elements, decoding its codes with `table` (cap_decode_table); put(j, e)
+// receives element j of the block. One stream is independent of the others:
+// a GPU lane or a SIMD lane group decodes one.
+template <class Put>
+SZ_HD Status cap_decode_stream(const uint8_t* stream, uint64_t z, uint32_t s, uint32_t m,
+                               const uint16_t table[kCapTableSize], Put&& put) {
+  const uint64_t end_bit = 8 * z;
+  uint64_t pos = 0;
+  for (uint32_t j = s; j < m; j += kCapStreams) {
+    // kCapMaxLen bits from pos; bits past the stream read as 0
+    uint32_t peek = 0;
+    const uint64_t byte = pos >> 3;
+    for (uint32_t k = 0; k < 3 && byte + k < z; ++k) peek |= uint32_t{stream[byte + k]} << (8 * k);
+    peek = (peek >> (pos & 7)) & (kCapTableSize - 1);
+    const uint32_t entry = table[peek];
+    const uint32_t len = entry >> 8;
+    if (pos + len > end_bit) return Status::bad_code;  // overrun
+    put(j, entry & 0xFFu);
+    pos += len;
   }
+  if ((pos + 7) / 8 != z) return Status::bad_code;  // stream longer than its codes
+  if ((pos & 7) && (stream[pos >> 3] >> (pos & 7)) != 0) return Status::bad_padding;
+  return Status::ok;
 }
 
 }  // namespace splitzip

@@ -161,7 +161,7 @@ def timed(fn):
     return time.perf_counter() - t0, r
 
 
-def codec_rates(layout, pages, threads):
+def codec_rates(layout, pages, threads, mode="fast"):
     """Encode and decode alone (no store), in memory: G_enc, G_dec in bytes/s."""
     nb = pages.shape[2]
     bound = chunk.chunk_bound("bf16", 2, layout.page_elems)
@@ -172,7 +172,8 @@ def codec_rates(layout, pages, threads):
     for b in range(nb):
         for l in range(layout.layers):
             t0 = time.perf_counter()
-            n = chunk.encode_into("k", [pages[l, 0, b], pages[l, 1, b]], buf, threads=threads)
+            n = chunk.encode_into("k", [pages[l, 0, b], pages[l, 1, b]], buf, threads=threads,
+                                  mode=mode)
             t1 = time.perf_counter()
             chunk.decode_into("k", buf[:n], [out[0], out[1]], threads=threads)
             t2 = time.perf_counter()
@@ -189,7 +190,7 @@ def cmd_throughput(a):
     out = layout.allocate(nb)
     runs = collections.defaultdict(list)
     failed = collections.defaultdict(list)
-    stages = {}
+    stages = collections.defaultdict(dict)
     # Raw baselines: the pages as one object per chunk (multi-buffer calls) or
     # as two (K, V), in batches of 64 MiB (one batch of 1 GiB outlasts the
     # 5 s lease at 1 Gbit/s and fails); the faster is the baseline.
@@ -198,9 +199,14 @@ def cmd_throughput(a):
                               "big", layout),
         "raw_kv": KVOffloadStore(config(codec="raw", raw_layout="kv_keys", namespace="tprawkv",
                                         group_bytes=64 * MiB), "big", layout),
-        "splitzip": KVOffloadStore(config(codec="splitzip", namespace="tpsz",
-                                          group_bytes=a.group_mib * MiB, threads=a.threads),
-                                   "big", layout)}
+    }
+    # One compressed store per coding mode ("splitzip" is the fast mode).
+    sz = {m: "splitzip" if m == "fast" else f"splitzip_{m}" for m in a.modes}
+    for m, name in sz.items():
+        stores[name] = KVOffloadStore(config(codec="splitzip", namespace="tpsz" + m,
+                                             codec_options={"mode": m},
+                                             group_bytes=a.group_mib * MiB, threads=a.threads),
+                                      "big", layout)
     for c in ("raw", "raw_kv"):
         stores[c].register(pages)
         stores[c].register(out)
@@ -227,12 +233,10 @@ def cmd_throughput(a):
             if not exact:
                 raise SystemExit(f"{codec}: fetched KV differs from the original")
             runs[codec].append((t_put, t_get))
-            if codec == "splitzip":
-                stages[len(runs[codec]) - 1] = dict(st.timings)
+            if codec.startswith("splitzip"):
+                stages[codec][len(runs[codec]) - 1] = dict(st.timings)
             log(f"{a.rate} {codec} rep {rep}: put {t_put:.3f}s get {t_get:.3f}s bit-exact")
             st.client.remove_all(True)
-    ratio = stores["splitzip"].stored_bytes_put / stores["splitzip"].raw_bytes_put
-    g_enc, g_dec, _ = codec_rates(layout, pages, a.threads)
     if any(not runs[c] for c in stores):
         raise SystemExit(f"{a.rate}: no successful run of {[c for c in stores if not runs[c]]}: "
                          f"{dict(failed)}")
@@ -242,22 +246,38 @@ def cmd_throughput(a):
     best["raw"] = (base["put"], base["get"])
     B_put = pages.nbytes / best["raw"][0]
     B_get = pages.nbytes / best["raw"][1]
-    rec = {"bench": "throughput", "rate": a.rate, "bytes": pages.nbytes, "chunks": nb * 5,
+    for m, name in sz.items():
+        rec = throughput_record(a, m, name, stores[name], runs, best, stages[name], failed,
+                                layout, pages, src, variants, B_put, B_get)
+        emit(a.out, rec)
+    for st in stores.values():
+        st.close()
+
+
+def throughput_record(a, mode, name, store, runs, best, stages, failed, layout, pages, src,
+                      variants, B_put, B_get):
+    """The record of one coding mode against the raw baseline of the same run."""
+    nb = pages.shape[2]
+    ratio = store.stored_bytes_put / store.raw_bytes_put
+    g_enc, g_dec, _ = codec_rates(layout, pages, a.threads, mode)
+    rec = {"bench": "throughput", "rate": a.rate, "mode": mode, "bytes": pages.nbytes,
+           "chunks": nb * 5,
            "chunk_raw_bytes": 2 * layout.page_bytes, "data": src, "repeats": a.repeats,
            "ratio": round(1 / ratio, 4),
            "raw_put_s": round(best["raw"][0], 4), "raw_get_s": round(best["raw"][1], 4),
            "raw_variants_put_get_s": variants,
-           "sz_put_s": round(best["splitzip"][0], 4), "sz_get_s": round(best["splitzip"][1], 4),
-           "put_speedup": round(best["raw"][0] / best["splitzip"][0], 3),
-           "get_speedup": round(best["raw"][1] / best["splitzip"][1], 3),
+           "sz_put_s": round(best[name][0], 4), "sz_get_s": round(best[name][1], 4),
+           "put_speedup": round(best["raw"][0] / best[name][0], 3),
+           "get_speedup": round(best["raw"][1] / best[name][1], 3),
            "G_enc_MBps": round(g_enc / 1e6), "G_dec_MBps": round(g_dec / 1e6),
            "B_put_MBps": round(B_put / 1e6), "B_get_MBps": round(B_get / 1e6),
-           "all_runs": {c: [[round(x, 4) for x in r] for r in v] for c, v in runs.items()},
-           "failed_runs": dict(failed)}
+           "all_runs": {c: [[round(x, 4) for x in r] for r in v] for c, v in runs.items()
+                        if c in ("raw", "raw_kv", name)},
+           "failed_runs": {c: v for c, v in failed.items() if c in ("raw", "raw_kv", name)}}
     # Busy time per stage inside the fastest compressed put and get: encode
     # (worker thread) || batch_put_from; batch_get_into || decode.
-    ip = min(range(len(runs["splitzip"])), key=lambda i: runs["splitzip"][i][0])
-    ig = min(range(len(runs["splitzip"])), key=lambda i: runs["splitzip"][i][1])
+    ip = min(range(len(runs[name])), key=lambda i: runs[name][i][0])
+    ig = min(range(len(runs[name])), key=lambda i: runs[name][i][1])
     rec["sz_put_stages_s"] = {k: round(stages[ip].get(k, 0.0), 4) for k in ("encode", "put")}
     rec["sz_get_stages_s"] = {k: round(stages[ig].get(k, 0.0), 4) for k in ("fetch", "decode")}
     # Pipeline model: the slower of codec and link (raw rate B, compressed bytes).
@@ -266,9 +286,7 @@ def cmd_throughput(a):
         codec_t = pages.nbytes / G
         rec[f"model_{op}_s"] = round(max(link, codec_t), 4)
         rec[f"model_{op}_bound"] = "codec" if codec_t > link else "link"
-    emit(a.out, rec)
-    for st in stores.values():
-        st.close()
+    return rec
 
 
 # -- faults and integrity -----------------------------------------------------
@@ -456,6 +474,9 @@ def main():
     sub.choices["throughput"].add_argument("--gib", type=float, default=1.0)
     sub.choices["throughput"].add_argument("--group-mib", type=int, default=32)
     sub.choices["throughput"].add_argument("--threads", type=int, default=1)
+    sub.choices["throughput"].add_argument("--modes", nargs="+", default=["fast"],
+                                           choices=list(chunk.MODES),
+                                           help="coding modes of the compressed stores")
     sub.choices["faults"].add_argument("--ops", type=int, default=10000)
     sub.choices["faults"].add_argument("--corrupt", type=int, default=50)
     a = p.parse_args()

@@ -21,7 +21,7 @@ def main(path):
     tp = {}
     for r in recs:
         if r["bench"] == "throughput":
-            tp[r["rate"]] = r
+            tp[(r["rate"], r.get("mode", "fast"))] = r
     faults = [r for r in recs if r["bench"] == "faults"]
 
     if cap:
@@ -46,9 +46,12 @@ def main(path):
               "| put: encode / store busy s | get: store / decode busy s |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         order = ["loopback", "off", "10gbit", "5gbit", "2gbit", "1gbit"]
-        for rate in sorted(tp, key=lambda x: order.index(x) if x in order else 99):
-            r = tp[rate]
+        for rate, mode in sorted(tp, key=lambda x: (order.index(x[0]) if x[0] in order else 99,
+                                                    x[1] != "fast")):
+            r = tp[(rate, mode)]
             name = {"loopback": "loopback (unshaped)", "off": "veth, unshaped"}.get(rate, f"veth, {rate}")
+            if mode != "fast":
+                name += f", **{mode} mode**"
             print(f"| {name} | {r['raw_put_s']:.3f} | {r['sz_put_s']:.3f} | **{r['put_speedup']:.2f}x** "
                   f"| {r['raw_get_s']:.3f} | {r['sz_get_s']:.3f} | **{r['get_speedup']:.2f}x** "
                   f"| {r['B_put_MBps']} / {r['B_get_MBps']} | {r['G_enc_MBps']} / {r['G_dec_MBps']} "

@@ -14,10 +14,15 @@ name: splitzip-kv (the PyPI name "splitzip" belongs to an unrelated tool).
 
 try:
     from . import _core
-except ImportError as exc:  # the source tree has no compiled extension
+except ImportError:
+    import importlib.util as _util
+    if _util.find_spec(__name__ + "._core") is not None:
+        raise  # the extension is there but cannot load (a missing library, ...): say why
+    # The source tree (python/ on sys.path) has no compiled extension; say so
+    # instead of Python's "partially initialized module ... circular import".
     raise ImportError(
-        "splitzip_kv: the extension is not built (splitzip_kv._core is missing): "
-        "pip install ./python, and do not run from the python/ directory of the source tree") from exc
+        "splitzip_kv: the extension is not built: pip install ./python "
+        "(the python/ directory of the source tree has no splitzip_kv._core)") from None
 from ._api import (
     Result,
     backend_unavailable_reason,

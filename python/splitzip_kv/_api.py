@@ -195,9 +195,7 @@ def _check_codebook(codebook):
 
 def compress_bound(dtype, n):
     """Largest frame that n values of dtype can produce (FORMAT.md section 5)."""
-    n = int(n)
-    if n < 0:
-        raise invalid("element count must be >= 0")
+    n = _check_int("n", n, 0, 2**64 - 1)
     return _core.compress_bound(_dtypes.normalize(dtype), n)
 
 
@@ -313,6 +311,7 @@ def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_check
     frame. An error in any frame raises SplitzipError naming the first
     failing frame (the other outputs may have been written).
     """
+    _check_common(None, threads, max_output_bytes)
     srcs = []
     for f in frames:
         src, device = _frame_source(f)
@@ -488,13 +487,13 @@ def decompress_into(buf, out, *, backend=None, threads=0, verify_checksum=True,
 
 def frame_info(buf, offset=0):
     """Validated header fields of the frame at ``offset`` of buf, as a dict."""
+    offset = _check_int("offset", offset, 0, 2**64 - 1)
     src, device = _frame_source(buf)
     if device == _DL_CPU:
-        return _core.frame_info(src, int(offset))
+        return _core.frame_info(src, offset)
     if device == _DL_CUDA and _is_tensor(src):
         _require_cuda("frame")
         flat = src.reshape(-1)
-        offset = int(offset)
         header = bytes(flat[offset:offset + _core.HEADER_SIZE].cpu().numpy())
         return _core.header_info(header, max(flat.numel() - offset, 0), offset)
     _scan(src, device)  # raises the right error for other devices
@@ -567,6 +566,7 @@ def backend_unavailable_reason(name):
 def xxh64(data, seed=0):
     """XXH64 of a host buffer's bytes, as format v1 uses it (header check and
     content checksum)."""
+    seed = _check_int("seed", seed, 0, 2**64 - 1)
     src, _, _ = _source(data, None) if isinstance(data, np.ndarray) else (data, None, None)
     return _core.xxh64(src, seed)
 

@@ -20,17 +20,23 @@ namespace splitzip_py {
 
 namespace {
 
-Codebook make_codebook(const std::string& dtype, const std::vector<int64_t>& entries) {
+// Python ints of any size: one outside 0..255 (beyond 64 bits too) is a
+// SplitzipError naming the argument, not nanobind's bare TypeError.
+Codebook make_codebook(const std::string& dtype, const std::vector<nb::int_>& entries) {
   Codebook cb;
   cb.dtype = parse_dtype_name(dtype);
   if (entries.empty() || entries.size() > 16)
     raise_status(Status::bad_codebook, "a codebook holds 1..16 entries, got " +
                                            std::to_string(entries.size()));
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i] < 0 || entries[i] > 255)
-      raise_status(Status::bad_codebook,
-                   "entry " + std::to_string(entries[i]) + " is not an exponent value (0..255)");
-    cb.entries[i] = static_cast<uint8_t>(entries[i]);
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(entries[i].ptr(), &overflow);
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    if (overflow != 0 || v < 0 || v > 255)
+      raise_status(Status::bad_codebook, "entries[" + std::to_string(i) + "] = " +
+                                             nb::cast<std::string>(nb::str(entries[i])) +
+                                             " is not an exponent value (0..255)");
+    cb.entries[i] = static_cast<uint8_t>(v);
   }
   cb.count = static_cast<uint8_t>(entries.size());
   check(splitzip::validate_codebook(cb), "codebook entries");
@@ -61,7 +67,7 @@ void bind_codebook(nb::module_& m) {
   nb::class_<Codebook>(m, "Codebook",
                        "Exponent codebook: up to 16 exponent values, code c stands for entries[c].")
       .def("__init__",
-           [](Codebook* self, const std::string& dtype, const std::vector<int64_t>& entries) {
+           [](Codebook* self, const std::string& dtype, const std::vector<nb::int_>& entries) {
              new (self) Codebook(make_codebook(dtype, entries));
            },
            nb::arg("dtype"), nb::arg("entries"))

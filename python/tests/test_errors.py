@@ -215,3 +215,51 @@ def test_every_truncation_is_rejected():
     # (n = 0 is the empty stream, which decodes to nothing)
     for n in range(1, len(frame)):
         assert status_of(lambda: splitzip_kv.decompress(frame[:n])) == "TRUNCATED"
+
+
+# Integer arguments out of range (negative, past 64 bits) on every entry point
+# that takes one: a SplitzipError that names the argument, never nanobind's
+# bare TypeError, and never accepted (max_output_bytes=-1 once was, by
+# decompress_batch).
+@pytest.mark.parametrize("bad", [-1, 2**64, 2**70])
+def test_out_of_range_integers_name_the_argument(frame, bad):
+    f = bytes(frame)
+    x = kv_like("bf16", 100)
+    calls = {
+        "max_output_bytes": [lambda: splitzip_kv.decompress(f, max_output_bytes=bad),
+                             lambda: splitzip_kv.decompress_batch([f], max_output_bytes=bad),
+                             lambda: splitzip_kv.decompress_into(f, np.empty(4000, np.uint16),
+                                                                 max_output_bytes=bad)],
+        "threads": [lambda: splitzip_kv.decompress(f, threads=bad),
+                    lambda: splitzip_kv.decompress_batch([f], threads=bad),
+                    lambda: splitzip_kv.compress(x, threads=bad),
+                    lambda: splitzip_kv.compress_batch([x], threads=bad)],
+        "chunk_log2": [lambda: splitzip_kv.compress(x, chunk_log2=bad)],
+        "offset": [lambda: splitzip_kv.frame_info(f, bad), lambda: splitzip_kv.tensor_desc(f, bad)],
+        "n": [lambda: splitzip_kv.compress_bound("bf16", bad)],
+        "seed": [lambda: splitzip_kv.xxh64(b"abc", seed=bad)],
+        "entries": [lambda: splitzip_kv.Codebook("bf16", [bad])],
+    }
+    for name, fns in calls.items():
+        for call in fns:
+            with pytest.raises(splitzip_kv.SplitzipError, match=name):
+                call()
+
+
+def test_source_tree_import_says_the_extension_is_not_built(tmp_path):
+    # python/ of the source tree on sys.path, without the compiled extension:
+    # one clear message, not Python's "partially initialized module ...
+    # circular import".
+    import pathlib
+    import shutil
+    import subprocess
+    import sys
+    pkg = pathlib.Path(splitzip_kv.__file__).parent
+    dst = tmp_path / "splitzip_kv"
+    shutil.copytree(pkg, dst, ignore=shutil.ignore_patterns("_core*", "__pycache__"))
+    r = subprocess.run([sys.executable, "-c", "import splitzip_kv"], cwd=tmp_path,
+                       env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "the extension is not built: pip install ./python" in r.stderr
+    assert "circular import" not in r.stderr

@@ -258,12 +258,14 @@ case_max_size() {
 
 case_npy() {
   python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
-  rt() {  # rt FILE RAW [opts...]: compress FILE, decompress, compare with RAW
+  rt() {  # rt FILE RAW [opts...]: compress FILE, decompress to the same file
     local f=$1 raw=$2; shift 2
     expect_rc 0 "$SZ" compress "$@" -o "$f.sz" "$f"
     expect_rc 0 "$SZ" decompress -o "$f.out" "$f.sz"
-    cmp -s "$f.out" "$raw" || die "$f round trip differs from $raw"
+    cmp -s "$f.out" "$f" || die "$f does not come back byte for byte"
     expect_rc 0 "$SZ" verify "$f.sz" "$f" "$@"
+    # the payload is the raw elements, at the end of the file
+    tail -c "$(stat -c %s "$raw")" "$f.out" | cmp -s - "$raw" || die "$f payload differs from $raw"
   }
   rt f16.npy f16.raw
   rt f32.npy f32.raw
@@ -274,11 +276,14 @@ case_npy() {
   "$SZ" inspect --json f16.npy.sz | grep -q '"dtype":"fp16"' || die "f16.npy not fp16"
   "$SZ" inspect --json bf16_v2.npy.sz | grep -q '"dtype":"bf16"' || die "<V2 npy not bf16"
   "$SZ" inspect --json e5m2.npy.sz | grep -q '"dtype":"fp8_e5m2"' || die "e5m2 npy dtype"
-  # default name: the output decodes to raw elements, so it says the dtype
+  # default names: x.npy -> x.npy.sz -> x.npy (the same file)
+  cp f16.npy keep.npy
+  rm -f f16.npy.sz
   expect_rc 0 "$SZ" compress f16.npy
-  [ -f f16.f16.sz ] || die "default output for f16.npy should be f16.f16.sz"
-  expect_rc 0 "$SZ" decompress f16.f16.sz
-  cmp -s f16.f16 f16.raw || die "f16.f16 differs"
+  [ -f f16.npy.sz ] || die "default output for f16.npy should be f16.npy.sz"
+  rm f16.npy
+  expect_rc 0 "$SZ" decompress f16.npy.sz
+  cmp -s f16.npy keep.npy || die "f16.npy does not come back"
   rt empty.npy /dev/null
   # rejected inputs
   expect_rc 3 "$SZ" compress bf16_u2.npy
@@ -291,7 +296,7 @@ case_npy() {
   expect_err "big-endian"
   expect_rc 3 "$SZ" compress badlen.npy
   expect_err "runs past the end"
-  expect_no_leftovers short.f16.sz bigendian.f16.sz badlen.npy.sz
+  expect_no_leftovers short.npy.sz bigendian.npy.sz badlen.npy.sz
 }
 
 case_safetensors() {
@@ -306,12 +311,21 @@ case_safetensors() {
   # default name: model.<tensor>.<dtype>.sz
   expect_rc 0 "$SZ" compress --tensor layer0.k model.safetensors
   [ -f model.layer0.k.bf16.sz ] || die "default safetensors output name"
-  # a single-tensor file needs no --tensor (payload at an odd offset)
+  # without --tensor the whole file comes back (payload at an odd offset)
   expect_rc 0 "$SZ" compress -o s.sz single.safetensors
   expect_rc 0 "$SZ" decompress -o s.out s.sz
-  cmp -s s.out e5m2.raw || die "single-tensor file differs"
+  cmp -s s.out single.safetensors || die "single-tensor file differs"
+  expect_rc 0 "$SZ" compress model.safetensors
+  [ -f model.safetensors.sz ] || die "default output for a whole file should be model.safetensors.sz"
+  expect_rc 0 "$SZ" decompress -o model.out model.safetensors.sz
+  cmp -s model.out model.safetensors || die "model.safetensors does not come back"
   # rejected inputs
-  expect_rc 3 "$SZ" compress model.safetensors
+  expect_rc 3 "$SZ" compress --dtype bf16 -o x.sz model.safetensors
+  expect_err "keeps each tensor's dtype"
+  # commands that want one tensor still ask for a name
+  expect_rc 3 "$SZ" calibrate -o cb.szcb model.safetensors
+  expect_err "pick one with --tensor"
+  expect_rc 3 "$SZ" bench --seconds 0.01 model.safetensors
   expect_err "pick one with --tensor"
   expect_rc 3 "$SZ" compress --tensor nope model.safetensors
   expect_err "no tensor 'nope'"
@@ -393,8 +407,11 @@ case_signal() {
 }
 
 case_usage() {
-  expect_rc 1 "$SZ"
-  expect_rc 1 "$SZ" frobnicate
+  # No command: a word is a file to compress (zstd's habit), stdin without one.
+  expect_rc 2 "$SZ" frobnicate
+  expect_err "cannot open"
+  expect_rc 1 "$SZ" --frobnicate
+  expect_err "unknown option"
   expect_rc 0 "$SZ" --help
   for c in calibrate compress decompress inspect verify bench; do
     "$SZ" $c --help | grep -q "usage: splitzip $c" || die "$c --help"
@@ -695,11 +712,11 @@ case_stream_containers() {
   "$SZ" compress --frame-size 8K -c bf16_v2.npy > npy.c.sz || die "compress -c npy"
   cmp -s npy.sz npy.c.sz || die "npy: file and stdout outputs differ"
   expect_rc 0 "$SZ" decompress -o npy.out npy.sz
-  cmp -s npy.out bf16.raw || die "npy payload differs"
+  cmp -s npy.out bf16_v2.npy || die "npy differs"
   # the payload at an odd offset (single.safetensors) needs no aligned copy
   expect_rc 0 "$SZ" compress --frame-size 1K -o s.sz single.safetensors
   expect_rc 0 "$SZ" decompress -o s.out s.sz
-  cmp -s s.out e5m2.raw || die "single-tensor file differs"
+  cmp -s s.out single.safetensors || die "single-tensor file differs"
 }
 
 case_kill() {
@@ -746,6 +763,133 @@ case_kill() {
   [ ! -e small.bf16 ] || die "--rm kept the input"
   expect_rc 0 "$SZ" decompress small.bf16.sz
   cmp -s small.bf16 "$DATA"/layer00_k.bf16 || die "--rm round trip"
+}
+
+case_containers() {
+  # .npy and whole .safetensors files come back byte for byte (sha256):
+  # the first frame's tensor descriptor holds the file's header verbatim.
+  python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
+  local f sum
+  for f in f16.npy f32.npy bf16_v2.npy bf16_named.npy e5m2.npy fortran.npy scalar.npy empty.npy \
+           model.safetensors single.safetensors mixed.safetensors; do
+    sum=$(sha256sum < "$f")
+    expect_rc 0 "$SZ" compress "$f"
+    [ -f "$f.sz" ] || die "$f: default output $f.sz not written"
+    mv "$f" "$f.orig"
+    expect_rc 0 "$SZ" decompress "$f.sz"
+    [ "$(sha256sum < "$f")" = "$sum" ] || die "$f: sha256 differs after the round trip"
+    expect_rc 0 "$SZ" verify "$f.sz" "$f"
+    # stdin -> stdout both ways
+    "$SZ" compress --format "${f##*.}" - < "$f" > p.sz || die "$f: compress from stdin"
+    cmp -s p.sz "$f.sz" || die "$f: stdin frames differ from file frames"
+    cat "$f.sz" | "$SZ" decompress - > p.out || die "$f: decompress from stdin"
+    [ "$(sha256sum < p.out)" = "$sum" ] || die "$f: sha256 differs through stdin/stdout"
+  done
+  # the descriptor: what it records
+  "$SZ" inspect --json fortran.npy.sz > i.json || die "inspect fortran"
+  json_field i.json "(j['tensor']['container'], j['tensor']['shape'], j['tensor']['dtype'])" \
+    | grep -qx "('npy', \[100, 30\], 'fp32')" || die "fortran.npy descriptor: $(cat i.json)"
+  "$SZ" inspect --json mixed.safetensors.sz > i.json || die "inspect mixed"
+  json_field i.json "([f['dtype'] for f in j['frames']], j['frames'][0]['tensor']['container'])" \
+    | grep -qx "(\['bf16', 'fp16', 'fp32', 'fp8_e5m2', 'fp8_e5m2'\], 'safetensors')" \
+    || die "mixed.safetensors frames: $(cat i.json)"
+  # --tensor keeps its meaning: one tensor, raw elements out
+  expect_rc 0 "$SZ" compress --tensor v -o v.sz mixed.safetensors
+  expect_rc 0 "$SZ" decompress -o v.out v.sz
+  cmp -s v.out f32.raw || die "--tensor output is not the raw elements"
+  "$SZ" inspect --json v.sz | grep -q '"tensor":null' || die "--tensor frames carry a descriptor"
+
+  # A multi-frame stream carries the descriptor once, in its first frame.
+  expect_rc 0 "$SZ" compress --frame-size 1K -o multi.sz f32.npy
+  "$SZ" inspect --json multi.sz > i.json || die "inspect multi"
+  json_field i.json "j['frame_count'] > 5 and j['frames'][0]['tensor'] is not None and all(f['tensor'] is None for f in j['frames'][1:])" \
+    | grep -qx True || die "only the first frame may carry the descriptor: $(cat i.json)"
+  expect_rc 0 "$SZ" decompress -T3 -o multi.out multi.sz
+  cmp -s multi.out f32.npy || die "multi-frame npy differs"
+  cat multi.sz | "$SZ" decompress -T2 - > multi.out || die "multi-frame npy from stdin"
+  cmp -s multi.out f32.npy || die "multi-frame npy from stdin differs"
+  expect_rc 0 "$SZ" verify multi.sz f32.npy
+  expect_rc 4 "$SZ" verify multi.sz f16.npy
+
+  # Concatenated streams decode to the concatenation of their files, a raw
+  # stream included (FORMAT.md 7 and docs/CLI.md).
+  expect_rc 0 "$SZ" compress --dtype fp16 -o raw.sz f16.raw
+  cat f16.npy.sz multi.sz raw.sz mixed.safetensors.sz > cat.sz
+  expect_rc 0 "$SZ" decompress -o cat.out cat.sz
+  cat f16.npy f32.npy f16.raw mixed.safetensors | cmp -s - cat.out || die "concatenated streams"
+  # A container stream cut at a frame boundary is incomplete: exit 3.
+  python3 - "$SZ" <<'PY' || die "cut multi.sz"
+import json, subprocess, sys
+j = json.loads(subprocess.check_output([sys.argv[1], "inspect", "--json", "multi.sz"]))
+last = j["frames"][-1]["offset"]
+open("cut.sz", "wb").write(open("multi.sz", "rb").read()[:last])
+PY
+  expect_rc 3 "$SZ" decompress -o cut.out cut.sz
+  expect_err "before the end of the payload"
+  expect_no_leftovers cut.out
+  cat cut.sz | "$SZ" decompress -o cut.out - 2>err.txt && die "a cut container stream from stdin exited 0"
+  expect_no_leftovers cut.out
+  # ... and so is a container whose frames are followed by another container
+  # before its payload is complete.
+  cat cut.sz f16.npy.sz > cut2.sz
+  expect_rc 3 "$SZ" decompress -o cut.out cut2.sz
+  expect_err "new container starts"
+
+  # A damaged or truncated descriptor: exit 3, no output file.
+  python3 -c "
+import sys; b = bytearray(open('f16.npy.sz','rb').read()); i = b.find(b\"'descr'\"); assert i > 0
+b[i + 2] ^= 0x20; open('bad.sz','wb').write(b)" || die "corrupt descriptor"
+  expect_rc 3 "$SZ" decompress -o bad.out bad.sz
+  expect_err "HEADER_CORRUPT"
+  expect_no_leftovers bad.out
+  expect_rc 3 "$SZ" decompress -o bad.out - < bad.sz
+  expect_no_leftovers bad.out
+  expect_rc 3 "$SZ" inspect bad.sz
+  head -c $(( $(stat -c %s f16.npy.sz) - 16 )) f16.npy.sz > short.sz
+  expect_rc 3 "$SZ" decompress -o bad.out short.sz
+  expect_err "TRUNCATED"
+  expect_no_leftovers bad.out
+  cat short.sz | "$SZ" decompress -o bad.out - 2>err.txt; [ $? -eq 3 ] || die "truncated descriptor from stdin"
+  expect_no_leftovers bad.out
+}
+
+case_hardening() {
+  make_big 1 big.bf16
+  expect_rc 0 "$SZ" compress --frame-size 64K -o big.sz big.bf16
+  # A file size limit (SIGXFSZ) is a write error: exit 2, no temp file.
+  ( ulimit -f 100; "$SZ" decompress -f -o x big.sz ) 2>err.txt
+  local rc=$?
+  [ $rc -eq 2 ] || { cat err.txt >&2; die "decompress over ulimit -f exited $rc, expected 2"; }
+  grep -q "File too large" err.txt || { cat err.txt >&2; die "no EFBIG message"; }
+  expect_no_leftovers x
+  ( ulimit -f 100; "$SZ" compress -f -o y.sz big.bf16 ) 2>err.txt
+  rc=$?
+  [ $rc -eq 2 ] || die "compress over ulimit -f exited $rc, expected 2"
+  expect_no_leftovers y.sz
+  # Endless junk on a pipe or device stops at the first header, in bounded
+  # memory and time (ulimit -v: 512 MiB of address space).
+  local cmd
+  for cmd in "decompress - < /dev/urandom" "decompress - < /dev/zero" "inspect /dev/zero" "inspect - < /dev/urandom" \
+             "verify /dev/zero big.bf16" "verify - big.bf16 < /dev/urandom"; do
+    ( ulimit -v 524288; timeout 20 bash -c "\"$SZ\" $cmd > /dev/null" ) 2>err.txt
+    rc=$?
+    [ $rc -eq 3 ] || { cat err.txt >&2; die "'$cmd' exited $rc, expected 3"; }
+  done
+  # A valid header announcing a frame far larger than what follows, on a
+  # pipe: TRUNCATED once the input ends, never a read of the announced size.
+  python3 "$HERE/frame_tools.py" bomb big.sz bomb.sz || die "frame_tools.py bomb"
+  ( ulimit -v 524288; cat bomb.sz | timeout 20 "$SZ" inspect - > /dev/null ) 2>err.txt
+  rc=$?
+  [ $rc -eq 3 ] || { cat err.txt >&2; die "inspect of a lying header exited $rc"; }
+  # inspect and verify stream: peak RSS stays small for a 256 MiB input.
+  truncate -s 256M zeros.bf16
+  expect_rc 0 "$SZ" compress -T2 -o zeros.sz zeros.bf16
+  local what kb
+  for what in "inspect zeros.sz" "verify zeros.sz zeros.bf16" "decompress -c zeros.sz"; do
+    /usr/bin/time -f "%M" -o rss.txt "$SZ" $what > /dev/null 2>err.txt || { cat err.txt >&2; die "$what failed"; }
+    kb=$(tail -1 rss.txt)
+    [ "$kb" -le 65536 ] || die "$what: peak RSS $kb KB over 64 MB"
+  done
 }
 
 export SZ

@@ -12,11 +12,11 @@ import struct
 import sys
 
 
-def npy(path, descr, shape, payload, version=1):
+def npy(path, descr, shape, payload, version=1, fortran=False):
     # numpy's own layout: magic, version, little-endian header length, a dict
     # literal padded with spaces to a 64-byte boundary, ending in a newline.
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (
-        descr, "(%s)" % "".join("%d, " % d for d in shape) if len(shape) != 1 else "(%d,)" % shape[0])
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
+        descr, fortran, "(%s)" % "".join("%d, " % d for d in shape) if len(shape) != 1 else "(%d,)" % shape[0])
     prefix = 10 if version == 1 else 12
     pad = (-(prefix + len(header) + 1)) % 64
     header = (header + " " * pad + "\n").encode("latin1")
@@ -27,7 +27,7 @@ def npy(path, descr, shape, payload, version=1):
         f.write(payload)
 
 
-def safetensors(path, tensors, metadata=None, pad_header_to=8):
+def safetensors(path, tensors, metadata=None, pad_header_to=8, extra_spaces=0):
     # tensors: list of (name, dtype, shape, payload), laid out in order.
     header, blob = {}, b""
     if metadata is not None:
@@ -39,7 +39,7 @@ def safetensors(path, tensors, metadata=None, pad_header_to=8):
     text = json.dumps(header).encode()
     # Odd padding puts the payload at an odd offset, exercising the copy to
     # aligned memory.
-    text += b" " * ((-len(text)) % pad_header_to)
+    text += b" " * ((-len(text)) % pad_header_to + extra_spaces)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
@@ -69,6 +69,18 @@ def main():
     npy(os.path.join(out, "bf16_u2.npy"), "<u2", (4096,), bf16)      # needs --dtype bf16
     npy(os.path.join(out, "e5m2.npy"), "float8_e5m2", (3000,), e5m2)
     npy(os.path.join(out, "empty.npy"), "<f2", (0,), b"")
+    npy(os.path.join(out, "fortran.npy"), "<f4", (30, 100), f32, fortran=True)
+    npy(os.path.join(out, "scalar.npy"), "<f2", (), f16[:2])
+    # Every dtype kind in one file, the JSON header ending in 13 padding
+    # spaces; the whole file must come back byte for byte.
+    safetensors(os.path.join(out, "mixed.safetensors"), [
+        ("k", "BF16", [64, 64], bf16),
+        ("h", "F16", [3000], f16),
+        ("v", "F32", [3000], f32),
+        ("pos", "I64", [5], struct.pack("<5q", 0, 1, 2, -3, 1 << 40)),
+        ("empty", "F16", [0], b""),
+        ("mask", "U8", [7], bytes([0, 1, 1, 0, 255, 7, 9])),
+    ], metadata={"format": "pt"}, pad_header_to=8, extra_spaces=13)
     # Malformed: shape says more data than the file holds.
     npy(os.path.join(out, "short.npy"), "<f2", (3001,), f16)
     npy(os.path.join(out, "bigendian.npy"), ">f2", (3000,), f16)

@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "core/synthetic.h"
-#include "tools/cli/args.h"
-#include "tools/cli/json.h"
+#include "tools/cli/errors.h"
+#include "tools/cli/options.h"
+#include "tools/cli/json_strict.h"
 #include "tools/cli/tensor_formats.h"
 
 namespace {
@@ -61,8 +62,8 @@ bool parse_npy(const std::vector<uint8_t>& b, TensorView* v, std::string* err, D
 }
 
 bool parse_st(const std::vector<uint8_t>& b, const std::string& t, TensorView* v, std::string* err,
-              DtypeHint hint = {}) {
-  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err);
+              DtypeHint hint = {}, bool whole = false) {
+  return szcli::parse_safetensors(b.data(), b.size(), t, hint, v, err, whole);
 }
 
 TEST(Npy, ParsesEachSupportedDescr) {
@@ -187,7 +188,25 @@ TEST(Safetensors, SelectsTensorsByName) {
   }
   TensorView v;
   std::string err;
-  EXPECT_FALSE(parse_st(b, "", &v, &err));  // several tensors: a name is needed
+  // No name: the whole file, every non-empty tensor in data order, the
+  // non-floating ones (I64 "c") framed as fp8_e5m2 bytes.
+  EXPECT_FALSE(parse_st(b, "", &v, &err));  // one tensor wanted: several need a name
+  EXPECT_NE(err.find("--tensor"), std::string::npos);
+  ASSERT_TRUE(parse_st(b, "", &v, &err, {}, true)) << err;
+  EXPECT_TRUE(v.whole_file);
+  EXPECT_EQ(v.header_off, 8u);
+  EXPECT_EQ(v.header_size, std::strlen(kModel));
+  EXPECT_EQ(v.bytes, 33u);
+  ASSERT_EQ(v.parts.size(), 5u);
+  const Dtype part_dtypes[] = {Dtype::bf16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e5m2, Dtype::fp16};
+  uint64_t at = 0;
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(v.parts[i].dtype, part_dtypes[i]) << i;
+    EXPECT_EQ(v.parts[i].begin, at) << i;
+    at = v.parts[i].end;
+  }
+  EXPECT_EQ(at, 33u);
+  EXPECT_FALSE(parse_st(b, "", &v, &err, {true, Dtype::bf16}, true));  // --dtype needs --tensor
   EXPECT_NE(err.find("--tensor"), std::string::npos);
   EXPECT_FALSE(parse_st(b, "c", &v, &err));  // I64 is not a splitzip dtype
   EXPECT_NE(err.find("I64"), std::string::npos);
@@ -268,36 +287,57 @@ TEST(Safetensors, RandomCorruptionNeverCrashes) {
   }
 }
 
-TEST(Json, StringsNumbersAndLimits) {
-  szcli::JsonValue v;
+TEST(Json, StrictParserStringsNumbersAndLimits) {
+  szcli::Json v;
   std::string err;
   const char* text = "\"a\\u00e9\\ud83d\\ude00\\n\"";
-  ASSERT_TRUE(szcli::json_parse(text, std::strlen(text), &v, &err)) << err;
-  EXPECT_EQ(v.text, "a\xc3\xa9\xf0\x9f\x98\x80\n");
+  ASSERT_TRUE(szcli::parse_json_strict(text, std::strlen(text), &v, &err)) << err;
+  EXPECT_EQ(v.get<std::string>(), "a\xc3\xa9\xf0\x9f\x98\x80\n");
   const char* bad[] = {"\"\\ud83d\"", "\"\\ude00\"", "\"a\x01\"", "01", "1.", "-", "[1,]", "{\"a\":1,}",
-                       "{\"a\" 1}",   "tru",       "[1 2]",     "\"\\q\"", ""};
-  for (const char* b : bad) EXPECT_FALSE(szcli::json_parse(b, std::strlen(b), &v, &err)) << b;
+                       "{\"a\" 1}",   "tru",       "[1 2]",     "\"\\q\"", "",  "{\"a\":1,\"a\":2}",
+                       "[{\"k\":[],\"k\":0}]", "// c\n1", "1 2"};
+  for (const char* b : bad) {
+    err.clear();
+    EXPECT_FALSE(szcli::parse_json_strict(b, std::strlen(b), &v, &err)) << b;
+    EXPECT_FALSE(err.empty()) << b;
+  }
   const std::string deep(100000, '[');
-  EXPECT_FALSE(szcli::json_parse(deep.data(), deep.size(), &v, &err));
-  EXPECT_NE(err.find("deep"), std::string::npos);
+  EXPECT_FALSE(szcli::parse_json_strict(deep.data(), deep.size(), &v, &err));
+  EXPECT_NE(err.find("deep"), std::string::npos) << err;
+  std::string ok_depth(szcli::kJsonMaxDepth, '[');
+  ok_depth += std::string(szcli::kJsonMaxDepth, ']');
+  EXPECT_TRUE(szcli::parse_json_strict(ok_depth.data(), ok_depth.size(), &v, &err)) << err;
+  const char* dup = "{\"a\":{\"x\":1},\"b\":{\"x\":2}}";  // the same key in two objects is fine
+  EXPECT_TRUE(szcli::parse_json_strict(dup, std::strlen(dup), &v, &err)) << err;
+  const char* order = "{\"z\":1,\"a\":2}";
+  ASSERT_TRUE(szcli::parse_json_strict(order, std::strlen(order), &v, &err)) << err;
+  EXPECT_EQ(v.begin().key(), "z");  // source order kept
 
   uint64_t u = 0;
-  ASSERT_TRUE(szcli::json_parse("18446744073709551615", 20, &v, &err));
-  EXPECT_TRUE(v.as_u64(&u));
+  ASSERT_TRUE(szcli::parse_json_strict("18446744073709551615", 20, &v, &err));
+  EXPECT_TRUE(szcli::json_u64(v, &u));
   EXPECT_EQ(u, UINT64_MAX);
-  ASSERT_TRUE(szcli::json_parse("18446744073709551616", 20, &v, &err));
-  EXPECT_FALSE(v.as_u64(&u));
-  ASSERT_TRUE(szcli::json_parse("-1", 2, &v, &err));
-  EXPECT_FALSE(v.as_u64(&u));
-  ASSERT_TRUE(szcli::json_parse("1e3", 3, &v, &err));
-  EXPECT_FALSE(v.as_u64(&u));
+  ASSERT_TRUE(szcli::parse_json_strict("18446744073709551616", 20, &v, &err));
+  EXPECT_FALSE(szcli::json_u64(v, &u));
+  ASSERT_TRUE(szcli::parse_json_strict("-1", 2, &v, &err));
+  EXPECT_FALSE(szcli::json_u64(v, &u));
+  ASSERT_TRUE(szcli::parse_json_strict("-0", 2, &v, &err));
+  EXPECT_FALSE(szcli::json_u64(v, &u));
+  ASSERT_TRUE(szcli::parse_json_strict("1e3", 3, &v, &err));
+  EXPECT_FALSE(szcli::json_u64(v, &u));
+  ASSERT_TRUE(szcli::parse_json_strict("3.0", 3, &v, &err));
+  EXPECT_FALSE(szcli::json_u64(v, &u));
 }
 
-TEST(Json, WriterEscapesAndSeparates) {
-  szcli::JsonWriter w;
-  w.begin_object().key("a\"b").value("x\ny").key("n").value(uint64_t{5}).key("l").begin_array();
-  w.value(true).null().value(1.5).end_array().key("nan").value(std::nan("")).end_object();
-  EXPECT_EQ(w.str(), "{\"a\\\"b\":\"x\\ny\",\"n\":5,\"l\":[true,null,1.5],\"nan\":null}");
+TEST(Json, TextIsCompactAndSurvivesNonUtf8Names) {
+  szcli::Json j = szcli::Json::object();
+  j["a\"b"] = "x\ny";
+  j["n"] = uint64_t{5};
+  j["l"] = szcli::Json::array({true, nullptr, 1.5});
+  j["nan"] = std::nan("");
+  j["file"] = std::string("k\xff.sz");
+  EXPECT_EQ(szcli::json_text(j),
+            "{\"a\\\"b\":\"x\\ny\",\"n\":5,\"l\":[true,null,1.5],\"nan\":null,\"file\":\"k\xef\xbf\xbd.sz\"}");
 }
 
 TEST(Args, Sizes) {
@@ -315,6 +355,58 @@ TEST(Args, Sizes) {
   EXPECT_FALSE(szcli::parse_size("G", &v));
   EXPECT_FALSE(szcli::parse_size("-1", &v));
   EXPECT_FALSE(szcli::parse_size("99999999999999999999", &v));
+}
+
+// The CLI11-backed parser keeps the getopt_long habits the commands document.
+szcli::Args parse(std::vector<std::string> words) {
+  static std::vector<std::string> keep;
+  keep = std::move(words);
+  keep.insert(keep.begin(), {"splitzip", "cmd"});
+  std::vector<char*> av;
+  for (auto& w : keep) av.push_back(w.data());
+  return szcli::Args("cmd",
+                     {{"output", 'o', true}, {"force", 'f', false}, {"keep", 'k', false}, {"threads", 'T', true}},
+                     static_cast<int>(av.size()), av.data(), 2);
+}
+
+int usage_error(std::vector<std::string> words, std::string* message = nullptr) {
+  try {
+    parse(std::move(words));
+  } catch (const szcli::CliError& e) {
+    if (message) *message = e.message;
+    return e.code;
+  }
+  return 0;
+}
+
+TEST(Args, GetoptHabits) {
+  {
+    const szcli::Args a = parse({"-fk", "-T4", "in", "--output=x", "-o", "-", "--", "-f"});
+    EXPECT_TRUE(a.has("force"));
+    EXPECT_TRUE(a.has("keep"));
+    EXPECT_EQ(*a.value("threads"), "4");
+    EXPECT_EQ(*a.value("output"), "-");  // the last one wins
+    EXPECT_EQ(a.values("output"), (std::vector<std::string>{"x", "-"}));
+    EXPECT_EQ(a.positional(), (std::vector<std::string>{"in", "-f"}));
+  }
+  {
+    const szcli::Args a = parse({"-", "--threads", "2"});
+    EXPECT_EQ(a.positional(), (std::vector<std::string>{"-"}));
+    EXPECT_EQ(a.u64("threads", 0), 2u);
+    EXPECT_FALSE(a.has("output"));
+    EXPECT_EQ(a.value("output"), nullptr);
+  }
+  EXPECT_EQ(usage_error({"--nope"}), szcli::kExitUsage);
+  EXPECT_EQ(usage_error({"-fz"}), szcli::kExitUsage);
+  std::string msg;
+  EXPECT_EQ(usage_error({"--nope=3"}, &msg), szcli::kExitUsage);
+  EXPECT_EQ(msg, "cmd: unknown option '--nope' (see --help)");
+  EXPECT_EQ(usage_error({"in", "-o"}, &msg), szcli::kExitUsage);
+  EXPECT_EQ(msg, "cmd: option '--output' needs a value");
+  EXPECT_EQ(usage_error({"--force=yes"}, &msg), szcli::kExitUsage);
+  EXPECT_EQ(msg, "cmd: option '--force' takes no value");
+  EXPECT_EQ(usage_error({"-T", "x"}), 0);  // parsed; u64() rejects it
+  EXPECT_THROW(parse({"-T", "x"}).u64("threads", 0), szcli::CliError);
 }
 
 }  // namespace

@@ -272,9 +272,91 @@ TEST(LaunchCounts, BackendDecompressSyncsPerCall) {
     decompress(w.c.src_dev ? static_cast<const void*>(dframe.p) : frame.data(), r.size,
                w.c.dst_dev ? static_cast<void*>(dout.p) : hout.data(), n * 2, o);
     SCOPED_TRACE(describe());
-    EXPECT_EQ(mock::count(OpKind::launch), 4u);  // verify on: setup, main, hash, finalize
+    // verify on: setup, main, hash, finalize. Device to device the host has
+    // not read the header, so the capacity decoder's four follow (they leave
+    // a frame that is not mode 1 alone): more launches, no more syncs.
+    const bool both = w.c.src_dev && w.c.dst_dev;
+    EXPECT_EQ(mock::count(OpKind::launch), both ? 8u : 4u);
+    EXPECT_EQ(launches_named("cap_dec_"), both ? 4u : 0u);
     EXPECT_EQ(mock::count(OpKind::sync), w.syncs) << w.c.src_dev << w.c.dst_dev;
     EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+  }
+}
+
+// Capacity mode (cuda/capacity_encode.cu, capacity_decode.cu): encode is
+// count, plan and write; decode is setup, blocks, [hash], final. Host syncs
+// as mode 0: one per call, plus the header read of a device frame decoded
+// to host memory.
+TEST(LaunchCounts, BackendCapacityCompressThreeLaunchesOneSync) {
+  cuda::ScopedBackendStream scope(kStream);
+  const uint64_t n = 200000;
+  std::vector<uint8_t> host_src(n * 2, 0x3F), host_dst(compress_bound(Dtype::bf16, n));
+  Dev dsrc(n * 2), ddst(compress_bound(Dtype::bf16, n));
+  for (BackendCase c : {BackendCase{true, true}, BackendCase{false, false}, BackendCase{true, false}}) {
+    for (bool checksum : {false, true}) {
+      CompressOptions o;
+      o.backend = "cuda";
+      o.mode = Mode::capacity;
+      o.checksum = checksum;
+      mock::reset();
+      compress(Dtype::bf16, c.src_dev ? static_cast<const void*>(dsrc.p) : host_src.data(), n,
+               c.dst_dev ? static_cast<void*>(ddst.p) : host_dst.data(), ddst.n, o);
+      SCOPED_TRACE(describe());
+      EXPECT_EQ(mock::count(OpKind::launch), 3u);
+      EXPECT_EQ(launches_named("cap_count_kernel"), 1u);
+      EXPECT_EQ(launches_named("cap_plan_kernel"), 1u);
+      EXPECT_EQ(launches_named("cap_write_kernel"), 1u);
+      EXPECT_EQ(cooperative_launches(), 0u);
+      EXPECT_EQ(mock::count(OpKind::sync), 1u);
+      EXPECT_EQ(mock::count(OpKind::memcpy_h2d), c.src_dev ? 0u : 1u);
+      EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+      // A CTA per exponent block of 2^16 elements (4 blocks here).
+      for (const auto& op : mock::ops())
+        if (op.kind == OpKind::launch && op.name.find("cap_plan_kernel") == std::string::npos) EXPECT_EQ(op.grid, 4u);
+    }
+  }
+}
+
+TEST(LaunchCounts, BackendCapacityDecompressSyncsPerCall) {
+  cuda::ScopedBackendStream scope(kStream);
+  const uint64_t n = 70000;
+  std::vector<uint8_t> input(n * 2);
+  for (uint64_t i = 0; i < n; ++i) input[2 * i + 1] = static_cast<uint8_t>(0x3C + (i % 3));  // a few exponents: mode 1
+  std::vector<uint8_t> frame(compress_bound(Dtype::bf16, n));
+  CompressOptions ro;
+  ro.backend = "reference";
+  ro.mode = Mode::capacity;
+  const Result r = compress(Dtype::bf16, input.data(), n, frame.data(), frame.size(), ro);
+  ASSERT_EQ(r.status, Status::ok);
+  ASSERT_EQ(frame[49], 1u);
+  Dev dframe(r.size), dout(n * 2);
+  std::memcpy(dframe.p, frame.data(), r.size);
+  std::vector<uint8_t> hout(n * 2);
+  struct Want {
+    BackendCase c;
+    uint64_t syncs, launches;
+  };
+  // Host src or dst: the host read the header, only the capacity decoder
+  // runs (setup, blocks, hash, final); device to device: both decoders.
+  for (Want w : {Want{{true, true}, 1, 8}, Want{{false, true}, 1, 4}, Want{{false, false}, 1, 4},
+                 Want{{true, false}, 2, 4}}) {
+    DecompressOptions o;
+    o.backend = "cuda";
+    mock::reset();
+    decompress(w.c.src_dev ? static_cast<const void*>(dframe.p) : frame.data(), r.size,
+               w.c.dst_dev ? static_cast<void*>(dout.p) : hout.data(), n * 2, o);
+    SCOPED_TRACE(describe());
+    EXPECT_EQ(mock::count(OpKind::launch), w.launches);
+    EXPECT_EQ(launches_named("cap_dec_"), 4u);
+    EXPECT_EQ(mock::count(OpKind::sync), w.syncs) << w.c.src_dev << w.c.dst_dev;
+    EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+    // One warp per exponent block; the grid is sized from the destination
+    // bytes before the header is read (2^16 bytes per block, fp8's count).
+    for (const auto& op : mock::ops())
+      if (op.kind == OpKind::launch && op.name.find("cap_dec_blocks") != std::string::npos) {
+        EXPECT_EQ(op.grid, 3u);
+        EXPECT_EQ(op.block, 32u);
+      }
   }
 }
 

@@ -119,6 +119,7 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   const uint32_t mode = version == 2 ? b[49] : 0;
   const uint64_t n_checks = version == 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
   if (n > (uint64_t{1} << 56) || (mode != 1 && e > n)) return 8;  // mode 1: e is exp_bytes
+  if (!v.stored && n == 0) return 8;  // 4.4: empty input is always stored
   if (!*checksum && *content != 0) return 8;
   if (mode > 1) return 8;                                       // 0 nibble code, 1 capacity (4.6)
   if (version == 2 && b[50] != (*checksum ? 16 : 0)) return 8;  // block_log2

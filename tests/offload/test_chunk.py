@@ -11,10 +11,10 @@ from splitzip_kv.offload import ChunkError, block_hashes, chunk, chunk_key
 from conftest import real_pages
 
 
-def small_chunk(key="szkv/m/ab/L0", tokens=16):
+def small_chunk(key="szkv/m/ab/L0", tokens=16, mode="fast"):
     _, pages = real_pages()
     k, v = pages[1, 0, 3, :tokens], pages[1, 1, 3, :tokens]
-    return key, k, v, chunk.encode(key, [k, v])
+    return key, k, v, chunk.encode(key, [k, v], mode=mode)
 
 
 def test_round_trip_real_pages():
@@ -39,8 +39,38 @@ def test_value_is_bound_to_its_key():
     assert e.value.key == "szkv/m/ab/L1"
 
 
-def test_every_single_byte_flip_is_refused():
-    key, k, v, value = small_chunk()
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+def test_round_trip_real_pages_per_mode(mode):
+    """Every chunk of the real KV round-trips in both modes; capacity's values
+    are smaller; frame_modes reads the mode back from the frames."""
+    layout, pages = real_pages()
+    used = raw = 0
+    for l in range(layout.layers):
+        for b in range(pages.shape[2]):
+            k, v = pages[l, 0, b], pages[l, 1, b]
+            value = chunk.encode("key", [k, v], mode=mode)
+            assert chunk.frame_modes("key", value) == [mode, mode]
+            ok, ov = np.empty_like(k), np.empty_like(v)
+            chunk.decode_into("key", value, [ok, ov])
+            assert ok.tobytes() == k.tobytes() and ov.tobytes() == v.tobytes()
+            used += len(value)
+            raw += k.nbytes + v.nbytes
+    # 16 KiB chunks: fast 0.765 of raw, capacity 0.700 (measured).
+    assert used / raw < (0.78 if mode == "fast" else 0.71), used / raw
+
+
+def test_mode_is_checked():
+    key, k, v, _ = small_chunk()
+    out = np.zeros(chunk.chunk_bound("bf16", 2, k.size), np.uint8)
+    for bad in ("turbo", "", None, 1):
+        with pytest.raises(ValueError, match="'fast' or 'capacity'"):
+            chunk.encode_into(key, [k, v], out, mode=bad)
+
+
+@pytest.mark.parametrize("mode,tokens", [("fast", 16), ("capacity", 64)])
+def test_every_single_byte_flip_is_refused(mode, tokens):
+    key, k, v, value = small_chunk(tokens=tokens, mode=mode)
+    assert chunk.frame_modes(key, value) == [mode, mode]
     ok, ov = np.empty_like(k), np.empty_like(v)
     base = bytearray(value)
     for pos in range(len(base)):

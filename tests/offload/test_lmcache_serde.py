@@ -187,9 +187,30 @@ def test_processor_reports_failure_instead_of_data(processor):
                 processor.submit_deserialize([tmp], [dst], [key(5)])) is False
 
 
+def test_capacity_mode_round_trip_and_mixed_read():
+    """mode="capacity" records are smaller on real KV and decode byte-exact;
+    one deserializer (no mode) reads records of both modes."""
+    kv = lmcache_kv()
+    dtype = torch.bfloat16 if REAL else ml_dtypes.bfloat16
+    de = lmcache_serde.SplitzipDeserializer()
+    used = {}
+    for i, mode in enumerate(("fast", "capacity")):
+        ser = lmcache_serde.SplitzipSerializer(mode=mode)
+        tmp = memory_obj((ser.estimate_serialized_size(layout_of(kv)),),
+                         torch.uint8 if REAL else np.uint8)
+        used[mode] = ser.serialize(memory_obj(kv), tmp, key(10 + i))
+        dst = memory_obj(kv.shape, dtype)
+        de.deserialize(tmp, dst, key(10 + i))
+        assert as_bits(dst) == as_bits(memory_obj(kv))
+    assert used["capacity"] < 0.93 * used["fast"], used
+
+
 def test_options():
-    with pytest.raises(ValueError, match="mode"):
-        lmcache_serde.SplitzipSerializer(mode="capacity")
+    for bad in ("turbo", "Capacity", None):
+        with pytest.raises(ValueError, match="'fast' or 'capacity'"):
+            lmcache_serde.SplitzipSerializer(mode=bad)
+    with pytest.raises(ValueError, match="'fast' or 'capacity'"):
+        lmcache_serde.make_processor({"mode": "turbo"})
     with pytest.raises(ValueError, match="unknown options"):
         lmcache_serde.make_processor({"level": 9})
     with pytest.raises(ValueError, match="too small|needs"):

@@ -9,7 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from splitzip_kv.offload import KVOffloadStore, OffloadConfig, block_hashes
+from splitzip_kv.offload import KVOffloadStore, OffloadConfig, block_hashes, chunk
+from splitzip_kv.offload.store import TAIL
 from conftest import real_pages
 
 MiB = 1 << 20
@@ -64,6 +65,66 @@ def test_round_trip_compressed_and_raw(cluster, real):
             assert ratio == 1.0
         st.remove_blocks(hs)
         st.close()
+
+
+def stored_value(st, key):
+    """The whole value of a chunk as the store holds it (head + tail object)."""
+    head = st.client.get(key)
+    tail = st.client.get(key + TAIL) if st.config.size_class_split else b""
+    return bytes(head) + bytes(tail or b"")
+
+
+def test_capacity_mode_round_trip_smaller_than_fast(cluster, real):
+    """Each mode round-trips the real KV byte for byte; the values are coded in
+    the store's mode (the frames say so) and capacity stores fewer bytes."""
+    layout, pages = real
+    nb = pages.shape[2]
+    hs = hashes_for(nb, "modes")
+    stored = {}
+    for mode in ("fast", "capacity"):
+        st = open_store(cluster, layout, codec_options={"mode": mode}, namespace="m-" + mode)
+        assert st.config.mode == mode
+        res = st.put_blocks(pages, range(nb), hs)
+        assert counts(res) == {"OK": nb * 5}
+        assert sum(s.stored_bytes for s in res) == st.stored_bytes_put
+        for key in st.keys(hs)[::7]:
+            assert set(chunk.frame_modes(key, stored_value(st, key))) == {mode}, key
+        out = layout.allocate(nb)
+        res = st.get_blocks(out, range(nb), hs)
+        assert counts(res) == {"OK": nb * 5}
+        assert out.view(np.uint16).tobytes() == pages.view(np.uint16).tobytes()
+        stored[mode] = st.stored_bytes_put
+        st.remove_blocks(hs)
+        st.close()
+    raw = pages.nbytes
+    # 16 KiB chunks of the real KV: fast 0.765 of raw, capacity 0.700.
+    assert stored["fast"] < 0.78 * raw, stored["fast"] / raw
+    assert stored["capacity"] < 0.93 * stored["fast"], stored["capacity"] / stored["fast"]
+
+
+def test_mixed_mode_store_reads_both(cluster, real):
+    """Stores configured in either mode read what the other wrote: the mode
+    is recorded per frame, so a reader needs no flag."""
+    layout, pages = real
+    nb = pages.shape[2]
+    half = nb // 2
+    hs = hashes_for(nb, "mixed")
+    fast = open_store(cluster, layout, codec_options={"mode": "fast"}, namespace="mixed")
+    cap = open_store(cluster, layout, codec_options={"mode": "capacity"}, namespace="mixed")
+    assert counts(fast.put_blocks(pages, range(half), hs[:half])) == {"OK": half * 5}
+    assert counts(cap.put_blocks(pages, range(half, nb), hs[half:])) == {"OK": (nb - half) * 5}
+    assert chunk.frame_modes(fast.keys(hs[:1])[0], stored_value(fast, fast.keys(hs[:1])[0])) == \
+        ["fast", "fast"]
+    assert chunk.frame_modes(cap.keys(hs[-1:])[0], stored_value(cap, cap.keys(hs[-1:])[0])) == \
+        ["capacity", "capacity"]
+    for reader in (fast, cap):
+        out = layout.allocate(nb)
+        res = reader.get_blocks(out, range(nb), hs)
+        assert counts(res) == {"OK": nb * 5}
+        assert out.view(np.uint16).tobytes() == pages.view(np.uint16).tobytes()
+    fast.remove_blocks(hs)
+    fast.close()
+    cap.close()
 
 
 def test_partial_prefix_and_layer_subset(cluster, real):
@@ -157,9 +218,17 @@ def test_bad_input(cluster, real):
     with pytest.raises(ValueError, match="dtype|hold"):
         st.put_blocks(pages.view(np.float16), [0], ["00" * 16])
     st.close()
-    for bad in ({"mode": "capacity"}, {"level": 3}):
-        with pytest.raises(ValueError):
+    for bad in ({"mode": "turbo"}, {"mode": "Capacity"}, {"mode": None}, {"mode": 1}):
+        with pytest.raises(ValueError, match="'fast' or 'capacity'"):
             OffloadConfig(codec_options=bad).validate()
+        with pytest.raises(ValueError, match="'fast' or 'capacity'"):  # before connecting
+            KVOffloadStore(OffloadConfig(master=cluster.master, codec_options=bad), "m", layout)
+    with pytest.raises(ValueError, match="unknown codec options"):
+        OffloadConfig(codec_options={"mode": "capacity", "level": 3}).validate()
+    with pytest.raises(ValueError, match="codec='raw'"):
+        OffloadConfig(codec="raw", codec_options={"mode": "capacity"}).validate()
+    for good in ({}, {"mode": "fast"}, {"mode": "capacity"}):
+        OffloadConfig(codec_options=good).validate()
     with pytest.raises(ValueError):
         OffloadConfig(codec="zstd").validate()
 

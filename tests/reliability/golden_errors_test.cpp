@@ -197,7 +197,8 @@ TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
 TEST(ReliabilityGoldenErrors, V2SetIsComplete) {
   for (const char* name : {"mode_1_reserved", "block_log2_15", "byte_51_set", "v2_header_check_is_xxh3",
                            "block_check_stream_flipped", "residual_bit_in_block_2", "stored_block_checks_gap_set",
-                           "content_checksum_combine_wrong", "version_3", "empty_stream_zero_frames"}) {
+                           "content_checksum_combine_wrong", "version_3", "empty_stream_zero_frames",
+                           "coded_frame_zero_elements"}) {
     const fs::path d = fs::path(SPLITZIP_GOLDEN_ERRORS_DIR) / "v2";
     EXPECT_TRUE(fs::exists(d / (std::string(name) + ".bin"))) << name;
     EXPECT_TRUE(fs::exists(d / (std::string(name) + ".expect"))) << name;
@@ -277,6 +278,23 @@ TEST(ReliabilityGoldenErrors, RegenerateV2Vectors) {
     f[4] = 3;
     reseal(f);
     write_vector("version_3", f, "# Format version 3 (rule 3).\nstatus = UNSUPPORTED_VERSION\n");
+  }
+  {
+    // A well-formed coded (mode 0) header of 0 elements, no checksum: one
+    // codebook entry, every other field consistent, frame_size the coded
+    // size of 0 elements. Encoders store empty input (4.4), so rule 8
+    // rejects it; before the rule it decoded to 0 bytes with OK.
+    splitzip::FrameHeader h = splitzip::make_header(1, 0, splitzip::kDefaultChunkLog2, false);
+    h.codebook[0] = 127;
+    h.codebook_count = 1;
+    h.frame_size = splitzip::frame_size_of(h);
+    std::vector<uint8_t> f(h.frame_size, 0);
+    splitzip::write_header(h, f.data());
+    write_vector("coded_frame_zero_elements", f,
+                 "# A coded (not STORED) bf16 frame declaring n_elems = 0; encoders always store empty\n"
+                 "# input (FORMAT.md 4.4), so rule 8 rejects it. Found by the adversarial pass of issue 17\n"
+                 "# (it decoded with exit 0); fixed in core/header.h parse_header.\n"
+                 "status = BAD_HEADER\n");
   }
   write_vector("empty_stream_zero_frames", {},
                "# A stream of zero bytes: zero frames, zero bytes out (FORMAT.md 7).\n"

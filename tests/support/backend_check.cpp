@@ -26,6 +26,7 @@ CompressArgs compress_args(Dtype dtype, const void* src, uint64_t n, const Compr
   a.chunk_log2 = opts.chunk_log2;
   a.checksum = opts.checksum;
   a.threads = opts.threads;
+  a.mode = opts.mode;
   return a;
 }
 

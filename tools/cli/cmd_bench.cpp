@@ -8,7 +8,7 @@
 
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
-#include "tools/cli/json.h"
+#include "tools/cli/json_strict.h"
 #include "tools/cli/timing.h"
 
 namespace szcli {
@@ -119,36 +119,34 @@ int cmd_bench(int argc, char** argv) {
   auto ratio = [&](const Row& r) { return r.compressed ? static_cast<double>(bytes) / static_cast<double>(r.compressed) : 0.0; };
   auto erate = [&](const Row& r) { return v.n_elems ? static_cast<double>(r.escapes) / static_cast<double>(v.n_elems) : 0.0; };
   if (a.has("json")) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("file").value(input.path());
-    j.key("input").value(v.what);
-    j.key("dtype").value(splitzip::dtype_name(v.dtype));
-    j.key("n_elems").value(v.n_elems);
-    j.key("bytes").value(bytes);
-    j.key("threads").value(threads);
-    j.key("seconds").value(secs);
-    j.key("checksum").value(a.has("checksum"));
-    j.key("memcpy_gbps").value(mgb);
-    j.key("results").begin_array();
+    Json j = Json::object();
+    j["file"] = input.path();
+    j["input"] = v.what;
+    j["dtype"] = splitzip::dtype_name(v.dtype);
+    j["n_elems"] = v.n_elems;
+    j["bytes"] = bytes;
+    j["threads"] = threads;
+    j["seconds"] = secs;
+    j["checksum"] = a.has("checksum");
+    j["memcpy_gbps"] = mgb;
+    Json results = Json::array();
     for (const Row& r : rows) {
-      j.begin_object();
-      j.key("backend").value(r.backend);
-      j.key("roundtrip_ok").value(r.ok);
-      if (!r.ok) j.key("error").value(r.error);
-      j.key("compressed_bytes").value(r.compressed);
-      j.key("ratio").value(ratio(r));
-      j.key("escape_count").value(r.escapes);
-      j.key("escape_rate").value(erate(r));
-      j.key("encode_gbps").value(r.ok ? gb_per_s(bytes, r.enc_s) : 0.0);
-      j.key("decode_gbps").value(r.ok ? gb_per_s(bytes, r.dec_s) : 0.0);
-      j.key("encode_vs_memcpy").value(r.ok && mgb > 0 ? gb_per_s(bytes, r.enc_s) / mgb : 0.0);
-      j.key("decode_vs_memcpy").value(r.ok && mgb > 0 ? gb_per_s(bytes, r.dec_s) / mgb : 0.0);
-      j.end_object();
+      Json rj = Json::object();
+      rj["backend"] = r.backend;
+      rj["roundtrip_ok"] = r.ok;
+      if (!r.ok) rj["error"] = r.error;
+      rj["compressed_bytes"] = r.compressed;
+      rj["ratio"] = ratio(r);
+      rj["escape_count"] = r.escapes;
+      rj["escape_rate"] = erate(r);
+      rj["encode_gbps"] = r.ok ? gb_per_s(bytes, r.enc_s) : 0.0;
+      rj["decode_gbps"] = r.ok ? gb_per_s(bytes, r.dec_s) : 0.0;
+      rj["encode_vs_memcpy"] = r.ok && mgb > 0 ? gb_per_s(bytes, r.enc_s) / mgb : 0.0;
+      rj["decode_vs_memcpy"] = r.ok && mgb > 0 ? gb_per_s(bytes, r.dec_s) / mgb : 0.0;
+      results.push_back(std::move(rj));
     }
-    j.end_array();
-    j.end_object();
-    std::printf("%s\n", j.str().c_str());
+    j["results"] = std::move(results);
+    std::printf("%s\n", json_text(j).c_str());
   } else {
     std::printf("%s: %s, %" PRIu64 " elements, %" PRIu64 " bytes, threads %d, checksum %s\n", input.path().c_str(),
                 v.what.c_str(), v.n_elems, bytes, threads, a.has("checksum") ? "on" : "off");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/container_roundtrip.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
 #include "tools/cli/pipeline.h"
@@ -22,18 +23,29 @@ namespace szcli {
 
 namespace {
 
+// Elements per frame for dtype d: the default, or --frame-size bytes.
+uint64_t frame_elems_for(splitzip::Dtype d, uint64_t frame_size) {
+  if (frame_size == 0) return kDefaultFrameElems;
+  const uint64_t n = frame_size / splitzip::dtype_bytes(d);
+  if (n == 0) fail(kExitUsage, "compress: --frame-size must hold at least one element");
+  return std::min<uint64_t>(n, splitzip::kMaxElems);
+}
+
 const char kUsage[] =
     "usage: splitzip compress [options] IN\n"
     "  Compresses IN (raw, .npy or .safetensors; '-' = stdin) into frames.\n"
     "  --dtype D          bf16 | fp16 | fp32 | fp8_e5m2 (raw input; else from the\n"
     "                     extension .bf16 .f16 .f32 .e5m2 or the container header)\n"
     "  --format F         raw | npy | safetensors (default: by extension; stdin: raw)\n"
-    "  --tensor NAME      tensor to take from a .safetensors file\n"
+    "  --tensor NAME      compress only this tensor of a .safetensors file (it\n"
+    "                     decompresses to raw elements); without it a .npy or\n"
+    "                     .safetensors file decompresses to the identical file\n"
     "  --codebook F       use a codebook from `splitzip calibrate` (default: the\n"
     "                     top-16 exponents of the input itself)\n"
     "  --backend B        force a backend (default: $SPLITZIP_BACKEND, else dispatch)\n"
     "  --checksum         store XXH3 checksums of the input, one per 64 KiB block (default)\n"
-    "  --no-checksum      do not store them\n"
+    "  --no-checksum      do not store them: corrupt frames then decode to wrong\n"
+    "                     data with exit 0 (nothing can detect the damage)\n"
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
     "  --mode M           fast (4-bit exponent codes, default) | capacity (per-block\n"
     "                     Huffman exponents: smaller, slower); decoders need no flag\n"
@@ -50,12 +62,14 @@ const char kUsage[] =
 
 std::string default_output(const std::string& in, InputFormat fmt, const TensorView& v) {
   if (in == "-") return "-";
-  if (fmt == InputFormat::raw) return in + ".sz";
-  // Decompression yields raw elements, so name the output for what it will
-  // hold: x.npy -> x.bf16.sz -> x.bf16, never a raw file called x.npy.
-  const std::string ext = fmt == InputFormat::npy ? ".npy" : ".safetensors";
+  // Raw input, a .npy file and a whole .safetensors file decompress to the
+  // same file: x.npy -> x.npy.sz -> x.npy.
+  if (fmt == InputFormat::raw || fmt == InputFormat::npy || v.whole_file) return in + ".sz";
+  // One tensor (--tensor) decompresses to raw elements, so name the output
+  // for what it will hold: x.safetensors -> x.NAME.bf16.sz -> x.NAME.bf16.
+  const std::string ext = ".safetensors";
   std::string stem = in.substr(0, in.size() - ext.size());
-  if (fmt == InputFormat::safetensors) {
+  {
     std::string t = v.name;
     for (char& c : t)
       if (c == '/' || c == '\\' || c == ' ' || c == ':') c = '_';
@@ -97,7 +111,8 @@ int cmd_compress(int argc, char** argv) {
   const uint64_t chunk_log2 = a.u64("chunk-log2", splitzip::kDefaultChunkLog2);
   if (chunk_log2 < splitzip::kMinChunkLog2 || chunk_log2 > splitzip::kMaxChunkLog2)
     fail(kExitUsage, "compress: --chunk-log2 must be in 6..15");
-  const InputOptions iopt = input_options(a);
+  InputOptions iopt = input_options(a);
+  iopt.whole_file = true;
   const uint32_t coders_wanted = coder_threads_option(a);
 
   InputFormat fmt = InputFormat::raw;
@@ -148,18 +163,32 @@ int cmd_compress(int argc, char** argv) {
   const bool have_cb = a.value("codebook") != nullptr;
   if (have_cb) {
     cb = load_codebook_file(*a.value("codebook"));
-    if (cb.dtype != v.dtype)
+    // A whole safetensors file uses it for the frames of its dtype.
+    if (cb.dtype != v.dtype && !v.whole_file)
       fail(kExitUsage, "compress: codebook " + *a.value("codebook") + " is for " + splitzip::dtype_name(cb.dtype) +
                            " but the input is " + splitzip::dtype_name(v.dtype));
   }
   const uint32_t w = splitzip::dtype_bytes(v.dtype);
-  uint64_t frame_elems = kDefaultFrameElems;
+  uint64_t frame_size_opt = 0;
   if (a.has("frame-size")) {
-    const uint64_t frame_size = a.size("frame-size", 0);
-    if (frame_size < w) fail(kExitUsage, "compress: --frame-size must hold at least one element");
-    frame_elems = std::min<uint64_t>(frame_size / w, splitzip::kMaxElems);
+    frame_size_opt = a.size("frame-size", 0);
+    if (frame_size_opt == 0) fail(kExitUsage, "compress: --frame-size must hold at least one element");
   }
-  const uint64_t frame_bytes = frame_elems * w;
+  const bool known = !from_fd || fd_in->regular();
+  // A payload of known size is cut into frames up front (a whole
+  // safetensors file: per tensor, each in its own dtype).
+  std::vector<PlannedFrame> plan;
+  uint64_t frame_bytes = frame_elems_for(v.dtype, frame_size_opt) * w;
+  if (known) {
+    plan = plan_frames(v, frame_elems_for, frame_size_opt);
+    frame_bytes = 0;
+    for (const PlannedFrame& p : plan) frame_bytes = std::max(frame_bytes, p.bytes);
+  }
+  // .npy and whole .safetensors files: the first frame records the file's
+  // header, so decompress restores the identical file.
+  splitzip::TensorDesc desc;
+  const bool have_desc =
+      known && !raw && container_descriptor(v, fmt, container.file_data() + v.header_off, plan[0], &desc);
 
   std::string out_path =
       a.has("stdout") ? std::string("-")
@@ -188,37 +217,42 @@ int cmd_compress(int argc, char** argv) {
   const uint32_t coders = big ? 1 : coders_wanted;
   opts.threads = big ? static_cast<int>(coders_wanted) : 1;
   const uint32_t n_slots = big ? 2 : 2 * coders + 2;
-  const bool known = !from_fd || fd_in->regular();
   // Inputs smaller than one frame get buffers of their own size; big frames
   // get theirs when they are read, and give them back once written.
   const uint64_t in_cap = big ? 0 : known ? std::min<uint64_t>(frame_bytes, v.bytes) : frame_bytes;
 
   AtomicOutput out(out_path, force, !a.has("no-sync"));
   Progress progress("compress", known ? v.bytes : 0);
-  uint64_t done = 0, escapes = 0;
+  uint64_t done = 0, done_bytes = 0, escapes = 0;
   std::string backends;
   const std::string what = from_fd ? fd_in->what() : in_path;
 
   // slot.in (in_size bytes) -> one frame in slot.out; on any coder thread.
   auto code = [&](PipelineSlot& s) {
-    const uint64_t n = s.in_size / w;
-    const uint64_t cap = splitzip::compress_bound(v.dtype, n);
+    const splitzip::Dtype d = plan.empty() ? v.dtype : plan[s.index].dtype;
+    const uint64_t n = s.in_size / splitzip::dtype_bytes(d);
+    splitzip::CompressOptions o = opts;
+    if (o.codebook && o.codebook->dtype != d) o.codebook = nullptr;
+    if (have_desc && s.index == 0) o.tensor = &desc;  // once, in the first frame
+    const uint64_t cap = splitzip::compress_bound(d, n) + (o.tensor ? splitzip::tensor_desc_size(desc) : 0);
     s.out.reserve(cap);
-    const splitzip::Result r = splitzip::compress(v.dtype, s.in.data(), n, s.out.data(), cap, opts);
+    const splitzip::Result r = splitzip::compress(d, s.in.data(), n, s.out.data(), cap, o);
     check_status(r.status, "compress: " + in_path + (s.index ? " (frame " + std::to_string(s.index) + ")" : ""));
     splitzip::FrameInfo fi;
     check_status(splitzip::frame_info(s.out.data(), r.size, &fi), "compress: produced frame fails its own check");
     s.out_size = r.size;
     s.aux[0] = fi.escape_count;
     s.aux[1] = n;
+    s.aux[2] = s.in_size;
     s.backend = r.backend;
   };
   auto account = [&](const PipelineSlot& s) {
     escapes += s.aux[0];
     done += s.aux[1];
+    done_bytes += s.aux[2];
     if (s.backend && backends.find(s.backend) == std::string::npos)
       backends += std::string(backends.empty() ? "" : ",") + s.backend;
-    progress.update(done * w);
+    progress.update(done_bytes);
   };
 
   uint64_t frames = 0;
@@ -227,11 +261,12 @@ int cmd_compress(int argc, char** argv) {
     // frame with pread, codes it and writes it with pwrite at its offset
     // (known once every earlier frame is coded), so reads, coding and
     // writes all run N-wide. The bytes are those of the streaming path.
-    const uint64_t n_frames = v.bytes == 0 ? 1 : (v.bytes + frame_bytes - 1) / frame_bytes;
+    const uint64_t n_frames = plan.size();
     std::vector<PipelineSlot> bufs(coders);
     for (PipelineSlot& b : bufs) {
       b.in.reserve(in_cap);
-      b.out.reserve(splitzip::compress_bound(v.dtype, in_cap / w));
+      b.out.reserve(splitzip::compress_bound(splitzip::Dtype::fp8_e5m2, in_cap) +
+                    (have_desc ? splitzip::tensor_desc_size(desc) : 0));
     }
     OrderedOffsets offsets;
     std::mutex mu;
@@ -241,8 +276,8 @@ int cmd_compress(int argc, char** argv) {
           if (i >= n_frames) return false;
           PipelineSlot& s = bufs[worker];
           s.index = i;
-          const uint64_t off = i * frame_bytes;
-          const uint64_t want = std::min(frame_bytes, v.bytes - off);
+          const uint64_t off = plan[i].off;
+          const uint64_t want = plan[i].bytes;
           uint64_t got = want;
           if (from_fd) got = fd_in->read_at(s.in.data(), want, off);
           else if (want) std::memcpy(s.in.data(), v.data + off, want);
@@ -261,7 +296,7 @@ int cmd_compress(int argc, char** argv) {
     FramePipeline pipe(coders, n_slots);
     for (PipelineSlot& s : pipe.slots()) {
       s.in.reserve(in_cap);
-      s.out.reserve(splitzip::compress_bound(v.dtype, in_cap / w));
+      s.out.reserve(splitzip::compress_bound(splitzip::Dtype::fp8_e5m2, in_cap));
     }
     uint64_t read_total = 0;
     auto produce = [&](PipelineSlot& s) {
@@ -269,22 +304,24 @@ int cmd_compress(int argc, char** argv) {
       if (from_fd) {
         // A known size bounds every read: a container's payload may be
         // followed by other data.
-        const uint64_t want = known ? std::min(frame_bytes, v.bytes - read_total) : frame_bytes;
+        const uint64_t want = known ? plan[s.index].bytes : frame_bytes;
         if (known) s.in.reserve(want);
         got = read_growing(*fd_in, s.in, want);
       } else {
-        got = std::min(frame_bytes, v.bytes - read_total);
+        got = plan[s.index].bytes;
         s.in.reserve(got);
         if (got) std::memcpy(s.in.data(), v.data + read_total, got);
       }
       read_total += got;
-      if (got % w != 0)
+      if (known && got != plan[s.index].bytes)
+        fail(kExitIo, "compress: " + what + ": the input shrank while it was read");
+      if (got % (known ? splitzip::dtype_bytes(plan[s.index].dtype) : w) != 0)
         fail(kExitInvalid, "compress: " + what + ": size " + std::to_string(read_total) +
                                " bytes is not a multiple of " + std::to_string(w) + " (" +
                                splitzip::dtype_name(v.dtype) + " elements)");
       s.in_size = got;
       if (got == 0) return s.index == 0 ? FramePipeline::Produced::last_frame : FramePipeline::Produced::none;
-      if (got < frame_bytes || (known && read_total == v.bytes)) return FramePipeline::Produced::last_frame;
+      if (known ? s.index + 1 == plan.size() : got < frame_bytes) return FramePipeline::Produced::last_frame;
       return FramePipeline::Produced::frame;
     };
     auto consume = [&](PipelineSlot& s) {
@@ -300,7 +337,7 @@ int cmd_compress(int argc, char** argv) {
   progress.finish();
   out.commit();
   v.n_elems = done;
-  v.bytes = done * w;
+  v.bytes = done_bytes;
 
   if (a.has("rm") && in_path != "-" && is_regular_file(in_path)) {
     if (unlink(in_path.c_str()) != 0) fail(kExitIo, "compress: " + in_path + ": output written but cannot remove input");

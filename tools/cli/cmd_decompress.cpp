@@ -9,11 +9,13 @@
 #include <cerrno>
 #include <cstring>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "tools/cli/commands.h"
+#include "tools/cli/container_roundtrip.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
 #include "tools/cli/frames.h"
@@ -26,7 +28,8 @@ namespace {
 
 const char kUsage[] =
     "usage: splitzip decompress [options] IN.sz\n"
-    "  Decodes every frame of IN.sz ('-' = stdin) and writes the raw elements.\n"
+    "  Decodes every frame of IN.sz ('-' = stdin) and writes the raw elements;\n"
+    "  a stream made from a .npy or .safetensors file gives back that file.\n"
     "  --backend B        force a backend (default: $SPLITZIP_BACKEND, else dispatch)\n"
     "  --max-size SIZE    refuse streams that decode to more than SIZE bytes\n"
     "                     (default 64G; 0 = no limit). Checked from the headers\n"
@@ -77,13 +80,23 @@ struct ScanResult {
   // Per frame: where it starts in the input and in the output (16 bytes a
   // frame: 2 MiB for 64 GiB of default frames).
   std::vector<uint64_t> in_off, out_off;
+  // Container headers to write before a frame's data, by frame index.
+  std::map<uint64_t, std::string> prefix;
 };
+
+// Reads the whole frame at `off` (frames with a tensor descriptor only).
+std::vector<uint8_t> read_frame(const InputFd& in, uint64_t off, uint64_t size, const std::string& what) {
+  std::vector<uint8_t> f(size);
+  if (in.read_at(f.data(), size, off) != size) fail(kExitIo, what + ": the input shrank while it was read");
+  return f;
+}
 
 // A regular file is scanned header by header (64-byte preads, no data read)
 // before any output exists: a bad header anywhere, or a total over
 // --max-size, fails with nothing written.
 ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string& what) {
   ScanResult r;
+  ContainerRestorer restorer;
   uint64_t off = 0;
   uint8_t hdr[splitzip::kHeaderSize];
   while (off < in.size()) {
@@ -97,15 +110,25 @@ ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string&
       got += static_cast<uint64_t>(n);
     }
     const splitzip::FrameInfo fi = check_header(hdr, got, true, avail, r.frames, off, what);
-    if (fi.decoded_size > UINT64_MAX - r.decoded) fail(kExitLimit, what + ": decoded size of the stream overflows 64 bits");
+    std::string prefix;
+    if (fi.has_tensor) {
+      const std::vector<uint8_t> f = read_frame(in, off, fi.frame_size, what);
+      prefix = restorer.next(fi, f.data(), r.frames, off, "decompress: " + what);
+    } else {
+      prefix = restorer.next(fi, nullptr, r.frames, off, "decompress: " + what);
+    }
+    if (fi.decoded_size + prefix.size() > UINT64_MAX - r.decoded)
+      fail(kExitLimit, what + ": decoded size of the stream overflows 64 bits");
     r.in_off.push_back(off);
     r.out_off.push_back(r.decoded);
-    r.decoded += fi.decoded_size;
+    r.decoded += fi.decoded_size + prefix.size();
+    if (!prefix.empty()) r.prefix[r.frames] = std::move(prefix);
     r.max_frame = std::max(r.max_frame, fi.frame_size);
     r.max_decoded = std::max(r.max_decoded, fi.decoded_size);
     ++r.frames;
     off += fi.frame_size;
   }
+  restorer.finish("decompress: " + what);
   if (max_size && r.decoded > max_size) fail(kExitLimit, limit_text(what, r.decoded, max_size, false));
   return r;
 }
@@ -216,8 +239,13 @@ int cmd_decompress(int argc, char** argv) {
           if (fi.frame_size != s.in_size)
             fail(kExitIo, "decompress: " + what + ": the input changed while it was read");
           decode(s, fi, false);
-          out.write_at(s.out.data(), s.out_size, s.aux[1]);
+          // A container's header goes first (FORMAT.md 4.8).
+          const auto p = scan.prefix.find(i);
+          const uint64_t pre = p != scan.prefix.end() ? p->second.size() : 0;
+          if (pre) out.write_at(p->second.data(), pre, s.aux[1]);
+          out.write_at(s.out.data(), s.out_size, s.aux[1] + pre);
           std::lock_guard<std::mutex> lk(mu);
+          done += pre;
           account(s);
           return true;
         },
@@ -235,6 +263,8 @@ int cmd_decompress(int argc, char** argv) {
       s.out.reserve(out_cap);
     }
     std::vector<splitzip::FrameInfo> infos(pipe.slots().size());
+    std::vector<std::string> prefixes(pipe.slots().size());
+    ContainerRestorer restorer;
     uint64_t in_off = 0, decoded_total = 0;
 
     auto produce = [&](PipelineSlot& s) {
@@ -256,16 +286,31 @@ int cmd_decompress(int argc, char** argv) {
              "decompress: " + what + ": " + frame_where(static_cast<size_t>(s.index), in_off) + ": " +
                  status_text(splitzip::Status::truncated));
       infos[s.index % infos.size()] = fi;
+      std::string& prefix = prefixes[s.index % prefixes.size()];
+      if (known) {  // the scan has them
+        const auto p = scan.prefix.find(s.index);
+        prefix = p != scan.prefix.end() ? p->second : std::string();
+      } else {
+        prefix = restorer.next(fi, s.in.data(), s.index, in_off, "decompress: " + what);
+      }
+      if (max_size && decoded_total + fi.decoded_size + prefix.size() > max_size)
+        fail(kExitLimit, limit_text(what, decoded_total + fi.decoded_size + prefix.size(), max_size, true));
       s.in_size = fi.frame_size;
       s.aux[0] = in_off;
       s.aux[1] = decoded_total;
       s.aux[2] = big ? 1 : 0;
       in_off += fi.frame_size;
-      decoded_total += fi.decoded_size;
+      decoded_total += fi.decoded_size + prefix.size();
       return FramePipeline::Produced::frame;
     };
     auto code = [&](PipelineSlot& s) { decode(s, infos[s.index % infos.size()], s.aux[2] != 0); };
     auto consume = [&](PipelineSlot& s) {
+      std::string& prefix = prefixes[s.index % prefixes.size()];
+      if (!prefix.empty()) {
+        out.write(prefix.data(), prefix.size());
+        done += prefix.size();
+        std::string().swap(prefix);
+      }
       out.write(s.out.data(), s.out_size);
       account(s);
       if (s.aux[2]) {  // give a big frame's memory back
@@ -274,6 +319,7 @@ int cmd_decompress(int argc, char** argv) {
       }
     };
     frames = pipe.run(produce, code, consume);
+    if (!in.regular()) restorer.finish("decompress: " + what);
   }
   progress.finish();
   out.commit();

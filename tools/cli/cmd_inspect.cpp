@@ -2,12 +2,14 @@
 // splitzip inspect: header fields of every frame, without decoding.
 #include <cinttypes>
 #include <cstdio>
+#include <vector>
 
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/frame_reader.h"
 #include "tools/cli/frames.h"
-#include "tools/cli/json.h"
+#include "tools/cli/json_strict.h"
 
 namespace szcli {
 
@@ -18,7 +20,8 @@ const char kUsage[] =
     "  Prints each frame's header: dtype, mode, chunk size, element and escape\n"
     "  counts, escape rate, sizes, ratio, the predicted ratio, the codebook and\n"
     "  the checksum (v2: its block size and block count). Reads headers only\n"
-    "  (use `verify` to decode). An empty file is a stream of 0 frames.\n"
+    "  (use `verify` to decode) and each frame's tensor descriptor, one frame at\n"
+    "  a time. An empty file is a stream of 0 frames.\n"
     "  --json   one JSON object; a stream of 0 or several frames has a \"frames\" array\n";
 
 double rate(uint64_t num, uint64_t den) { return den ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
@@ -34,36 +37,70 @@ uint64_t checksum_block_size(const splitzip::FrameInfo& i) {
   return i.checksum_block_log2 != 0 && i.checksum_block_log2 < 64 ? uint64_t{1} << i.checksum_block_log2 : 0;
 }
 
-void frame_json(JsonWriter& j, const splitzip::FrameView& f) {
+// A frame's tensor descriptor (FORMAT.md 4.8), kept for printing.
+struct TensorText {
+  bool present = false;
+  splitzip::TensorDesc t;
+  std::string name;
+};
+
+const char* container_name(splitzip::ContainerKind k) {
+  return k == splitzip::ContainerKind::npy ? "npy" : k == splitzip::ContainerKind::safetensors ? "safetensors" : "none";
+}
+
+std::string dims_text(const splitzip::TensorDesc& t) {
+  std::string s = "(";
+  for (uint32_t i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.dims[i]);
+  return s + (t.rank == 1 ? ",)" : ")");
+}
+
+void tensor_json(Json& j, const TensorText& d) {
+  if (!d.present) {
+    j["tensor"] = nullptr;
+    return;
+  }
+  Json t = Json::object();
+  t["dtype"] = splitzip::dtype_name(d.t.dtype);
+  Json shape = Json::array();
+  for (uint32_t i = 0; i < d.t.rank; ++i) shape.push_back(d.t.dims[i]);
+  t["shape"] = std::move(shape);
+  t["total_elems"] = d.t.total_elems;
+  t["name"] = d.name;
+  t["container"] = container_name(d.t.container);
+  t["container_header_size"] = static_cast<uint64_t>(d.t.container_size);
+  j["tensor"] = std::move(t);
+}
+
+void frame_json(Json& j, const splitzip::FrameView& f) {
   const splitzip::FrameInfo& i = f.info;
-  j.key("offset").value(f.offset);
-  j.key("version").value(static_cast<uint64_t>(i.version));
-  j.key("dtype").value(splitzip::dtype_name(i.dtype));
-  j.key("mode").value(i.stored ? "stored" : "coded");
-  j.key("chunk_log2").value(static_cast<uint64_t>(i.chunk_log2));
-  j.key("chunk_size").value(uint64_t{1} << i.chunk_log2);
-  j.key("n_elems").value(i.n_elems);
-  j.key("escape_count").value(i.escape_count);
-  j.key("escape_rate").value(rate(i.escape_count, i.n_elems));
-  j.key("frame_size").value(i.frame_size);
-  j.key("decoded_size").value(i.decoded_size);
-  j.key("ratio").value(rate(i.decoded_size, i.frame_size));
-  j.key("predicted_ratio").value(predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems)));
-  j.key("checksum").value(i.has_checksum);
-  j.key("checksum_kind").value(checksum_kind(i));
+  j["offset"] = f.offset;
+  j["version"] = static_cast<uint64_t>(i.version);
+  j["dtype"] = splitzip::dtype_name(i.dtype);
+  j["mode"] = i.stored ? "stored" : "coded";
+  j["chunk_log2"] = static_cast<uint64_t>(i.chunk_log2);
+  j["chunk_size"] = uint64_t{1} << i.chunk_log2;
+  j["n_elems"] = i.n_elems;
+  j["escape_count"] = i.escape_count;
+  j["escape_rate"] = rate(i.escape_count, i.n_elems);
+  j["frame_size"] = i.frame_size;
+  j["decoded_size"] = i.decoded_size;
+  j["ratio"] = rate(i.decoded_size, i.frame_size);
+  j["predicted_ratio"] = predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems));
+  j["checksum"] = i.has_checksum;
+  j["checksum_kind"] = checksum_kind(i);
   if (i.has_checksum) {
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016" PRIx64, i.content_checksum);
-    j.key("content_checksum").value(hex);
+    j["content_checksum"] = hex;
   } else {
-    j.key("content_checksum").null();
+    j["content_checksum"] = nullptr;
   }
-  if (checksum_block_size(i) != 0) j.key("checksum_block_size").value(checksum_block_size(i));
-  else j.key("checksum_block_size").null();
-  j.key("checksum_blocks").value(i.checksum_blocks);
-  j.key("codebook").begin_array();
-  for (unsigned c = 0; c < i.codebook.count && c < 16; ++c) j.value(static_cast<uint64_t>(i.codebook.entries[c]));
-  j.end_array();
+  if (checksum_block_size(i) != 0) j["checksum_block_size"] = checksum_block_size(i);
+  else j["checksum_block_size"] = nullptr;
+  j["checksum_blocks"] = i.checksum_blocks;
+  Json cb = Json::array();
+  for (unsigned c = 0; c < i.codebook.count && c < 16; ++c) cb.push_back(static_cast<uint64_t>(i.codebook.entries[c]));
+  j["codebook"] = std::move(cb);
 }
 
 void frame_text(const splitzip::FrameView& f, size_t index) {
@@ -87,6 +124,15 @@ void frame_text(const splitzip::FrameView& f, size_t index) {
     std::printf("  checksum xxh64 %016" PRIx64 "\n", i.content_checksum);
 }
 
+void tensor_text(const TensorText& d) {
+  if (!d.present) return;
+  std::printf("  tensor %s shape %s, %" PRIu64 " elements%s%s, container %s", splitzip::dtype_name(d.t.dtype),
+              dims_text(d.t).c_str(), d.t.total_elems, d.name.empty() ? "" : ", name ", d.name.c_str(),
+              container_name(d.t.container));
+  if (d.t.container != splitzip::ContainerKind::none) std::printf(" (%u header bytes)", d.t.container_size);
+  std::printf("\n");
+}
+
 }  // namespace
 
 int cmd_inspect(int argc, char** argv) {
@@ -94,45 +140,77 @@ int cmd_inspect(int argc, char** argv) {
   if (handle_help(a, kUsage)) return kExitOk;
   if (a.positional().size() != 1) fail(kExitUsage, "inspect: expected one input file (see --help)");
   const std::string path = a.positional()[0];
-  const InputBytes in = InputBytes::open(path);
+  // One frame at a time: headers are checked as they arrive (a pipe of
+  // junk stops at its first header), bodies are skipped, and only a frame
+  // with a tensor descriptor is read, to print it.
+  InputFd in(path);
   const std::string what = path == "-" ? "stdin" : path;
-  const StreamFrames s = read_stream(in.data(), in.size(), what);
+  FrameReader reader(in, "inspect");
+  StreamFrames s;
+  std::vector<TensorText> tensors;
+  splitzip::FrameInfo fi;
+  while (reader.next(&fi)) {
+    splitzip::FrameView f;
+    f.size = fi.frame_size;
+    f.offset = reader.offset();
+    f.info = fi;
+    TensorText d;
+    if (fi.has_tensor) {
+      const splitzip::Status st = splitzip::read_tensor_desc(reader.read_frame(), fi.frame_size, &d.t, &d.present);
+      if (st != splitzip::Status::ok)
+        fail(exit_code_for(st), reader.where() + ": tensor descriptor: " + status_text(st));
+      d.name.assign(d.t.name ? d.t.name : "", d.t.name_size);
+      d.t.name = nullptr;
+      d.t.container_header = nullptr;
+    } else {
+      reader.skip();
+    }
+    s.decoded_size += fi.decoded_size;
+    s.n_elems += fi.n_elems;
+    s.escapes += fi.escape_count;
+    s.frames.push_back(f);
+    tensors.push_back(d);
+  }
+  const uint64_t in_size = reader.total();
 
   if (a.has("json")) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("file").value(what);
-    j.key("frame_count").value(static_cast<uint64_t>(s.frames.size()));
+    Json j = Json::object();
+    j["file"] = what;
+    j["frame_count"] = static_cast<uint64_t>(s.frames.size());
     if (s.frames.size() == 1) {
       frame_json(j, s.frames[0]);
+      tensor_json(j, tensors[0]);
     } else {
       // Stream totals at top level, so n_elems/ratio read the same either way.
-      j.key("n_elems").value(s.n_elems);
-      j.key("escape_count").value(s.escapes);
-      j.key("escape_rate").value(rate(s.escapes, s.n_elems));
-      j.key("compressed_size").value(in.size());
-      j.key("decoded_size").value(s.decoded_size);
-      j.key("ratio").value(rate(s.decoded_size, in.size()));
-      j.key("frames").begin_array();
+      j["n_elems"] = s.n_elems;
+      j["escape_count"] = s.escapes;
+      j["escape_rate"] = rate(s.escapes, s.n_elems);
+      j["compressed_size"] = in_size;
+      j["decoded_size"] = s.decoded_size;
+      j["ratio"] = rate(s.decoded_size, in_size);
+      Json frames = Json::array();
       for (const splitzip::FrameView& f : s.frames) {
-        j.begin_object();
-        frame_json(j, f);
-        j.end_object();
+        Json fj = Json::object();
+        frame_json(fj, f);
+        tensor_json(fj, tensors[static_cast<size_t>(&f - s.frames.data())]);
+        frames.push_back(std::move(fj));
       }
-      j.end_array();
+      j["frames"] = std::move(frames);
     }
-    j.end_object();
-    std::printf("%s\n", j.str().c_str());
+    std::printf("%s\n", json_text(j).c_str());
     return kExitOk;
   }
 
-  std::printf("%s: %zu frame(s), %" PRIu64 " bytes\n", what.c_str(), s.frames.size(), in.size());
-  for (size_t k = 0; k < s.frames.size(); ++k) frame_text(s.frames[k], k);
+  std::printf("%s: %zu frame(s), %" PRIu64 " bytes\n", what.c_str(), s.frames.size(), in_size);
+  for (size_t k = 0; k < s.frames.size(); ++k) {
+    frame_text(s.frames[k], k);
+    tensor_text(tensors[k]);
+  }
   if (s.frames.size() > 1)
     std::printf("total: elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%), decoded %" PRIu64
                 " bytes, ratio %.4f\n",
                 s.n_elems, s.escapes, 100.0 * rate(s.escapes, s.n_elems), s.decoded_size,
-                rate(s.decoded_size, in.size()));
+                rate(s.decoded_size, in_size));
   return kExitOk;
 }
 

@@ -10,7 +10,10 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/container_roundtrip.h"
+#include "tools/cli/frame_reader.h"
 #include "tools/cli/frames.h"
+#include "tools/cli/pipeline.h"
 
 namespace szcli {
 
@@ -71,8 +74,23 @@ int cmd_verify(int argc, char** argv) {
   if (sz_path == "-" && orig_path == "-") fail(kExitUsage, "verify: only one input can be stdin");
   const bool verbose = a.has("verbose");
 
-  const InputBytes in = InputBytes::open(sz_path);
-  const StreamFrames s = read_stream(in.data(), in.size(), sz_path);
+  // Both inputs stream: IN.sz one frame at a time, ORIGINAL one frame's
+  // slice at a time (read, never mapped), so memory holds about two frames.
+  InputFd in(sz_path);
+  FrameReader reader(in, "verify");
+  splitzip::FrameInfo fi;
+  bool have_frame = reader.next(&fi);
+  const uint8_t* frame = have_frame ? reader.read_frame() : nullptr;
+  // A stream with a container header (a .npy or whole .safetensors file)
+  // decodes to the file itself: compare it with ORIGINAL's bytes.
+  splitzip::TensorDesc desc0;
+  bool desc0_present = false;
+  if (have_frame && fi.has_tensor) {
+    const splitzip::Status st = splitzip::read_tensor_desc(frame, fi.frame_size, &desc0, &desc0_present);
+    if (st != splitzip::Status::ok) fail(exit_code_for(st), reader.where() + ": tensor descriptor: " + status_text(st));
+  }
+  const bool whole_file = desc0_present && desc0.container != splitzip::ContainerKind::none;
+
   InputOptions iopt = input_options(a);
   InputFormat ofmt = InputFormat::raw;
   if (iopt.format.empty()) ofmt = orig_path == "-" ? InputFormat::raw : format_from_extension(orig_path);
@@ -80,14 +98,47 @@ int cmd_verify(int argc, char** argv) {
   splitzip::Dtype ext_dtype;
   // A raw ORIGINAL with no dtype from --dtype or its name is plain bytes:
   // read it with 1-byte elements and let each frame say what it holds.
-  const bool typed = ofmt != InputFormat::raw || iopt.hint.given ||
-                     (orig_path != "-" && dtype_from_extension(orig_path, &ext_dtype));
-  if (!typed) {
-    iopt.hint.given = true;
-    iopt.hint.dtype = splitzip::Dtype::fp8_e5m2;
+  const bool typed = !whole_file && (ofmt != InputFormat::raw || iopt.hint.given ||
+                                     (orig_path != "-" && dtype_from_extension(orig_path, &ext_dtype)));
+  // ORIGINAL's bytes to compare: a file read with read() (its payload for a
+  // container on disk, all of it for a restored file), else in memory.
+  std::unique_ptr<InputFd> ofd;
+  TensorInput orig;
+  TensorView ov;
+  uint64_t orig_size = 0;
+  bool orig_size_known = false;
+  if (whole_file || !typed) {
+    ofd.reset(new InputFd(orig_path));
+    orig_size_known = ofd->regular();
+    orig_size = ofd->size();
+  } else {
+    orig = TensorInput::load(orig_path, iopt, false);
+    ov = orig.view();
+    uint64_t payload_off = 0;
+    if (orig.payload_in_file(&payload_off)) {
+      ofd.reset(new InputFd(orig_path));
+      if (ofd->regular()) ofd->restrict_to(payload_off, ov.bytes);
+      else ofd.reset();
+    }
+    orig_size_known = true;
+    orig_size = ov.bytes;
   }
-  const TensorInput orig = TensorInput::load(orig_path, iopt);
-  const TensorView& ov = orig.view();
+  uint64_t orig_read = 0;  // bytes of ORIGINAL consumed
+  AlignedBuffer obuf, dec, enc;
+  // The next `n` bytes of ORIGINAL (fewer at its end).
+  auto orig_next = [&](uint64_t n) -> std::pair<const uint8_t*, uint64_t> {
+    if (!ofd) {
+      const uint64_t got = std::min(n, ov.bytes - orig_read);
+      const uint8_t* p = ov.data + orig_read;
+      orig_read += got;
+      return {p, got};
+    }
+    obuf.reserve(n);
+    const uint64_t want = orig_size_known ? std::min(n, orig_size - orig_read) : n;
+    const uint64_t got = ofd->read(obuf.data(), want);
+    orig_read += got;
+    return {obuf.data(), got};
+  };
 
   const char* backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
   splitzip::DecompressOptions dopts;
@@ -95,35 +146,41 @@ int cmd_verify(int argc, char** argv) {
   dopts.threads = threads_option(a);
   dopts.verify_checksum = true;
 
-  uint64_t largest = 1, largest_bound = 1;
-  for (const splitzip::FrameView& f : s.frames) {
-    largest = std::max(largest, f.info.decoded_size);
-    largest_bound = std::max(largest_bound, splitzip::compress_bound(f.info.dtype, f.info.n_elems));
-  }
-  std::unique_ptr<uint8_t[]> dec(new uint8_t[largest]);
-  std::unique_ptr<uint8_t[]> enc(new uint8_t[largest_bound]);
-
-  uint64_t off = 0;  // into ORIGINAL's element bytes
+  uint64_t off = 0;  // bytes of the decoded stream checked so far
   size_t old_frames = 0;  // format v1: decoded and compared only
   std::string used;
-  for (size_t i = 0; i < s.frames.size(); ++i) {
-    const splitzip::FrameView& f = s.frames[i];
+  ContainerRestorer restorer;
+  auto compare = [&](const uint8_t* data, uint64_t n, const std::string& where) {
+    const auto o = orig_next(n);
+    const uint64_t diff = first_difference(data, o.first, o.second);
+    if (diff != o.second)
+      fail(kExitMismatch, where + ": MISMATCH: decoded data differs from ORIGINAL at byte " + std::to_string(off + diff));
+    if (o.second < n)
+      fail(kExitMismatch, where + ": MISMATCH: the frames decode to more bytes than ORIGINAL's " +
+                              std::to_string(orig_read));
+    off += n;
+    return o.first;
+  };
+  for (; have_frame; have_frame = reader.next(&fi), frame = have_frame ? reader.read_frame() : nullptr) {
+    splitzip::FrameView f;
+    f.data = frame;
+    f.size = fi.frame_size;
+    f.offset = reader.offset();
+    f.info = fi;
+    const size_t i = static_cast<size_t>(reader.index());
     const std::string where = "verify: " + frame_where(i, f.offset);
     if (typed && f.info.dtype != ov.dtype)
       fail(kExitMismatch, where + ": frame dtype " + splitzip::dtype_name(f.info.dtype) + " but ORIGINAL is " +
                               splitzip::dtype_name(ov.dtype));
+    // A container's header, restored, is part of what must match.
+    const std::string prefix = restorer.next(fi, frame, i, f.offset, "verify: " + in.what());
+    if (!prefix.empty()) compare(reinterpret_cast<const uint8_t*>(prefix.data()), prefix.size(), where);
     // (1) decode and compare with the matching slice of ORIGINAL.
-    const splitzip::Result d = splitzip::decompress(f.data, f.size, dec.get(), f.info.decoded_size, dopts);
+    dec.reserve(std::max<uint64_t>(f.info.decoded_size, 1));
+    const splitzip::Result d = splitzip::decompress(f.data, f.size, dec.data(), f.info.decoded_size, dopts);
     check_decode(d, f, off, where + ": decode failed");
     if (d.backend && used.find(d.backend) == std::string::npos) used += std::string(used.empty() ? "" : ",") + d.backend;
-    if (f.info.decoded_size > ov.bytes - off)
-      fail(kExitMismatch, where + ": MISMATCH: the frames decode to more bytes than ORIGINAL's " +
-                              std::to_string(ov.bytes));
-    const uint8_t* o = ov.data + off;
-    const uint64_t diff = first_difference(dec.get(), o, f.info.decoded_size);
-    if (diff != f.info.decoded_size)
-      fail(kExitMismatch, where + ": MISMATCH: decoded data differs from ORIGINAL at byte " +
-                              std::to_string(off + diff));
+    const uint8_t* o = compare(dec.data(), f.info.decoded_size, where);
 
     if (f.info.version != splitzip::kFormatVersion) {
       // (2) needs an encoder of the frame's version; this one writes v2 only.
@@ -131,28 +188,36 @@ int cmd_verify(int argc, char** argv) {
         std::fprintf(stderr, "frame %zu: %" PRIu64 " elements, %s, format v%u: decode identical (not re-encoded)\n",
                      i, f.info.n_elems, f.info.stored ? "stored" : "coded", f.info.version);
       ++old_frames;
-      off += f.info.decoded_size;
       continue;
     }
-    // (2) re-encode ORIGINAL's slice with the frame's own parameters.
+    // (2) re-encode ORIGINAL's slice with the frame's own parameters,
+    // its tensor descriptor included.
     splitzip::CompressOptions copts;
     copts.chunk_log2 = f.info.chunk_log2;
     copts.checksum = f.info.has_checksum;
     copts.backend = backend;
     copts.threads = dopts.threads;
-    const uint64_t cap = splitzip::compress_bound(f.info.dtype, f.info.n_elems);
+    splitzip::TensorDesc desc;
+    bool has_desc = false;
+    if (f.info.has_tensor) {
+      check_status(splitzip::read_tensor_desc(f.data, f.size, &desc, &has_desc), where + ": tensor descriptor");
+      if (has_desc) copts.tensor = &desc;
+    }
+    const uint64_t cap = splitzip::compress_bound(f.info.dtype, f.info.n_elems) +
+                         (has_desc ? splitzip::tensor_desc_size(desc) : 0);
+    enc.reserve(cap);
     splitzip::Result r;
     if (f.info.stored) {
-      reencode_stored(f, o, copts, enc.get(), cap, &r);
+      reencode_stored(f, o, copts, enc.data(), cap, &r);
     } else {
       copts.mode = f.info.mode;  // mode 1 (capacity) frames carry no codebook
       copts.codebook = f.info.mode == splitzip::Mode::capacity ? nullptr : &f.info.codebook;
-      r = splitzip::compress(f.info.dtype, o, f.info.n_elems, enc.get(), cap, copts);
+      r = splitzip::compress(f.info.dtype, o, f.info.n_elems, enc.data(), cap, copts);
     }
     check_status(r.status, where + ": re-encode failed");
     if (r.backend && used.find(r.backend) == std::string::npos) used += std::string(used.empty() ? "" : ",") + r.backend;
-    if (r.size != f.info.frame_size || std::memcmp(enc.get(), f.data, r.size) != 0) {
-      const uint64_t bd = first_difference(enc.get(), f.data, std::min(r.size, f.info.frame_size));
+    if (r.size != f.info.frame_size || std::memcmp(enc.data(), f.data, r.size) != 0) {
+      const uint64_t bd = first_difference(enc.data(), f.data, std::min(r.size, f.info.frame_size));
       fail(kExitMismatch, where + ": MISMATCH: re-encoding with backend " + (r.backend ? r.backend : "?") +
                               " gives a different bitstream (" + std::to_string(r.size) + " vs " +
                               std::to_string(f.info.frame_size) + " bytes, first difference at frame byte " +
@@ -161,17 +226,21 @@ int cmd_verify(int argc, char** argv) {
     if (verbose)
       std::fprintf(stderr, "frame %zu: %" PRIu64 " elements, %s, decode and re-encode identical\n", i,
                    f.info.n_elems, f.info.stored ? "stored" : "coded");
-    off += f.info.decoded_size;
   }
-  if (off != ov.bytes)
-    fail(kExitMismatch, "verify: MISMATCH: ORIGINAL has " + std::to_string(ov.bytes) + " bytes, the frames decode to " +
-                            std::to_string(off));
+  restorer.finish("verify: " + in.what());
+  // ORIGINAL must end where the frames do.
+  uint8_t extra = 0;
+  const bool longer = orig_size_known ? orig_read < orig_size : (ofd && ofd->read(&extra, 1) == 1);
+  if (longer)
+    fail(kExitMismatch, "verify: MISMATCH: ORIGINAL has " +
+                            (orig_size_known ? std::to_string(orig_size) : "more than " + std::to_string(off)) +
+                            " bytes, the frames decode to " + std::to_string(off));
   std::string note;
   if (old_frames != 0)
     note = "; " + std::to_string(old_frames) + " format v1 frame(s) decoded identically but not re-encoded";
-  std::printf("OK: %s matches %s (%zu frame(s), %" PRIu64 " bytes decoded and re-encoded identically, backend %s%s)\n",
-              sz_path.c_str(), orig_path.c_str(), s.frames.size(), off, used.empty() ? "?" : used.c_str(),
-              note.c_str());
+  std::printf("OK: %s matches %s (%" PRIu64 " frame(s), %" PRIu64 " bytes decoded and re-encoded identically, backend %s%s)\n",
+              sz_path.c_str(), orig_path.c_str(), reader.index(), off,
+              used.empty() ? "?" : used.c_str(), note.c_str());
   return kExitOk;
 }
 

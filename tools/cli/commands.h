@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/args.h"
+#include "tools/cli/options.h"
 #include "tools/cli/tensor_input.h"
 
 namespace szcli {

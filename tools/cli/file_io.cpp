@@ -249,6 +249,9 @@ uint64_t InputFd::read_at(uint8_t* dst, uint64_t want, uint64_t off) const {
 
 AtomicOutput::AtomicOutput(const std::string& path, bool force, bool sync)
     : path_(path), force_(force), sync_(sync) {
+  // A file size limit (ulimit -f) must be a write error (EFBIG, exit 2,
+  // temp removed), not a SIGXFSZ that kills the process mid-write.
+  signal(SIGXFSZ, SIG_IGN);
   if (path == "-") {
     fd_ = 1;
     return;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // File input (mmap, or read for stdin and special files) and crash-safe
 // output: a temp file in the target directory, fsync, then rename; the temp
-// is removed on error and on SIGINT/SIGTERM/SIGHUP.
+// is removed on error and on SIGINT/SIGTERM/SIGHUP; SIGXFSZ is ignored, so a
+// file size limit is a write error (EFBIG).
 #pragma once
 
 #include <cstdint>

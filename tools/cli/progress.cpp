@@ -1,14 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/cli/progress.h"
 
+#include <atomic>
+
 #include <unistd.h>
 
 #include <cstdio>
 
 namespace szcli {
 
+namespace {
+std::atomic<bool> g_quiet{false};
+}  // namespace
+
+void set_progress_quiet(bool quiet) { g_quiet = quiet; }
+
 Progress::Progress(std::string label, uint64_t total)
-    : label_(std::move(label)), total_(total), tty_(isatty(2) == 1) {
+    : label_(std::move(label)), total_(total), tty_(!g_quiet && isatty(2) == 1) {
   start_ = last_ = std::chrono::steady_clock::now();
 }
 

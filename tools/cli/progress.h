@@ -12,6 +12,9 @@ namespace szcli {
 
 inline constexpr uint64_t kProgressMinBytes = uint64_t{1} << 30;
 
+// -q turns the meter off for the rest of the run.
+void set_progress_quiet(bool quiet);
+
 class Progress {
  public:
   // total 0 means unknown (stdin): the meter appears once done passes the threshold.

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "tools/cli/json.h"
+#include "tools/cli/json_strict.h"
 
 namespace szcli {
 
@@ -360,11 +360,15 @@ bool parse_npy(const uint8_t* p, uint64_t size, DtypeHint hint, TensorView* out,
     return false;
   }
   // Element order (C or Fortran) does not matter for a lossless byte codec.
+  out->header_off = 0;
+  out->header_size = data_off;
+  out->shape = h.shape;
+  out->fortran_order = h.fortran_order;
   return fill_view(dtype, p + data_off, n, "npy '" + h.descr + "' shape " + shape_text(h.shape), out, error);
 }
 
 bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tensor, DtypeHint hint,
-                       TensorView* out, std::string* error) {
+                       TensorView* out, std::string* error, bool whole) {
   // The safetensors reference implementation caps headers at 100 MB.
   constexpr uint64_t kMaxHeader = 100000000;
   if (size < 8) {
@@ -380,57 +384,57 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
     *error = ".safetensors header is not a JSON object";
     return false;
   }
-  JsonValue root;
+  Json root;
   std::string jerr;
-  if (!json_parse(reinterpret_cast<const char*>(p + 8), hlen, &root, &jerr)) {
+  if (!parse_json_strict(reinterpret_cast<const char*>(p + 8), hlen, &root, &jerr)) {
     *error = ".safetensors header: " + jerr;
     return false;
   }
-  if (root.kind != JsonValue::Kind::object) {
+  if (!root.is_object()) {
     *error = ".safetensors header is not a JSON object";
     return false;
   }
   const uint64_t data_size = size - 8 - hlen;
   std::vector<StEntry> entries;
-  for (const auto& m : root.members) {
-    if (m.first == "__metadata__") {
-      if (m.second.kind != JsonValue::Kind::object) {
+  for (const auto& m : root.items()) {
+    if (m.key() == "__metadata__") {
+      if (!m.value().is_object()) {
         *error = ".safetensors __metadata__ is not an object";
         return false;
       }
-      for (const auto& kv : m.second.members)
-        if (kv.second.kind != JsonValue::Kind::string) {
-          *error = ".safetensors __metadata__ value for '" + kv.first + "' is not a string";
+      for (const auto& kv : m.value().items())
+        if (!kv.value().is_string()) {
+          *error = ".safetensors __metadata__ value for '" + kv.key() + "' is not a string";
           return false;
         }
       continue;
     }
-    const JsonValue& t = m.second;
-    const std::string where = ".safetensors tensor '" + m.first + "': ";
-    if (t.kind != JsonValue::Kind::object || t.members.size() != 3) {
+    const Json& t = m.value();
+    const std::string where = ".safetensors tensor '" + m.key() + "': ";
+    if (!t.is_object() || t.size() != 3) {
       *error = where + "entry must be an object with dtype, shape and data_offsets";
       return false;
     }
-    const JsonValue* dt = t.find("dtype");
-    const JsonValue* sh = t.find("shape");
-    const JsonValue* off = t.find("data_offsets");
-    if (!dt || !sh || !off || dt->kind != JsonValue::Kind::string || sh->kind != JsonValue::Kind::array ||
-        off->kind != JsonValue::Kind::array || off->items.size() != 2) {
+    const auto dt = t.find("dtype");
+    const auto sh = t.find("shape");
+    const auto off = t.find("data_offsets");
+    if (dt == t.end() || sh == t.end() || off == t.end() || !dt->is_string() || !sh->is_array() ||
+        !off->is_array() || off->size() != 2) {
       *error = where + "entry must be an object with dtype, shape and data_offsets";
       return false;
     }
     StEntry e;
-    e.name = m.first;
-    e.dtype = dt->text;
-    for (const auto& d : sh->items) {
+    e.name = m.key();
+    e.dtype = dt->get<std::string>();
+    for (const auto& d : *sh) {
       uint64_t v = 0;
-      if (!d.as_u64(&v)) {
+      if (!json_u64(d, &v)) {
         *error = where + "shape holds a value that is not a non-negative integer";
         return false;
       }
       e.shape.push_back(v);
     }
-    if (!off->items[0].as_u64(&e.begin) || !off->items[1].as_u64(&e.end) || e.begin > e.end ||
+    if (!json_u64((*off)[0], &e.begin) || !json_u64((*off)[1], &e.end) || e.begin > e.end ||
         e.end > data_size) {
       *error = where + "data_offsets are not a valid range inside the file's " + std::to_string(data_size) +
                " data bytes";
@@ -471,6 +475,36 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
     return false;
   }
 
+  if (tensor.empty() && whole) {
+    if (hint.given) {
+      *error = "--dtype applies to one tensor (--tensor NAME); a whole .safetensors file keeps each tensor's dtype";
+      return false;
+    }
+    for (const StEntry* e : order) {
+      if (e->begin == e->end) continue;  // an empty tensor holds no bytes
+      TensorView::Part part;
+      part.name = e->name;
+      if (!st_dtype(e->dtype, &part.dtype)) part.dtype = Dtype::fp8_e5m2;
+      part.begin = e->begin;
+      part.end = e->end;
+      if ((part.end - part.begin) % splitzip::dtype_bytes(part.dtype) != 0) {
+        *error = ".safetensors tensor '" + e->name + "' of " + e->dtype + " has " +
+                 std::to_string(part.end - part.begin) + " data bytes, not whole elements";
+        return false;
+      }
+      out->parts.push_back(part);
+    }
+    out->whole_file = true;
+    out->name.clear();
+    out->header_off = 8;
+    out->header_size = hlen;
+    out->dtype = out->parts.empty() ? Dtype::bf16 : out->parts[0].dtype;
+    out->data = p + 8 + hlen;
+    out->bytes = data_size;
+    out->n_elems = 0;
+    out->what = "safetensors file, " + std::to_string(entries.size()) + " tensor(s)";
+    return true;
+  }
   const StEntry* pick = nullptr;
   if (!tensor.empty()) {
     for (const auto& e : entries)

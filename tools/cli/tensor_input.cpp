@@ -67,7 +67,7 @@ TensorInput TensorInput::load(const std::string& path, const InputOptions& opt, 
     case InputFormat::raw: ok = parse_raw(t.bytes_.data(), t.bytes_.size(), raw_dtype, &t.view_, &err); break;
     case InputFormat::npy: ok = parse_npy(t.bytes_.data(), t.bytes_.size(), opt.hint, &t.view_, &err); break;
     case InputFormat::safetensors:
-      ok = parse_safetensors(t.bytes_.data(), t.bytes_.size(), opt.tensor, opt.hint, &t.view_, &err);
+      ok = parse_safetensors(t.bytes_.data(), t.bytes_.size(), opt.tensor, opt.hint, &t.view_, &err, opt.whole_file);
       break;
   }
   if (!ok) fail(kExitInvalid, (path == "-" ? std::string("stdin") : path) + ": " + err);

@@ -15,6 +15,9 @@ struct InputOptions {
   std::string format;  // "", "raw", "npy" or "safetensors"; "" = by extension
   DtypeHint hint;      // from --dtype
   std::string tensor;  // --tensor for safetensors
+  // compress: a .safetensors file without --tensor is taken whole (other
+  // commands want one tensor: the only one, else --tensor).
+  bool whole_file = false;
 };
 
 class TensorInput {
@@ -22,6 +25,8 @@ class TensorInput {
   const TensorView& view() const { return view_; }
   InputFormat format() const { return format_; }
   const std::string& path() const { return bytes_.path(); }
+  // The whole input file (the container header sits at view().header_off).
+  const uint8_t* file_data() const { return bytes_.data(); }
 
   // Throws CliError: kExitIo (cannot read), kExitUsage (dtype unknown),
   // kExitInvalid (malformed container or size). align: copy a payload that

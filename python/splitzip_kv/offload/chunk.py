@@ -3,7 +3,11 @@
 
 A chunk is one (layer, token block) of a paged KV cache: its parts are the
 K page and the V page (any number of equal-sized parts is allowed). Each
-part is one splitzip frame, always with the XXH64 content checksum. The
+part is one splitzip frame, always with the XXH64 content checksum, coded
+in the store's mode: "fast" (the 4-bit exponent code, each frame with its
+own top-16 codebook) or "capacity" (per-block Huffman-coded exponents,
+smaller frames). The mode is recorded in each frame (FORMAT.md header byte
+49), not here: a reader decodes either mode without being told. The
 header binds the value to its key, so a value stored (or replicated, or
 copied) under the wrong key is refused as well as one with flipped bits.
 
@@ -40,6 +44,15 @@ DTYPE_IDS = {"bf16": 1, "fp16": 2, "fp32": 3, "fp8_e5m2": 4}
 DTYPE_NAMES = {v: k for k, v in DTYPE_IDS.items()}
 _FIXED = struct.Struct("<4sBBHQQ")  # 24 bytes
 _ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e5m2": 1}
+MODES = ("fast", "capacity")
+_FRAME_MODE_BYTE = 49  # FORMAT.md section 3: the frame header's mode field
+
+
+def check_mode(mode, what="codec mode"):
+    """``mode`` if it is one of MODES, else ValueError naming the choices."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"{what} must be 'fast' or 'capacity', not {mode!r}")
+    return mode
 
 
 class ChunkError(ValueError):
@@ -74,10 +87,13 @@ def dtype_name(array):
     return names[name]
 
 
-def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, threads=0):
+def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, threads=0,
+                mode="fast"):
     """Writes the chunk of ``parts`` (contiguous host arrays of one dtype and
     size) for ``key`` into the uint8 array ``out``; returns the bytes used.
-    ``out`` must hold chunk_bound(...) bytes."""
+    ``out`` must hold chunk_bound(...) bytes (it covers both modes).
+    ``mode``: "fast" or "capacity" (the codebook applies to "fast" only)."""
+    check_mode(mode)
     if not parts or len(parts) > 0xFFFF:
         raise ValueError("a chunk has 1..65535 parts")
     dtype = dtype or dtype_name(parts[0])
@@ -89,7 +105,7 @@ def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, thr
         if int(np.prod(p.shape)) != n:
             raise ValueError("all parts of a chunk must have the same number of elements")
         r = splitzip.compress_into(p, out[off:], codebook=codebook, backend=backend,
-                                   checksum=True, dtype=dtype, threads=threads)
+                                   checksum=True, dtype=dtype, threads=threads, mode=mode)
         sizes.append(r.size)
         off += r.size
     _FIXED.pack_into(out, 0, MAGIC, VERSION, DTYPE_IDS[dtype], len(parts), key_hash(key), n)
@@ -148,6 +164,22 @@ def parse(key, value, *, dtype=None, n_parts=None, part_elems=None, exact=True):
         spans.append((off, s))
         off += s
     return name, elems, spans
+
+
+def frame_modes(key, value, *, exact=True):
+    """How each part of a valid chunk is coded: "fast", "capacity", or
+    "stored" (a frame kept raw because coding would not shrink it, in either
+    mode). Read from the frames' headers; raises ChunkError like parse()."""
+    buf = value if isinstance(value, np.ndarray) else np.frombuffer(value, np.uint8)
+    _, _, spans = parse(key, buf, exact=exact)
+    out = []
+    for i, (off, size) in enumerate(spans):
+        try:
+            info = splitzip.frame_info(buf[off:off + size])
+        except splitzip.SplitzipError as e:
+            raise ChunkError(key, f"part {i}: {e.status}: {e.message}") from None
+        out.append("stored" if info["stored"] else MODES[int(buf[off + _FRAME_MODE_BYTE])])
+    return out
 
 
 def decode_into(key, value, dests, *, backend=None, threads=0, exact=True):

@@ -14,8 +14,8 @@ wrapped in LMCache's own ``AsyncSerdeProcessor``.
 Lossless and shape/dtype preserving: a KV object (LMCache's
 ``[2, layers, tokens, hidden]`` tensor, or any bf16/fp16/fp32/fp8_e5m2
 tensor) becomes one checksummed splitzip frame per row of its first two
-axes (K/V x layer), each with its own top-16 codebook, inside the offload
-chunk format (chunk.py), preceded by a small shape record:
+axes (K/V x layer), coded in the serializer's mode (chunk.py), inside the
+offload chunk format, preceded by a small shape record:
 
     0  4  b"SZLM"   4 2 version (1)   6 2 ndim   8 8*ndim dims (u64)   then the chunk
 
@@ -24,8 +24,11 @@ both), so bytes read back for another key, or for a buffer of another
 shape or dtype, are refused (ChunkError) and never written as KV.
 
 Serializer kwargs (the "serde" dict): ``backend`` (splitzip backend name),
-``threads``, ``max_workers`` (AsyncSerdeProcessor pool size), ``mode``
-(only "fast" today; the field is reserved for a later capacity mode).
+``threads``, ``max_workers`` (AsyncSerdeProcessor pool size), ``mode``:
+"fast" (default, the 4-bit exponent code with a top-16 codebook per frame)
+or "capacity" (per-block Huffman-coded exponents: smaller records, slower).
+Each frame records its mode, so the deserializer reads records of either
+mode without being told.
 """
 
 import struct
@@ -104,8 +107,8 @@ def _kv_tensor(obj):
 
 class SplitzipSerializer(_Serializer):
     def __init__(self, backend=None, threads=0, mode="fast"):
-        if mode != "fast":
-            raise ValueError(f"splitzip serde: mode {mode!r} is not available (only 'fast')")
+        _chunk.check_mode(mode, "splitzip serde: mode")
+        self.mode = mode
         self.backend = backend
         self.threads = int(threads)
 
@@ -136,7 +139,7 @@ class SplitzipSerializer(_Serializer):
         _PREFIX.pack_into(out, 0, MAGIC, VERSION, len(shape))
         struct.pack_into(f"<{len(shape)}Q", out, _PREFIX.size, *shape)
         used = _chunk.encode_into(_object_key(key, shape, dtype), parts, out[p:], dtype=dtype,
-                                  backend=self.backend, threads=self.threads)
+                                  backend=self.backend, threads=self.threads, mode=self.mode)
         return p + used
 
 

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// A small getopt_long-like parser: --name VALUE, --name=VALUE, -x VALUE,
-// bundled short flags (-fk), "--" to end options, "-" as a positional.
+// Command-line options of the splitzip commands, parsed with CLI11: --name
+// VALUE, --name=VALUE, -x VALUE, -xVALUE, bundled short flags (-fk), "--" to
+// end options, "-" as a positional. The help text stays the command's own
+// (one source for --help, docs/CLI.md and the man page).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "splitzip/splitzip.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace szcli {
 
@@ -22,6 +29,9 @@ class Args {
   // Parses argv[first..argc). Throws CliError(kExitUsage) on unknown options
   // or a missing value. `command` names the subcommand in messages.
   Args(const char* command, std::vector<OptSpec> specs, int argc, char** argv, int first);
+  ~Args();
+  Args(const Args&) = delete;
+  Args& operator=(const Args&) = delete;
 
   bool has(const char* name) const;
   // Last value given for an option, or null.
@@ -38,14 +48,21 @@ class Args {
   bool dtype(splitzip::Dtype* out) const;  // false when --dtype absent
 
  private:
+  const OptSpec* spec(const char* name) const;
+
   const char* command_;
   std::vector<OptSpec> specs_;
-  std::vector<std::pair<std::string, std::string>> given_;
+  std::unique_ptr<CLI::App> app_;
+  std::vector<std::vector<std::string>> given_;  // per spec: its values ("" per flag use)
   std::vector<std::string> positional_;
 };
 
 // Parses "64G", "1048576", "512MiB". False on junk or overflow.
 bool parse_size(const std::string& text, uint64_t* out);
 bool parse_u64(const std::string& text, uint64_t* out);
+
+// Parses --dtype's text (aliases included) for `command`'s messages; throws
+// CliError(kExitUsage) for "fp8" (ambiguous) and unknown names.
+splitzip::Dtype parse_dtype_option(const char* command, const std::string& text);
 
 }  // namespace szcli
