@@ -4,8 +4,9 @@
 // escape markers, a prefix sum gives every unit its first escape index
 // (no positions are stored: the index is a prefix count of code 7), pass 2
 // codes the unit's 8-element groups with the format core's group kernels
-// (core/fp8_e4m3.h) and hashes the unit. Plain C++; the group kernel is
-// branch-light and auto-vectorises.
+// and hashes the unit. The group loops are the Highway kernels of
+// cpu/e4m3-inl.h (byte-identical to the format core's group kernels,
+// core/fp8_e4m3.h, which they use for partial tails and on HWY_SCALAR).
 #include "cpu/e4m3_codec.h"
 
 #include <omp.h>
@@ -17,6 +18,7 @@
 #include "core/fp8_e4m3.h"
 #include "core/hash.h"
 #include "core/layout.h"
+#include "cpu/kernels.h"
 
 namespace splitzip {
 namespace cpu {
@@ -47,10 +49,8 @@ Status e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t 
   const int t = thread_count(threads, units);
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
-    uint64_t k = 0;
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    for (uint64_t g = g0; g < g0 + gn; ++g) k += e4m3_group_escapes(src, n, g, code_of);
-    first[u + 1] = k;
+    first[u + 1] = e4m3_count_escapes(src, n, g0, gn, code_of);
   }
   for (uint64_t u = 0; u < units; ++u) first[u + 1] += first[u];
   const uint64_t escapes = first[units];
@@ -60,8 +60,7 @@ Status e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t 
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    uint8_t* e = esc.data() + first[u];
-    for (uint64_t g = g0; g < g0 + gn; ++g) e += e4m3_encode_group(src, n, g, code_of, f + L.res_off, f + L.code_off, e);
+    e4m3_encode_groups(src, n, g0, gn, code_of, f + L.res_off, f + L.code_off, esc.data() + first[u]);
     if (hashes != nullptr) hashes[u] = block_hash(src, n, static_cast<uint64_t>(u));
   }
   // Stream 6: escape exponents, two per byte (a padding high nibble is 0).
@@ -87,10 +86,8 @@ Status e4m3_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
     bool bad = false;
-    uint64_t k = 0;
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    for (uint64_t g = g0; g < g0 + gn; ++g) k += e4m3_group_markers(f + L.code_off, n, g, h.codebook_count, &bad);
-    first[u + 1] = k;
+    first[u + 1] = e4m3_count_markers(f + L.code_off, n, g0, gn, h.codebook_count, &bad);
     if (bad) bad_code.store(true, std::memory_order_relaxed);
   }
   for (uint64_t u = 0; u < units; ++u) first[u + 1] += first[u];
@@ -100,19 +97,14 @@ Status e4m3_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_
   for (uint64_t k = 0; k < h.escape_count; ++k)  // 17
     if (code_of[e4m3_escape_at(f + L.exp_off, k)] != kE4M3Escape) return Status::bad_escape_value;
   if (bad_code.load()) return Status::bad_code;  // 18
-  bool unused = false;
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
-    bool bad = false;
-    uint64_t k = first[u];
+    bool bad = false;  // rule 17 was checked on every escape above
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    for (uint64_t g = g0; g < g0 + gn; ++g) {
-      e4m3_decode_group(f + L.res_off, f + L.code_off, f + L.exp_off, n, g, h.codebook, code_of, k, dst, &bad);
-      k += e4m3_group_markers(f + L.code_off, n, g, h.codebook_count, &bad);
-    }
+    e4m3_decode_groups(f + L.res_off, f + L.code_off, f + L.exp_off, n, g0, gn, h.codebook, code_of, first[u], dst,
+                       &bad);
     if (hashes != nullptr) hashes[u] = block_hash(dst, n, static_cast<uint64_t>(u));
   }
-  (void)unused;
   return Status::ok;
 }
 

@@ -173,6 +173,27 @@ void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* ex
 void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                              bool stream);
 
+// fp8_e4m3 (FORMAT.md 4.7) over the 8-element format groups [g0, g0 + gn)
+// of an n-element buffer, byte-identical to core/fp8_e4m3.h's group
+// kernels (cpu/e4m3-inl.h). Escapes before the range are the caller's:
+// `esc` / `esc_index` point at the range's first escape.
+// Escapes (code-7 markers) the encoder writes for the groups.
+uint64_t e4m3_count_escapes(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, const uint8_t code_of[16]);
+// Streams 1 and 3 of the groups; their escape exponents to esc[0..k), element
+// order. Returns k.
+uint64_t e4m3_encode_groups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, const uint8_t code_of[16],
+                            uint8_t* res, uint8_t* codes, uint8_t* esc);
+// Markers in the groups' codes; *bad_code set on a code in count..6 (rule 18).
+uint64_t e4m3_count_markers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_t gn, uint32_t count,
+                            bool* bad_code);
+// Decodes the groups into dst (element 0 at dst); escape esc_index of stream
+// 6 is the range's first. *bad_escape set on an escape exponent that is in
+// the codebook (rule 17). Codes must have passed e4m3_count_markers.
+void e4m3_decode_groups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, uint64_t n, uint64_t g0,
+                        uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint64_t esc_index,
+                        uint8_t* dst, bool* bad_escape);
+int64_t e4m3_target();
+
 // HWY_TARGET of the kernels the dispatcher currently picks (for tests).
 int64_t encode_target();
 int64_t decode_target();

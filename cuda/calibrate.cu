@@ -3,6 +3,7 @@
 // calibration without a host trip).
 #include <cuda_runtime.h>
 
+#include "core/fp8_e4m3.h"
 #include "core/header.h"
 #include "cuda/encode_logic.h"
 #include "cuda/launch.h"
@@ -75,8 +76,8 @@ __global__ void __launch_bounds__(kHistThreads) histogram_kernel(const uint8_t* 
 }
 
 // 256 threads, one per exponent: each finds its own rank (top16_rank), the
-// 16 winners write their entries; the count is the number of non-zero
-// bins, capped at 16. About 256 compares per thread instead of a serial
+// winners (16, or 7 for fp8_e4m3) write their entries; the count is the
+// number of non-zero bins, capped at that limit. About 256 compares per thread instead of a serial
 // 16 x 256 scan.
 __global__ void __launch_bounds__(256) codebook_kernel(uint32_t dtype, const uint64_t* counts, Codebook* out) {
   __shared__ uint64_t c[256];
@@ -87,14 +88,15 @@ __global__ void __launch_bounds__(256) codebook_kernel(uint32_t dtype, const uin
   if (e < 16) entries[e] = 0;
   if (e == 0) nonzero = 0;
   __syncthreads();
+  const uint32_t limit = codebook_limit(dtype);  // 16, or 7 for fp8_e4m3 (FORMAT.md 3)
   const uint32_t rank = top16_rank(c, e);
-  if (rank < 16) entries[rank] = static_cast<uint8_t>(e);
+  if (rank < limit) entries[rank] = static_cast<uint8_t>(e);
   if (c[e] != 0) atomicAdd(&nonzero, 1u);
   __syncthreads();
   if (e == 0) {
     Codebook cb;
     cb.dtype = static_cast<Dtype>(dtype);
-    cb.count = static_cast<uint8_t>(nonzero < 16 ? nonzero : 16);
+    cb.count = static_cast<uint8_t>(nonzero < limit ? nonzero : limit);
     for (int i = 0; i < 16; ++i) cb.entries[i] = entries[i];
     *out = cb;
   }
@@ -131,6 +133,7 @@ Status enqueue_histogram(uint32_t dtype, const void* src, uint64_t n, uint64_t* 
     case 1: histogram_kernel<Bf16Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
     case 2: histogram_kernel<Fp16Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
     case 3: histogram_kernel<Fp32Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
+    case 5: histogram_kernel<Fp8E4M3Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
     default: histogram_kernel<Fp8E5M2Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
   }
   return launch_status();

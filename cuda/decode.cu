@@ -7,8 +7,11 @@
 // status per frame).
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "cuda/checksum.cuh"
 #include "cuda/decode_logic.h"
+#include "cuda/e4m3_logic.h"
 #include "cuda/device_primitives.cuh"
 #include "cuda/launch.h"
 
@@ -151,6 +154,41 @@ SZ_UNROLL
   if (err != kNoError) atomicMin(&w.tally[s.buffer].err, err);
 }
 
+// fp8_e4m3 (FORMAT.md 4.7): marker prefix per group (rake of per-group
+// marker counts, block scan), look-back over the frame's earlier tiles,
+// then every group decodes with its escapes read at that index.
+__device__ __forceinline__ void dec_tile_e4m3(DecMainShared& s, const WsPtrs& w, uint64_t tile, uint64_t local) {
+  const uint32_t t = threadIdx.x;
+  const DecPlan& plan = s.plan;
+  const uint64_t tile_first = local << kTileLog2;
+  int32_t err = kNoError;
+  const uint32_t sum = e4m3_dec_rake_count(plan, tile_first, t, s.tile, err);
+  const uint32_t ex = block_excl_scan(sum, s.scratch);
+  e4m3_dec_rake_write(t, ex, s.tile);
+  __syncthreads();
+  const uint32_t agg = e4m3_dec_tile_total(s.tile);
+  if (t < 32) {
+    if (t == 0) lookback_publish(w.states, tile, plan.tile_begin, agg);
+    __syncwarp();
+    const uint64_t excl = lookback_resolve(w.states, tile, plan.tile_begin, agg);
+    if (t == 0) {
+      s.excl = excl;
+      const uint64_t E = plan.h.escape_count;
+      s.patch = excl <= E && agg <= E - excl;  // the tile's escapes lie inside stream 6
+      if (local + 1 == plan.tiles) w.tally[s.buffer].escapes_seen = excl + agg;
+    }
+  }
+  __syncthreads();
+  if (s.patch) {
+    const uint64_t excl = s.excl;
+SZ_NO_UNROLL
+    for (uint32_t r = 0; r < kRounds; ++r) e4m3_dec_group(plan, tile_first, r * kThreads + t, excl, s.tile, err);
+  } else if (t == 0) {
+    note_error(err, Status::bad_escape_counts);  // markers past E
+  }
+  if (err != kNoError) atomicMin(&w.tally[s.buffer].err, err);
+}
+
 // One kernel for every dtype: the dtype comes from the frame's header (its
 // plan), and each tile dispatches to the dtype's code. Persistent CTAs take
 // tiles in increasing order from the ticket.
@@ -160,6 +198,7 @@ __device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs
   // blocks are hashed by dec_hash_kernel after the main kernel instead.
   constexpr bool kHashInMain = (kTileElems * T::kBytes) % kChecksumBlockBytes == 0;
   if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
+  else if constexpr (std::is_same_v<T, Fp8E4M3Traits>) dec_tile_e4m3(s, w, tile, local);
   else dec_tile<T>(s, w, tile, local);
   if (kHashInMain && s.plan.n_checks > 0) {
     // The tile's output is complete and visible to this CTA: hash its
@@ -192,6 +231,7 @@ __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, Work
       if (threadIdx.x == 0) s.plan = w.plans[current];
       __syncthreads();
       dec_build_pairs(s.plan, threadIdx.x, s.tile);
+      e4m3_dec_build(s.plan, threadIdx.x, s.tile);
     }
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
@@ -200,6 +240,7 @@ __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, Work
         case 1: dec_tile_and_hash<Bf16Traits>(s, w, tile, local); break;
         case 2: dec_tile_and_hash<Fp16Traits>(s, w, tile, local); break;
         case 3: dec_tile_and_hash<Fp32Traits>(s, w, tile, local); break;
+        case 5: dec_tile_and_hash<Fp8E4M3Traits>(s, w, tile, local); break;
         default: dec_tile_and_hash<Fp8E5M2Traits>(s, w, tile, local); break;
       }
     }

@@ -27,11 +27,15 @@ namespace splitzip {
 namespace cuda_detail {
 
 struct DecShared {
-  uint8_t codes[kTileElems / 2];            // stream-3 bytes of the tile
+  union {
+    uint8_t codes[kTileElems / 2];             // stream-3 bytes of the tile
+    uint16_t e4m3_pre[kGroupsPerTile + 8];     // fp8_e4m3: exclusive marker prefix per group (e4m3_logic.h)
+  };
   uint32_t coff[kMaxChunksPerTile + 8];     // exclusive escape offset per chunk; [chunks] = total
   // Code byte (two elements) -> cb[lo] | cb[hi] << 16, bit 24 set when either
   // code is >= codebook_count (rule 18). Built per frame (dec_build_pairs).
   uint32_t pairs[256];
+  uint8_t e4m3_code_of[16];  // fp8_e4m3: exponent -> code, 7 when absent
 };
 
 SZ_HD void dec_build_pairs(const DecPlan& p, uint32_t t, DecShared& sh) {

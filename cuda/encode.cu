@@ -19,10 +19,12 @@
 // persistent grid already is). The second barrier orders the stored copy
 // after every coded write of the same buffer. Nothing returns to the host.
 #include <cooperative_groups.h>
+#include <type_traits>
 #include <cuda_runtime.h>
 
 #include "cuda/checksum.cuh"
 #include "cuda/device_primitives.cuh"
+#include "cuda/e4m3_logic.h"
 #include "cuda/encode_logic.h"
 #include "cuda/launch.h"
 
@@ -149,14 +151,19 @@ __device__ __forceinline__ void enc_tile(EncMainShared& s, const WsPtrs& w, uint
   const uint64_t tile_first = local << kTileLog2;
   // enc_groups_in_flight<T>() groups' loads (4 x 16 B) in flight per thread
   // before any store.
-  constexpr uint32_t kInFlight = enc_groups_in_flight<T>();
+  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) {
 SZ_NO_UNROLL
-  for (uint32_t r = 0; r < kRounds; r += kInFlight) {
-    EncIn<T> in[kInFlight];
+    for (uint32_t r = 0; r < kRounds; ++r) e4m3_enc_group(plan, tile_first, r * kThreads + t, s.tile);
+  } else {
+    constexpr uint32_t kInFlight = enc_groups_in_flight<T>();
+SZ_NO_UNROLL
+    for (uint32_t r = 0; r < kRounds; r += kInFlight) {
+      EncIn<T> in[kInFlight];
 SZ_UNROLL
-    for (uint32_t k = 0; k < kInFlight; ++k) enc_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
+      for (uint32_t k = 0; k < kInFlight; ++k) enc_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
 SZ_UNROLL
-    for (uint32_t k = 0; k < kInFlight; ++k) enc_transform<T>(plan, (r + k) * kThreads + t, in[k], s.tile);
+      for (uint32_t k = 0; k < kInFlight; ++k) enc_transform<T>(plan, (r + k) * kThreads + t, in[k], s.tile);
+    }
   }
   __syncthreads();
   const uint32_t sum = enc_rake_sum(t, s.tile);
@@ -175,9 +182,14 @@ SZ_UNROLL
   }
   __syncthreads();
   const uint64_t excl = s.excl;
+  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) {  // no positions, no stream 4
 SZ_NO_UNROLL
-  for (uint32_t r = 0; r < kRounds; ++r) enc_scatter(plan, tile_first, r * kThreads + t, excl, s.tile, w.stage);
-  enc_chunk_counts(plan, tile_first, t, s.tile);
+    for (uint32_t r = 0; r < kRounds; ++r) e4m3_enc_scatter(plan, r * kThreads + t, excl, s.tile, w.stage);
+  } else {
+SZ_NO_UNROLL
+    for (uint32_t r = 0; r < kRounds; ++r) enc_scatter(plan, tile_first, r * kThreads + t, excl, s.tile, w.stage);
+    enc_chunk_counts(plan, tile_first, t, s.tile);
+  }
 }
 
 // The tile's checksum blocks (every block whose first byte is in the
@@ -250,7 +262,7 @@ __device__ __noinline__ void enc_copy(const WsPtrs& w) {
     const uint8_t* from;
     uint8_t* to;
     enc_copy_ends(p, t, w.stage, &from, &to);
-    copy_unit(from, to, t.copy_bytes, unit, threadIdx.x, kThreads);
+    enc_copy_any(t, from, to, unit, threadIdx.x, kThreads);
   }
 }
 
@@ -285,7 +297,7 @@ __global__ void __launch_bounds__(kThreads, 4)
       current = s.buffer;
       if (threadIdx.x == 0) s.plan = w.plans[current];
       __syncthreads();
-      enc_build_lut(s.plan, threadIdx.x, s.tile);
+      enc_build_tables(s.plan, threadIdx.x, s.tile);
     }
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
@@ -335,6 +347,7 @@ Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_s
     case 1: k = reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>); break;
     case 2: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>); break;
     case 3: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>); break;
+    case 5: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E4M3Traits>); break;
     default: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>); break;
   }
   const cudaError_t e = cudaLaunchCooperativeKernel(k, dim3(L.fused.grid), dim3(L.fused.block), params, 0, stream);
@@ -351,10 +364,11 @@ Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_s
 // cooperative grid's bound.
 int enc_main_occupancy() {
   int best = 0;
-  const void* kernels[4] = {reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>),
+  const void* kernels[5] = {reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>),
                             reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>),
                             reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>),
-                            reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>)};
+                            reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>),
+                            reinterpret_cast<const void*>(enc_fused_kernel<Fp8E4M3Traits>)};
   for (const void* k : kernels) {
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0) != cudaSuccess) {

@@ -324,8 +324,9 @@ SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
     const FrameLayout L = layout_of(h);
     k = coded_gaps(L, gaps);
     p.check_off = L.check_off;
-    p.copy_kind = kCopyEscapes;
-    p.copy_bytes = p.escapes;
+    const bool e4m3 = p.dtype == kDtypeE4M3;  // stream 6: nibbles (FORMAT.md 4.7)
+    p.copy_kind = e4m3 ? kCopyEscNibbles : kCopyEscapes;
+    p.copy_bytes = e4m3 ? (p.escapes + 1) / 2 : p.escapes;
   } else {
     h.flags |= kFlagStored;
     k = stored_gaps(p.dtype, p.n, p.n_checks, gaps);
@@ -371,7 +372,7 @@ SZ_HD uint64_t enc_units_bound(const EncPlan& p) {
 // Source and destination of the finalize copy.
 SZ_HD void enc_copy_ends(const EncPlan& p, const EncTally& t, const uint8_t* stage, const uint8_t** from,
                          uint8_t** to) {
-  if (t.copy_kind == kCopyEscapes) {
+  if (t.copy_kind == kCopyEscapes || t.copy_kind == kCopyEscNibbles) {
     *from = stage + p.stage_off;
     *to = p.dst + coded_layout(p.dtype, p.n, p.chunk_log2, t.escapes, p.n_checks).exp_off;
   } else {

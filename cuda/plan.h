@@ -45,7 +45,8 @@ constexpr uint32_t kPlanVerify = 1u << 4;       // decode: verify the content ch
 constexpr uint32_t kPlanStored = 1u << 5;       // decode: stored frame
 
 // What the encode copy phase moves for a buffer after the main phase.
-enum CopyKind : uint32_t { kCopyNone = 0, kCopyEscapes = 1, kCopyStored = 2 };
+// kCopyEscNibbles: fp8_e4m3's stream 6, two staged exponents per byte.
+enum CopyKind : uint32_t { kCopyNone = 0, kCopyEscapes = 1, kCopyStored = 2, kCopyEscNibbles = 3 };
 
 struct EncPlan {
   const uint8_t* src;
@@ -265,10 +266,8 @@ SZ_HD void plan_decode(const DecItem& it, uint64_t limit, bool verify, DecPlan* 
   Status s = parse_header(it.src, it.src_size, &h);
   // Capacity-mode frames (FORMAT.md 4.6) are decoded by the kernels of
   // capacity_decode.cu, which override this status when they run after
-  // these; coded fp8_e4m3 frames (4.7) are not on the GPU yet. Said on the
-  // device, no extra host round trip.
-  if (s == Status::ok && (h.mode != kModeNibble || (h.dtype == kDtypeE4M3 && !h.stored())))
-    s = Status::unsupported_mode;
+  // these. Said on the device, no extra host round trip.
+  if (s == Status::ok && h.mode != kModeNibble) s = Status::unsupported_mode;
   if (s != Status::ok) {
     p->status = static_cast<int32_t>(s);
     return;

@@ -19,7 +19,8 @@
 #                 round trips, error vectors)
 #   3b capacity   throughput line of both modes (CudaCapacityBench.*)
 #   4 golden      GPU-produced frames, cross-checked against the CPU reference
-#                 bytes (tar of the frames + MANIFEST.txt to $OUT)
+#                 bytes (tar of the frames + MANIFEST.txt to $OUT); every
+#                 dtype, fp8_e4m3 included (gpu_golden_cases())
 #   5 bench       bf16 first, JSON + markdown rewritten after every point
 #   6 sanitizers  compute-sanitizer memcheck + racecheck on CudaSanitize.* (small)
 #   7 huge        CudaHuge.*: > 2^31 elements (bf16 4.3 GB, fp8 2 GiB), XML

@@ -33,6 +33,7 @@
 #include "bench/cuda/nvcomp_runner.h"
 #include "core/synthetic.h"
 #include "splitzip/splitzip_cuda.hpp"
+#include "tests/support/e4m3_data.h"
 
 using namespace splitzip;
 
@@ -164,7 +165,8 @@ std::vector<uint8_t> tiled_real(Dtype d, uint64_t bytes) {
       std::vector<float> f(raw.size() / 4);
       std::memcpy(f.data(), raw.data(), f.size() * 4);
       std::vector<uint8_t> conv(f.size() * dtype_bytes(d));
-      synth::convert_f32(f.data(), f.size(), d, conv.data());
+      if (d == Dtype::fp8_e4m3) conv = test::e4m3_scaled(f.data(), f.size());  // vLLM's cast: scale amax/448
+      else synth::convert_f32(f.data(), f.size(), d, conv.data());
       unit.insert(unit.end(), conv.begin(), conv.end());
     }
   }
@@ -537,9 +539,10 @@ int main(int argc, char** argv) {
     w.host = tiled_real(w.dtype, gib);
     run(std::move(w));
   }
-  for (Dtype d : {Dtype::fp32, Dtype::fp16, Dtype::fp8_e5m2}) {
+  for (Dtype d : {Dtype::fp32, Dtype::fp16, Dtype::fp8_e5m2, Dtype::fp8_e4m3}) {
     Workload w{std::string("realkv_") + dtype_name(d) + "_1GiB",
-               "bundled layer02 float32 KV converted to " + std::string(dtype_name(d)) + ", tiled to 1 GiB", d,
+               "bundled layer02 float32 KV converted to " + std::string(dtype_name(d)) +
+                   (d == Dtype::fp8_e4m3 ? " (per-tensor scale amax/448)" : "") + ", tiled to 1 GiB", d,
                gib / dtype_bytes(d)};
     w.nvcomp = d == Dtype::fp32;
     w.host = tiled_real(d, gib);

@@ -47,6 +47,7 @@
 #include "cpu/cpu_targets.h"
 #include "cpu/parallel_codec.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/e4m3_data.h"
 #include "tests/support/test_data.h"
 
 #ifdef SPLITZIP_TIMING_ZSTD
@@ -86,7 +87,8 @@ double best_seconds(int reps, const std::function<void()>& f, int threads = 1) {
 
 // Real KV from layers 1-4 (layer 0 V repeats per token, so it is left out)
 // tiled to the requested size, or synthetic gaussian_kv. Each dtype but
-// bf16 comes from the f32 layer-02 tensors.
+// bf16 comes from the f32 layer-02 tensors (fp8_e4m3: cast with a
+// per-tensor scale).
 std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
   if (kind == "synth") return synth::generate(synth::Generator::gaussian_kv, d, n, 1234);
   if (kind == "heavy") {  // 1% escapes
@@ -99,6 +101,13 @@ std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
     for (const auto& name : test::bf16_data_files()) {
       if (name.rfind("layer00", 0) == 0) continue;
       const auto b = test::load_data_file(name);
+      pool.insert(pool.end(), b.begin(), b.end());
+    }
+  } else if (d == Dtype::fp8_e4m3) {  // the f32 tensors cast as vLLM does (scale amax/448)
+    for (const auto& in : test::real_inputs(Dtype::fp32)) {
+      std::vector<float> f(in.n);
+      std::memcpy(f.data(), in.bytes.data(), in.n * 4);
+      const auto b = test::e4m3_scaled(f.data(), in.n);
       pool.insert(pool.end(), b.begin(), b.end());
     }
   } else {

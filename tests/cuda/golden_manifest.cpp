@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/synthetic.h"
+#include "tests/support/e4m3_data.h"
 #include "tests/support/compare.h"
 #include "tests/support/test_data.h"
 
@@ -88,6 +89,19 @@ std::vector<GpuGoldenCase> gpu_golden_cases() {
   v.push_back(make_case("edge_fp8_33", Dtype::fp8_e5m2, 33, 6, "synth:gaussian_kv:20:0:0"));
   v.push_back(make_case("edge_fp16_1000", Dtype::fp16, 1000, 6, "synth:heavy_tail:21:0.01:0", "body"));
   v.push_back(make_case("edge_fp32_100", Dtype::fp32, 100, 6, "synth:gaussian_kv:22:0:0"));
+  // fp8_e4m3 (FORMAT.md 4.7): real KV cast the vLLM way, KV-like bytes
+  // with escapes around groups, tiles and checksum blocks, every byte value
+  // (stored), a 3-entry codebook (escape-rich coded frame).
+  v.push_back(make_case("e4m3_real_l02k", Dtype::fp8_e4m3, 60007, 10, "e4m3f32:layer02_k.f32@0"));
+  v.push_back(make_case("e4m3_real_l02v_ck", Dtype::fp8_e4m3, 65536, 10, "e4m3f32:layer02_v.f32@5", "dynamic", true));
+  v.push_back(make_case("e4m3_kv_k3", Dtype::fp8_e4m3, 40001, 10, "e4m3kv:41:1", "e4m3:768"));
+  for (uint64_t n : {uint64_t{1}, uint64_t{9}, uint64_t{17}, uint64_t{1023}, uint64_t{32768}, uint64_t{65537},
+                     uint64_t{3 * 32768 + 5}})
+    v.push_back(make_case("e4m3_kv_" + std::to_string(n), Dtype::fp8_e4m3, n, 6, "e4m3kv:42:4", "dynamic", n % 2 == 1));
+  v.push_back(make_case("e4m3_uniform_stored", Dtype::fp8_e4m3, 40000, 10, "e4m3bytes:43"));
+  v.push_back(make_case("e4m3_uniform_stored_ck", Dtype::fp8_e4m3, 70000, 10, "e4m3bytes:44", "dynamic", true));
+  v.push_back(make_case("e4m3_empty", Dtype::fp8_e4m3, 0, 10, "e4m3kv:45:4", "dynamic", true));
+  v.push_back(make_case("e4m3_coded_plain", Dtype::fp8_e4m3, 50000, 10, "e4m3kv:46:2"));
   // Coverage (GpuGolden.ManifestCoversEveryDtypeModeAndSizeClass): every
   // dtype coded and stored, with and without the v2 checksum, and every
   // size class (empty, a partial group, one tile, several tiles).
@@ -128,6 +142,26 @@ std::vector<uint8_t> gpu_golden_input(const GpuGoldenCase& c, std::string* error
     synth::convert_f32(f.data(), c.n, c.dtype, out.data());
     return out;
   }
+  if (c.source.rfind("e4m3", 0) == 0) {  // fp8_e4m3 inputs (tests/support/e4m3_data.h)
+    if (c.dtype != Dtype::fp8_e4m3) return fail("e4m3 source for another dtype");
+    std::vector<std::string> parts;
+    split(c.source, ':', &parts);
+    uint64_t a = 0, b = 0;
+    if (parts[0] == "e4m3kv" && parts.size() == 3 && parse_u64(parts[1], &a) && parse_u64(parts[2], &b) && b <= 100)
+      return e4m3_kv_bytes(c.n, a, static_cast<uint32_t>(b));
+    if (parts[0] == "e4m3bytes" && parts.size() == 2 && parse_u64(parts[1], &a)) return e4m3_uniform_bytes(c.n, a);
+    std::string file;
+    if (parts[0] == "e4m3f32" && parts.size() == 2 && parse_data_ref(parts[1], &file, &a)) {
+      bool ok = false;
+      const std::vector<uint8_t> raw = load_data_file(file, &ok);
+      if (!ok) return fail("cannot read data file " + file);
+      if (a > raw.size() / 4 || c.n > raw.size() / 4 - a) return fail("range past the end of " + file);
+      std::vector<float> f(c.n);
+      if (c.n) std::memcpy(f.data(), raw.data() + a * 4, c.n * 4);
+      return e4m3_scaled(f.data(), c.n);  // scale amax/448 over the case's range
+    }
+    return fail("bad e4m3 source");
+  }
   if (c.source.rfind("synth:", 0) == 0) {
     std::vector<std::string> parts;
     split(c.source, ':', &parts);
@@ -156,6 +190,13 @@ bool resolve_codebook(GpuGoldenCase* c, const std::vector<uint8_t>& input, std::
       cb.dtype = c->dtype;
       cb.count = 1;
     }
+  } else if (c->codebook_rule.rfind("e4m3:", 0) == 0) {
+    // fp8_e4m3: one decimal digit per entry, exponents 0..9 ("e4m3:768" =
+    // {7, 6, 8}).
+    cb.dtype = Dtype::fp8_e4m3;
+    const std::string e = c->codebook_rule.substr(5);
+    cb.count = static_cast<uint8_t>(e.size());
+    for (size_t i = 0; i < e.size() && i < 16; ++i) cb.entries[i] = static_cast<uint8_t>(e[i] - '0');
   } else if (c->codebook_rule.rfind("body", 0) == 0) {
     cb = synth::body_codebook(c->dtype);
     if (c->codebook_rule.size() > 5) {

@@ -27,8 +27,9 @@ struct GpuGoldenCase {
   uint32_t chunk_log2 = kDefaultChunkLog2;
   bool checksum = false;
   Codebook codebook{};
-  // Codebook rule used by the generator: "dynamic" (top-16 of the input),
-  // "body" (synth::body_codebook) or "body:K" (its first K entries).
+  // Codebook rule used by the generator: "dynamic" (top-16 of the input,
+  // top-7 for fp8_e4m3), "body" (synth::body_codebook), "body:K" (its first
+  // K entries) or "e4m3:DIGITS" (fp8_e4m3 entries, one digit each).
   std::string codebook_rule = "dynamic";
   std::string source;
   std::string frame_file;

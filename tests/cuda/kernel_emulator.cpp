@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <type_traits>
 
 #include "core/frame_rules.h"
 #include "cuda/block_hash.h"
 #include "cuda/decode_logic.h"
+#include "cuda/e4m3_logic.h"
 #include "cuda/encode_logic.h"
 #include "cuda/plan.h"
 
@@ -39,6 +41,7 @@ void with_dtype(uint32_t dtype_id, F&& f) {
     case 1: f(Bf16Traits{}); break;
     case 2: f(Fp16Traits{}); break;
     case 3: f(Fp32Traits{}); break;
+    case 5: f(Fp8E4M3Traits{}); break;
     default: f(Fp8E5M2Traits{}); break;
   }
 }
@@ -133,14 +136,19 @@ size_t find_plan_host(const std::vector<Plan>& plans, uint64_t tile) {
 template <class T>
 void enc_tile_dense(EncPlan& plan, uint64_t local, EncShared& sh) {
   const uint64_t tile_first = local << kTileLog2;
-  for_threads([&](uint32_t t) { enc_build_lut(plan, t, sh); });
-  constexpr uint32_t kInFlight = enc_groups_in_flight<T>();
-  for (uint32_t r = 0; r < kRounds; r += kInFlight)
-    for_threads([&](uint32_t t) {
-      EncIn<T> in[kInFlight];
-      for (uint32_t k = 0; k < kInFlight; ++k) enc_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
-      for (uint32_t k = 0; k < kInFlight; ++k) enc_transform<T>(plan, (r + k) * kThreads + t, in[k], sh);
-    });
+  for_threads([&](uint32_t t) { enc_build_tables(plan, t, sh); });
+  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) {
+    for (uint32_t r = 0; r < kRounds; ++r)
+      for_threads([&](uint32_t t) { e4m3_enc_group(plan, tile_first, r * kThreads + t, sh); });
+  } else {
+    constexpr uint32_t kInFlight = enc_groups_in_flight<T>();
+    for (uint32_t r = 0; r < kRounds; r += kInFlight)
+      for_threads([&](uint32_t t) {
+        EncIn<T> in[kInFlight];
+        for (uint32_t k = 0; k < kInFlight; ++k) enc_load<T>(plan, tile_first, (r + k) * kThreads + t, in[k]);
+        for (uint32_t k = 0; k < kInFlight; ++k) enc_transform<T>(plan, (r + k) * kThreads + t, in[k], sh);
+      });
+  }
   std::vector<uint32_t> sums(kThreads);
   for_threads([&](uint32_t t) { sums[t] = enc_rake_sum(t, sh); });
   const std::vector<uint32_t> ex = exclusive_scan(sums);
@@ -202,7 +210,12 @@ void enc_main(EncRun& run, bool reverse) {
     const uint64_t local = tile - plan.tile_begin;
     if (local >= plan.tiles) continue;
     const uint64_t tile_first = local << kTileLog2;
-    if (shared[tile]) {
+    if (shared[tile] && plan.dtype == kDtypeE4M3) {  // no positions, no stream 4
+      for (uint32_t r = 0; r < kRounds; ++r)
+        for_threads([&](uint32_t t) {
+          e4m3_enc_scatter(plan, r * kThreads + t, excl[tile], *shared[tile], run.stage.data());
+        });
+    } else if (shared[tile]) {
       for (uint32_t r = 0; r < kRounds; ++r)
         for_threads([&](uint32_t t) {
           enc_scatter(plan, tile_first, r * kThreads + t, excl[tile], *shared[tile], run.stage.data());
@@ -233,7 +246,7 @@ void enc_copy_phase(EncRun& run) {
     const uint8_t* from;
     uint8_t* to;
     enc_copy_ends(p, t, run.stage.data(), &from, &to);
-    for_threads([&](uint32_t th) { copy_unit(from, to, t.copy_bytes, unit, th, kThreads); });
+    for_threads([&](uint32_t th) { enc_copy_any(t, from, to, unit, th, kThreads); });
   }
 }
 
@@ -289,8 +302,35 @@ struct DecTileState {
   bool counts_bad = false;
 };
 
+// dec_tile_e4m3's first half: marker counts per group, block scan.
+void dec_tile_count_e4m3(const DecPlan& plan, uint64_t local, DecTileState& st, int32_t& err) {
+  const uint64_t tile_first = local << kTileLog2;
+  for_threads([&](uint32_t t) { e4m3_dec_build(plan, t, st.sh); });
+  std::vector<uint32_t> sums(kThreads);
+  std::vector<int32_t> errs(kThreads, kNoError);
+  for_threads([&](uint32_t t) { sums[t] = e4m3_dec_rake_count(plan, tile_first, t, st.sh, errs[t]); });
+  const std::vector<uint32_t> ex = exclusive_scan(sums);
+  for_threads([&](uint32_t t) { e4m3_dec_rake_write(t, ex[t], st.sh); });
+  st.agg = e4m3_dec_tile_total(st.sh);
+  for (int32_t e : errs) err = std::min(err, e);
+}
+
+// dec_tile_e4m3's second half, after the look-back.
+void dec_tile_decode_e4m3(const DecPlan& plan, uint64_t local, uint64_t excl, const DecTileState& st, int32_t& err) {
+  const uint64_t tile_first = local << kTileLog2;
+  const uint64_t E = plan.h.escape_count;
+  if (!(excl <= E && st.agg <= E - excl)) {
+    note_error(err, Status::bad_escape_counts);
+    return;
+  }
+  std::vector<int32_t> errs(kThreads, kNoError);
+  for (uint32_t r = 0; r < kRounds; ++r)
+    for_threads([&](uint32_t t) { e4m3_dec_group(plan, tile_first, r * kThreads + t, excl, st.sh, errs[t]); });
+  for (int32_t e : errs) err = std::min(err, e);
+}
+
 template <class T>
-void dec_tile_dense(const DecPlan& plan, uint64_t local, DecTileState& st, int32_t& err) {
+void dec_tile_dense_nibble(const DecPlan& plan, uint64_t local, DecTileState& st, int32_t& err) {
   const uint64_t tile_first = local << kTileLog2;
   for_threads([&](uint32_t t) { dec_build_pairs(plan, t, st.sh); });
   std::vector<uint32_t> sums(kThreads);
@@ -311,7 +351,7 @@ void dec_tile_dense(const DecPlan& plan, uint64_t local, DecTileState& st, int32
 }
 
 template <class T>
-void dec_tile_patch(const DecPlan& plan, uint64_t local, uint64_t excl, const DecTileState& st, int32_t& err) {
+void dec_tile_patch_nibble(const DecPlan& plan, uint64_t local, uint64_t excl, const DecTileState& st, int32_t& err) {
   const uint64_t tile_first = local << kTileLog2;
   const uint64_t E = plan.h.escape_count;
   const bool patch = !st.counts_bad && excl <= E && st.agg <= E - excl;
@@ -324,6 +364,18 @@ void dec_tile_patch(const DecPlan& plan, uint64_t local, uint64_t excl, const De
     for (uint32_t j = t; j < st.agg; j += kThreads) dec_patch<T>(plan, tile_first, j, excl, st.sh, errs[t]);
   });
   for (int32_t e : errs) err = std::min(err, e);
+}
+
+// The kernel's per-dtype tile steps (dec_tile / dec_tile_e4m3).
+template <class T>
+void dec_tile_dense(const DecPlan& plan, uint64_t local, DecTileState& st, int32_t& err) {
+  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) dec_tile_count_e4m3(plan, local, st, err);
+  else dec_tile_dense_nibble<T>(plan, local, st, err);
+}
+template <class T>
+void dec_tile_patch(const DecPlan& plan, uint64_t local, uint64_t excl, const DecTileState& st, int32_t& err) {
+  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) dec_tile_decode_e4m3(plan, local, excl, st, err);
+  else dec_tile_patch_nibble<T>(plan, local, excl, st, err);
 }
 
 void dec_main(DecRun& run, bool reverse) {

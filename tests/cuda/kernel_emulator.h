@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // CPU emulation of the CUDA kernel pipelines: runs the kernels' per-thread
-// host+device steps (cuda/encode_logic.h, cuda/decode_logic.h, cuda/plan.h)
+// host+device steps (cuda/encode_logic.h, cuda/decode_logic.h,
+// cuda/e4m3_logic.h, cuda/plan.h)
 // in the kernels' order, looping over tiles and thread indices between the
 // points where the kernels place barriers. What it cannot run is the device
 // glue: ticket scheduling, warp shuffles in the block scan and the look-back

@@ -3,12 +3,15 @@
 // frames to the reference, cross-decoding, corrupt frames, memory kinds.
 // Skips with a message when the machine has no CUDA device.
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "backends/registry.h"
+#include "core/header.h"
 #include "core/reference.h"
 #include "core/synthetic.h"
+#include "tests/support/e4m3_data.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/backend_check.h"
 #include "tests/support/compare.h"
@@ -164,6 +167,91 @@ TEST(CudaBackend, CorruptFramesGiveReferenceStatuses) {
     }
   }
   EXPECT_GT(checked, 1000u);
+}
+
+// fp8_e4m3 (FORMAT.md 4.7) on the device: the committed goldens
+// (tests/golden/e4m3, those without a tensor section) byte for byte, their
+// decode; every byte value, edge sizes, real KV cast to E4M3 and the
+// dynamic (device-calibrated top-7) codebook against the reference;
+// corrupt frames give the reference's status.
+TEST(CudaBackend, E4M3GoldensRoundTripAndCorruptFrames) {
+  SZ_REQUIRE_GPU();
+  namespace fs = std::filesystem;
+  const Dtype d = Dtype::fp8_e4m3;
+  int goldens = 0;
+  for (const auto& entry : fs::directory_iterator(golden_dir() + "/e4m3")) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("e4m3_", 0) != 0 || entry.path().extension() != ".sz") continue;
+    bool ok = false;
+    const std::vector<uint8_t> golden = read_file(entry.path().string(), &ok);
+    ASSERT_TRUE(ok) << name;
+    FrameInfo fi;
+    ASSERT_EQ(frame_info(golden.data(), golden.size(), &fi), Status::ok) << name;
+    std::vector<uint8_t> input(fi.n_elems + 1);
+    DecompressOptions dc;
+    dc.backend = "cuda";
+    const Result dr = decompress(golden.data(), golden.size(), input.data(), input.size(), dc);
+    ASSERT_EQ(dr.status, Status::ok) << name;
+    input.resize(dr.size);
+    std::vector<uint8_t> ref_out(input.size() + 1);
+    DecompressOptions rc;
+    rc.backend = "reference";
+    ASSERT_EQ(decompress(golden.data(), golden.size(), ref_out.data(), ref_out.size(), rc).status, Status::ok);
+    EXPECT_TRUE(bytes_equal(input.data(), input.size(), ref_out.data(), input.size())) << name;
+    CompressOptions o;
+    o.checksum = fi.has_checksum;
+    EXPECT_TRUE(matches_reference("cuda", d, input.data(), input.size(), o)) << name;
+    FrameHeader h;
+    ASSERT_EQ(parse_header(golden.data(), golden.size(), &h), Status::ok) << name;
+    if (!h.stored()) {  // the golden's own codebook: the GPU writes the golden bytes
+      Codebook cb;
+      cb.dtype = d;
+      cb.count = h.codebook_count;
+      std::memcpy(cb.entries, h.codebook, 16);
+      o.codebook = &cb;
+      o.chunk_log2 = h.chunk_log2;
+      o.backend = "cuda";
+      std::vector<uint8_t> f(compress_bound(d, input.size()));
+      const Result cr = compress(d, input.data(), input.size(), f.data(), f.size(), o);
+      ASSERT_EQ(cr.status, Status::ok) << name;
+      EXPECT_TRUE(bytes_equal(f.data(), cr.size, golden.data(), golden.size())) << name;
+    }
+    ++goldens;
+  }
+  EXPECT_GE(goldens, 5);
+  std::vector<uint8_t> all;
+  for (int b = 0; b < 256; ++b) all.push_back(static_cast<uint8_t>(b));
+  const auto kv = e4m3_kv_bytes(3 * 32768 + 5, 7);
+  std::vector<uint8_t> mixed(kv);
+  mixed.insert(mixed.begin() + 100, all.begin(), all.end());
+  for (bool checksum : {false, true}) {
+    CompressOptions o;
+    o.checksum = checksum;
+    EXPECT_TRUE(matches_reference("cuda", d, all.data(), all.size(), o));
+    EXPECT_TRUE(matches_reference("cuda", d, mixed.data(), mixed.size(), o));
+    for (uint64_t n : {0, 1, 9, 17, 1023, 32767, 32768, 32769, 65537})
+      EXPECT_TRUE(matches_reference("cuda", d, kv.data(), n, o)) << "n " << n;
+  }
+  for (const RealInput& in : real_inputs(Dtype::fp32)) {
+    std::vector<float> f(in.n);
+    std::memcpy(f.data(), in.bytes.data(), in.n * 4);
+    const auto v = e4m3_scaled(f.data(), in.n);
+    CompressOptions o;
+    o.checksum = true;
+    EXPECT_TRUE(matches_reference("cuda", d, v.data(), v.size(), o)) << in.name;
+  }
+  const auto small = e4m3_kv_bytes(3001, 9, 8);
+  std::vector<uint8_t> frame(compress_bound(d, small.size()));
+  CompressOptions ro;
+  ro.backend = "reference";
+  const Result r = compress(d, small.data(), small.size(), frame.data(), frame.size(), ro);
+  ASSERT_EQ(r.status, Status::ok);
+  frame.resize(r.size);
+  for (uint64_t pos = 0; pos < frame.size(); pos += 3) {
+    std::vector<uint8_t> bad = frame;
+    bad[pos] ^= static_cast<uint8_t>(1u << (pos % 8));
+    EXPECT_TRUE(same_decode_result("cuda", bad.data(), bad.size(), small.size())) << "byte " << pos;
+  }
 }
 
 // More than 2^31 elements (fp8: 2 GiB + 4097 bytes, 32769 checksum blocks,

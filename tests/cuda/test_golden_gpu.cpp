@@ -42,7 +42,7 @@ TEST(GpuGolden, CommittedFramesMatchCpuReference) {
 // frames pin every path of the kernels. The form of each case is the CPU
 // reference's (the GPU must produce the same frame).
 TEST(GpuGolden, ManifestCoversEveryDtypeModeAndSizeClass) {
-  const Dtype dtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+  const Dtype dtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
   auto size_class = [](uint64_t n) -> std::string {
     if (n == 0) return "empty";
     if (n < 16) return "partial-group";
