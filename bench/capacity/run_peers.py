@@ -7,6 +7,8 @@ Inputs:
             from the real stories260K KV caches (../shared/data/kv, all 10 files,
             repeated to length), the 7 mantissa bits uniformly random (seed 18).
   data_kv   the bundled data/kv/stories260k/*.bf16, concatenated (5 MiB).
+  data_kv_fp16  the same values cast to fp16 (round to nearest; issue 18 asks
+            for the ratio and speed of both modes on fp16 KV too).
 
 Codecs: splitzip capacity (cpu/capacity_codec.cpp via bench/capacity/
 capacity_bench, plus the scalar reference in both modes with --ref), OpenZL
@@ -74,7 +76,7 @@ def bench_peer(name, comp, decomp, raw, reps, threads):
             "encode_gbps": len(raw) / be / 1e9, "decode_gbps": len(raw) / bd / 1e9, "exact": exact}
 
 
-def peers(raw, threads):
+def peers(raw, threads, dtype="bf16"):
     import blosc2
     import openzl.ext as zl
     import zstandard
@@ -97,7 +99,7 @@ def peers(raw, threads):
             return zl.DCtx().decompress(blob)[0].content.as_bytes()
         return comp, decomp
 
-    if threads == 1:  # OpenZL has no threads
+    if threads == 1 and dtype == "bf16":  # OpenZL has no threads; its graph here is bf16-only
         for kind in ("huffman", "fse"):
             c, d = openzl_pair(kind)
             rows.append(("openzl BF16Deconstruct+" + ("Huffman" if kind == "huffman" else "FSE"), c, d))
@@ -117,6 +119,8 @@ def peers(raw, threads):
         dc = zstandard.ZstdDecompressor()
         rows.append((f"zstd -{level}", cc.compress, lambda b, dc=dc: dc.decompress(b, max_output_size=len(raw))))
 
+    if dtype != "bf16":
+        return rows
     try:
         import zipnn
         z = zipnn.ZipNN(input_format="byte", bytearray_dtype="bfloat16", threads=threads)
@@ -126,8 +130,8 @@ def peers(raw, threads):
     return rows
 
 
-def splitzip_rows(exe, path, threads, reps, ref):
-    cmd = [exe, path, "bf16", str(threads), str(reps), "--memcpy", "--fast-cpu"] + (["--ref", "--variants"] if ref else [])
+def splitzip_rows(exe, path, threads, reps, ref, dtype="bf16"):
+    cmd = [exe, path, dtype, str(threads), str(reps), "--memcpy", "--fast-cpu"] + (["--ref", "--variants"] if ref else [])
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows, variants = [], None
     for line in out.splitlines():
@@ -159,18 +163,26 @@ def main():
         for p in sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16"))):
             f.write(open(p, "rb").read())
     inputs.append(("data_kv", kv))
+    # fp16 KV: the same real values cast (bf16 bits -> fp32 -> fp16).
+    kv16 = os.path.join(args.tmp, "splitzip_data_kv.fp16")
+    b = np.frombuffer(open(kv, "rb").read(), dtype=np.uint16)
+    f32 = (b.astype(np.uint32) << 16).view(np.float32)
+    with np.errstate(over="ignore"):
+        f32.astype(np.float16).tofile(kv16)
+    inputs.append(("data_kv_fp16", kv16))
 
     results = []
     for name, path in inputs:
+        dtype = "fp16" if path.endswith(".fp16") else "bf16"
         raw = open(path, "rb").read()
         for t in args.threads:
             # the reference rows only once per input (1 thread, slow)
-            sz, variants = splitzip_rows(args.exe, path, t, args.reps, ref=(t == 1))
+            sz, variants = splitzip_rows(args.exe, path, t, args.reps, ref=(t == 1), dtype=dtype)
             for r in sz:
                 results.append(dict(r, input=name, bytes=len(raw)))
             if variants:
                 results.append(dict(variants, input=name))
-            for label, c, d in peers(raw, t):
+            for label, c, d in peers(raw, t, dtype):
                 r = bench_peer(label, c, d, raw, args.reps, t)
                 results.append(dict(r, input=name, bytes=len(raw)))
                 print(json.dumps(results[-1]), flush=True)
@@ -194,7 +206,8 @@ def write_md(results, meta, path):
              f"OMP_WAIT_POLICY={meta.get('omp_wait_policy', '(default)')} (with the default, spinning OpenMP threads on an "
              "oversubscribed machine collapse every 2-thread figure, the fast mode's too).",
              f"- `realstat`: {meta.get('size_mib', 256)} MiB bf16, sign+exponent of the real stories260K KV in order (tiled), random 7 mantissa bits. "
-             "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real).",
+             "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real). `data_kv_fp16`: the same values cast to fp16 "
+             "(OpenZL's BFloat16Deconstruct graph and ZipNN's bfloat16 mode do not apply to fp16 and are left out there).",
              "- splitzip (cpu) = the library's cpu backend as shipped (bench/capacity/build_lib.sh; capacity mode = cpu/capacity_codec.cpp); (reference) = the scalar oracle.",
              "- `/cpu-s` columns: GB per CPU-second of the process (all threads): with one thread, the codec's speed when it has a core; "
              "the wall-clock columns are what the loaded machine gave.", ""]
@@ -218,7 +231,14 @@ def write_md(results, meta, path):
                 lines.append(f"| bits/exponent: order-0 per block {r['bits_per_exp_h0_block']:.3f}, whole input "
                              f"{r['bits_per_exp_h0_whole']:.3f} | |")
         lines.append("")
-    open(path, "w").write("\n".join(lines) + "\n")
+    # A hand-written section at the end ("## Per-core ..."), if any, is kept.
+    keep = ""
+    if os.path.exists(path):
+        old = open(path).read()
+        i = old.find("\n## Per-core")
+        if i >= 0:
+            keep = old[i:]
+    open(path, "w").write("\n".join(lines) + "\n" + keep)
 
 
 def write_png(results, path):

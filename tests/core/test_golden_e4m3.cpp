@@ -57,7 +57,7 @@ struct Case {
   bool use_cb = false;
   sz::TensorDesc tensor;
   bool use_tensor = false;
-  std::string name_bytes, container;
+  std::string name_bytes{}, container{};
 };
 
 std::vector<Case> cases() {
