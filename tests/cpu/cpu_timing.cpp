@@ -184,10 +184,10 @@ void run_throughput(const Args& a) {
     co.backend = "cpu";
     co.threads = t;
     co.codebook = &cb;
-    if (cap) {  // no codebook; the plain figures without the checksum (on by default)
+    co.checksum = false;  // the plain figures: the checksum is on by default
+    if (cap) {            // no codebook
       co.mode = Mode::capacity;
       co.codebook = nullptr;
-      co.checksum = false;
     }
     CompressOptions co_sum = co;  // the same with the v2 block checksum
     co_sum.checksum = true;
