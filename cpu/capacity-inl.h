@@ -196,12 +196,13 @@ void CapTranspose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exp
 // the values: low byte = mantissa | exponent bit 0 << 7, high byte = sign |
 // exponent >> 1. kStream: non-temporal stores (out 16-byte aligned).
 template <bool kStream>
-HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
+HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t i0, uint32_t n16, const uint8_t* res,
+                         uint8_t* out) {
   const T8 d8;
   const T16 d16;
   const W8 k7f = hn::Set(d8, 0x7F);
   W8 v[16];
-  for (uint32_t i = 0; i < n16; i += 16)
+  for (uint32_t i = i0; i < n16; i += 16)
     for (uint32_t g = 0; g < kCapRows; g += 16) {
       Transpose16(rows + g * stride + i, stride, v);
       for (int e = 0; e < 16; ++e) {
@@ -225,13 +226,106 @@ HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const
   if (kStream) hwy::FlushStream();
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX-512: the same transpose on 512-bit vectors (one row load = 64
+// indices), so that each join step writes whole 64-byte lines (one index's
+// 32 elements). Transpose16 on 16 rows leaves v[e] with the 16 streams of
+// index i + 16 * L + bitrev4(e) in 128-bit block L; the blocks of the two
+// stream halves are then paired (vpermt2q) into whole indices.
+using T8x = hn::Full512<uint8_t>;
+using W8x = hn::Vec<T8x>;
+
+template <class D8>
+HWY_INLINE void TransposeRows(D8 d8, const uint8_t* rows, size_t stride, hn::Vec<D8>* v) {
+  using V8 = hn::Vec<D8>;
+  const hn::Repartition<uint16_t, D8> d16;
+  const hn::Repartition<uint32_t, D8> d32;
+  const hn::Repartition<uint64_t, D8> d64;
+  for (int s = 0; s < 16; ++s) v[s] = hn::LoadU(d8, rows + s * stride);
+  auto stage = [&](auto dl) {
+    V8 o[16];
+    for (int k = 0; k < 8; ++k) {
+      const auto a = hn::BitCast(dl, v[2 * k]), b = hn::BitCast(dl, v[2 * k + 1]);
+      o[k] = hn::BitCast(d8, hn::InterleaveLower(dl, a, b));
+      o[k + 8] = hn::BitCast(d8, hn::InterleaveUpper(dl, a, b));
+    }
+    for (int k = 0; k < 16; ++k) v[k] = o[k];
+  };
+  stage(d8);
+  stage(d16);
+  stage(d32);
+  stage(d64);
+}
+
+// Two indices' 64 values: e = [x: streams 0-15, 16-31 | x+16: 0-15, 16-31]
+// joined with their residuals; lines x and x + 16 written.
+template <bool kStream>
+HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* out, uint64_t x, __m512i k7f, __m512i lo_idx,
+                          __m512i hi_idx) {
+  const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + x * kCapRows));
+  const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + (x + 16) * kCapRows));
+  const __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+  // Bit selects (0xCA: k ? b : c per bit, k = 0x7F): as JoinBf16.
+  const __m512i lo = _mm512_ternarylogic_epi32(k7f, r, _mm512_slli_epi16(e, 7), 0xCA);
+  const __m512i hi = _mm512_ternarylogic_epi32(k7f, _mm512_srli_epi16(e, 1), r, 0xCA);
+  const __m512i il = _mm512_unpacklo_epi8(lo, hi), iu = _mm512_unpackhi_epi8(lo, hi);
+  const __m512i w0 = _mm512_permutex2var_epi64(il, lo_idx, iu), w1 = _mm512_permutex2var_epi64(il, hi_idx, iu);
+  uint8_t* o0 = out + 2 * x * kCapRows;
+  uint8_t* o1 = out + 2 * (x + 16) * kCapRows;
+  if (kStream) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(o0), w0);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(o1), w1);
+  } else {
+    _mm512_storeu_si512(o0, w0);
+    _mm512_storeu_si512(o1, w1);
+  }
+}
+
+// Indices [0, n64) (n64 a multiple of 64); kStream: out 64-byte aligned.
+template <bool kStream>
+HWY_INLINE void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n64, const uint8_t* res, uint8_t* out) {
+  const T8x d8;
+  const __m512i k7f = _mm512_set1_epi8(0x7F);
+  // 128-bit blocks: {a0, b0, a1, b1} and {a2, b2, a3, b3}.
+  const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i hi_idx = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  W8x a[16], b[16];
+  for (uint32_t i = 0; i < n64; i += 64) {
+    TransposeRows(d8, rows + i, stride, a);
+    TransposeRows(d8, rows + 16 * stride + i, stride, b);
+    for (int e = 0; e < 16; ++e) {
+      const uint64_t x = i + kBitrev4[e];
+      const __m512i e0 = _mm512_permutex2var_epi64(a[e].raw, lo_idx, b[e].raw);  // x, x + 16
+      const __m512i e1 = _mm512_permutex2var_epi64(a[e].raw, hi_idx, b[e].raw);  // x + 32, x + 48
+      JoinLines<kStream>(e0, res, out, x, k7f, lo_idx, hi_idx);
+      JoinLines<kStream>(e1, res, out, x + 32, k7f, lo_idx, hi_idx);
+    }
+  }
+  if (kStream) hwy::FlushStream();
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool stream) {
+  const uint32_t n64 = n16 & ~63u;
+  const bool aligned64 = (reinterpret_cast<uintptr_t>(out) & 63) == 0;
+  if (stream && aligned64)
+    JoinBf16Wide<true>(rows, stride, n64, res, out);
+  else
+    JoinBf16Wide<false>(rows, stride, n64, res, out);
+  if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
+    JoinBf16<true>(rows, stride, n64, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n64, n16, res, out);
+}
+#else
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
   if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
-    JoinBf16<true>(rows, stride, n16, res, out);
+    JoinBf16<true>(rows, stride, 0, n16, res, out);
   else
-    JoinBf16<false>(rows, stride, n16, res, out);
+    JoinBf16<false>(rows, stride, 0, n16, res, out);
 }
+#endif
 
 #else  // HWY_SCALAR
 

@@ -134,16 +134,21 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
   std::vector<uint8_t> buf(2 * 65536 + 64);
   const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
   for (bool stream : {false, true})
-    for (size_t off : {align, align + 1}) {
+    for (size_t off : {align, align + 1, align + 16}) {  // 64-byte lines, unaligned, 16-byte aligned
       std::fill(buf.begin(), buf.end(), 0);
       cpu::cap_transpose_join_bf16(rows.data(), kStride, n16, res.data(), buf.data() + off, stream);
       ASSERT_TRUE(std::equal(want.begin(), want.end(), buf.begin() + off)) << "stream " << stream << " off " << off;
     }
-  // Fewer tiles: nothing past them is written.
-  std::fill(buf.begin(), buf.end(), 0xA5);
-  cpu::cap_transpose_join_bf16(rows.data(), kStride, 16, res.data(), buf.data(), false);
-  ASSERT_TRUE(std::equal(want.begin(), want.begin() + 2 * 512, buf.begin()));
-  for (size_t i = 2 * 512; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+  // Fewer tiles (AVX-512 joins 64 indices at a time, 16 for the rest):
+  // nothing past them is written.
+  for (uint32_t tiles : {16u, 80u})
+    for (bool stream : {false, true}) {
+      std::fill(buf.begin(), buf.end(), 0xA5);
+      cpu::cap_transpose_join_bf16(rows.data(), kStride, tiles, res.data(), buf.data() + align, stream);
+      const size_t bytes = 2 * 32 * size_t{tiles};
+      ASSERT_TRUE(std::equal(want.begin(), want.begin() + bytes, buf.begin() + align)) << tiles;
+      for (size_t i = align + bytes; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+    }
 }
 
 // Big outputs take the non-temporal join (a threshold forced low here).
