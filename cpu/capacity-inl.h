@@ -258,20 +258,19 @@ HWY_INLINE void TransposeRows(D8 d8, const uint8_t* rows, size_t stride, hn::Vec
 }
 
 // Two indices' 64 values: e = [x: streams 0-15, 16-31 | x+16: 0-15, 16-31]
-// joined with their residuals; lines x and x + 16 written.
+// joined with their residuals (res at index x) into lines x and x + 16 (o0,
+// o1). kStream: non-temporal stores (o0, o1 64-byte aligned).
 template <bool kStream>
-HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* out, uint64_t x, __m512i k7f, __m512i lo_idx,
+HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o1, __m512i k7f, __m512i lo_idx,
                           __m512i hi_idx) {
-  const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + x * kCapRows));
-  const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + (x + 16) * kCapRows));
+  const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
+  const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + 16 * kCapRows));
   const __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
   // Bit selects (0xCA: k ? b : c per bit, k = 0x7F): as JoinBf16.
   const __m512i lo = _mm512_ternarylogic_epi32(k7f, r, _mm512_slli_epi16(e, 7), 0xCA);
   const __m512i hi = _mm512_ternarylogic_epi32(k7f, _mm512_srli_epi16(e, 1), r, 0xCA);
   const __m512i il = _mm512_unpacklo_epi8(lo, hi), iu = _mm512_unpackhi_epi8(lo, hi);
   const __m512i w0 = _mm512_permutex2var_epi64(il, lo_idx, iu), w1 = _mm512_permutex2var_epi64(il, hi_idx, iu);
-  uint8_t* o0 = out + 2 * x * kCapRows;
-  uint8_t* o1 = out + 2 * (x + 16) * kCapRows;
   if (kStream) {
     _mm512_stream_si512(reinterpret_cast<__m512i*>(o0), w0);
     _mm512_stream_si512(reinterpret_cast<__m512i*>(o1), w1);
@@ -281,38 +280,65 @@ HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* out, uint64_t 
   }
 }
 
-// Indices [0, n64) (n64 a multiple of 64); kStream: out 64-byte aligned.
+// The 64 lines of indices [i, i + 64) (4 KiB) at o: o[64 * (x - i)] = line x.
 template <bool kStream>
-HWY_INLINE void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n64, const uint8_t* res, uint8_t* out) {
+HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o) {
   const T8x d8;
   const __m512i k7f = _mm512_set1_epi8(0x7F);
   // 128-bit blocks: {a0, b0, a1, b1} and {a2, b2, a3, b3}.
   const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
   const __m512i hi_idx = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
   W8x a[16], b[16];
-  for (uint32_t i = 0; i < n64; i += 64) {
-    TransposeRows(d8, rows + i, stride, a);
-    TransposeRows(d8, rows + 16 * stride + i, stride, b);
-    for (int e = 0; e < 16; ++e) {
-      const uint64_t x = i + kBitrev4[e];
-      const __m512i e0 = _mm512_permutex2var_epi64(a[e].raw, lo_idx, b[e].raw);  // x, x + 16
-      const __m512i e1 = _mm512_permutex2var_epi64(a[e].raw, hi_idx, b[e].raw);  // x + 32, x + 48
-      JoinLines<kStream>(e0, res, out, x, k7f, lo_idx, hi_idx);
-      JoinLines<kStream>(e1, res, out, x + 32, k7f, lo_idx, hi_idx);
+  TransposeRows(d8, rows + i, stride, a);
+  TransposeRows(d8, rows + 16 * stride + i, stride, b);
+  for (int e = 0; e < 16; ++e) {
+    const uint32_t x = kBitrev4[e];  // relative to i
+    const __m512i e0 = _mm512_permutex2var_epi64(a[e].raw, lo_idx, b[e].raw);  // x, x + 16
+    const __m512i e1 = _mm512_permutex2var_epi64(a[e].raw, hi_idx, b[e].raw);  // x + 32, x + 48
+    const uint8_t* r = res + uint64_t{i + x} * kCapRows;
+    uint8_t* ox = o + 64 * x;
+    JoinLines<kStream>(e0, r, ox, ox + 64 * 16, k7f, lo_idx, hi_idx);
+    JoinLines<kStream>(e1, r + 32 * kCapRows, ox + 64 * 32, ox + 64 * 48, k7f, lo_idx, hi_idx);
+  }
+}
+
+// Indices [0, n64) (n64 a multiple of 64). stream: non-temporal stores,
+// out 16-byte aligned. Whole 64-byte lines stream best; when out is not
+// 64-byte aligned, each group's lines go through an L1 buffer and leave as
+// aligned 64-byte stores (16-byte ones at the group's two ends).
+void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n64, const uint8_t* res, uint8_t* out,
+                  bool stream) {
+  const size_t mis = reinterpret_cast<uintptr_t>(out) & 63;
+  if (!stream) {
+    for (uint32_t i = 0; i < n64; i += 64) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
+    return;
+  }
+  if (mis == 0) {
+    for (uint32_t i = 0; i < n64; i += 64) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
+  } else {
+    alignas(64) uint8_t tmp[64 * 64];
+    const size_t head = 64 - mis;  // bytes before the first 64-byte boundary
+    for (uint32_t i = 0; i < n64; i += 64) {
+      JoinGroup<false>(rows, stride, i, res, tmp);
+      uint8_t* o = out + 64 * uint64_t{i};
+      size_t k = 0;
+      for (; k < head; k += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+      for (; k + 64 <= sizeof tmp; k += 64)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(o + k), _mm512_loadu_si512(tmp + k));
+      for (; k < sizeof tmp; k += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
     }
   }
-  if (kStream) hwy::FlushStream();
+  hwy::FlushStream();
 }
 
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
   const uint32_t n64 = n16 & ~63u;
-  const bool aligned64 = (reinterpret_cast<uintptr_t>(out) & 63) == 0;
-  if (stream && aligned64)
-    JoinBf16Wide<true>(rows, stride, n64, res, out);
-  else
-    JoinBf16Wide<false>(rows, stride, n64, res, out);
-  if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
+  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
+  JoinBf16Wide(rows, stride, n64, res, out, stream);
+  if (stream)
     JoinBf16<true>(rows, stride, n64, n16, res, out);
   else
     JoinBf16<false>(rows, stride, n64, n16, res, out);

@@ -131,10 +131,10 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
     const uint16_t v = static_cast<uint16_t>(((res[j] & 0x80u) << 8) | (uint32_t{want_exps[j]} << 7) | (res[j] & 0x7Fu));
     std::memcpy(&want[2 * j], &v, 2);
   }
-  std::vector<uint8_t> buf(2 * 65536 + 64);
+  std::vector<uint8_t> buf(2 * 65536 + 128);
   const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
   for (bool stream : {false, true})
-    for (size_t off : {align, align + 1, align + 16}) {  // 64-byte lines, unaligned, 16-byte aligned
+    for (size_t off : {align, align + 1, align + 16, align + 48}) {  // 64-byte lines, unaligned, 16-byte aligned
       std::fill(buf.begin(), buf.end(), 0);
       cpu::cap_transpose_join_bf16(rows.data(), kStride, n16, res.data(), buf.data() + off, stream);
       ASSERT_TRUE(std::equal(want.begin(), want.end(), buf.begin() + off)) << "stream " << stream << " off " << off;
