@@ -83,9 +83,11 @@ struct LaneLimits {
   }
 };
 
-// The rest of one lane: safe rounds, then single codes with checked refills.
-// False when the stream runs out (malformed).
-HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint16_t* table) {
+// The rest of one lane: safe rounds, then single codes with checked refills
+// (a window's first code is its multi-code entry's first symbol; the code is
+// complete, so every window has one). False when the stream runs out
+// (malformed).
+HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint8_t* lens) {
   for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
     for (; k > 0; --k) l.round(multi);
   while (l.out < lim.out_end) {
@@ -93,10 +95,11 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi
       if (lim.consumed(l) > lim.end_bits) return false;
       l.refill();
     }
-    const uint32_t e = table[l.buf & 4095u];
-    *l.out++ = static_cast<uint8_t>(e);
-    l.buf >>= e >> 8;
-    l.cnt -= e >> 8;
+    const uint32_t sym = multi[l.buf & 4095u] & 0xFFu;
+    const uint32_t len = lens[sym];
+    *l.out++ = static_cast<uint8_t>(sym);
+    l.buf >>= len;
+    l.cnt -= len;
   }
   return true;
 }
@@ -105,7 +108,7 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi
 // stream s used. False when a stream runs out (malformed). Four streams in
 // lockstep (independent dependency chains), in runs of rounds safe for all.
 // Reads up to 16 bytes past each stream's end.
-bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed) {
+bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed) {
   bool ok = true;
   for (uint32_t s0 = 0; s0 < kCapRows; s0 += 4) {
     Lane l[4];
@@ -133,10 +136,10 @@ bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint16_t*
         }
       }
     }
-    ok &= FinishLane(a, lim[0], multi, table);
-    ok &= FinishLane(b, lim[1], multi, table);
-    ok &= FinishLane(c, lim[2], multi, table);
-    ok &= FinishLane(d, lim[3], multi, table);
+    ok &= FinishLane(a, lim[0], multi, lens);
+    ok &= FinishLane(b, lim[1], multi, lens);
+    ok &= FinishLane(c, lim[2], multi, lens);
+    ok &= FinishLane(d, lim[3], multi, lens);
     const Lane* fin[4] = {&a, &b, &c, &d};
     for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
   }

@@ -299,15 +299,16 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   if (total != size) return Status::bad_code;
   // Blocks of one frame often share their code lengths: the lookups of the
   // previous block are reused when its table bytes are the same.
+  // The fast path needs only the multi-code lookups (its lanes' tails take a
+  // window's first code from them); the single-code table is for the
+  // bounds-checked path.
   const bool fast = blk + size + 16 <= limit;
-  if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
+  if (!fast) {
     cap_decode_table(t, sc->table);
-    sc->table_size = 0;
-    if (fast) {
-      build_multi_table(t, sc->multi);
-      std::memcpy(sc->table_bytes, blk, t.bytes);
-      sc->table_size = t.bytes;
-    }
+  } else if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
+    build_multi_table(t, sc->multi);
+    std::memcpy(sc->table_bytes, blk, t.bytes);
+    sc->table_size = t.bytes;
   }
   const uint16_t* table = sc->table;
   // Fast path: reads up to 16 bytes past a stream's end, so only when the
@@ -319,7 +320,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     for (uint32_t s = 0; s < kCapStreams; ++s)
       in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
     // A stream that ran out is malformed: the reference names the fault.
-    if (!cpu::cap_decode_rows(in, sc->multi, table, used))
+    if (!cpu::cap_decode_rows(in, sc->multi, t.len, used))
       return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
     for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
     *layout = ExpLayout::rows;
