@@ -229,15 +229,8 @@ HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t i0, uint32
   if (kStream) hwy::FlushStream();
 }
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// AVX-512: the same transpose on 512-bit vectors (one row load = 64
-// indices), so that each join step writes whole 64-byte lines (one index's
-// 32 elements). Transpose16 on 16 rows leaves v[e] with the 16 streams of
-// index i + 16 * L + bitrev4(e) in 128-bit block L; the blocks of the two
-// stream halves are then paired (vpermt2q) into whole indices.
-using T8x = hn::Full512<uint8_t>;
-using W8x = hn::Vec<T8x>;
-
+// Transpose16 on vectors of any width: 16 rows of Lanes(d8) indices; v[e]
+// holds in its 128-bit block L the 16 streams of index i + 16 L + bitrev4(e).
 template <class D8>
 HWY_INLINE void TransposeRows(D8 d8, const uint8_t* rows, size_t stride, hn::Vec<D8>* v) {
   using V8 = hn::Vec<D8>;
@@ -259,6 +252,16 @@ HWY_INLINE void TransposeRows(D8 d8, const uint8_t* rows, size_t stride, hn::Vec
   stage(d32);
   stage(d64);
 }
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX-512: the same transpose on 512-bit vectors (one row load = 64
+// indices), so that each join step writes whole 64-byte lines (one index's
+// 32 elements). Transpose16 on 16 rows leaves v[e] with the 16 streams of
+// index i + 16 * L + bitrev4(e) in 128-bit block L; the blocks of the two
+// stream halves are then paired (vpermt2q) into whole indices.
+using T8x = hn::Full512<uint8_t>;
+using W8x = hn::Vec<T8x>;
+
 
 // Two indices' 64 values: e = [x: streams 0-15, 16-31 | x+16: 0-15, 16-31]
 // joined with their residuals (res at index x) into lines x and x + 16 (o0,
@@ -345,6 +348,85 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
     JoinBf16<true>(rows, stride, n64, n16, res, out);
   else
     JoinBf16<false>(rows, stride, n64, n16, res, out);
+}
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+// AVX2: as the AVX-512 join with 256-bit vectors (one row load = 32
+// indices); the stream halves are paired with vperm2i128 into whole
+// indices, and each index's line is written as two 32-byte stores.
+using T8y = hn::Full256<uint8_t>;
+using W8y = hn::Vec<T8y>;
+
+// Line x (o) from one index's 32 exponents (streams in order) and residuals.
+template <bool kStream>
+HWY_INLINE void JoinLine(__m256i e, const uint8_t* res, uint8_t* o, __m256i k7f) {
+  const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
+  const __m256i e7 = _mm256_slli_epi16(e, 7), e1 = _mm256_srli_epi16(e, 1);
+  const __m256i lo = _mm256_or_si256(_mm256_and_si256(k7f, r), _mm256_andnot_si256(k7f, e7));
+  const __m256i hi = _mm256_or_si256(_mm256_and_si256(k7f, e1), _mm256_andnot_si256(k7f, r));
+  const __m256i il = _mm256_unpacklo_epi8(lo, hi), iu = _mm256_unpackhi_epi8(lo, hi);
+  const __m256i w0 = _mm256_permute2x128_si256(il, iu, 0x20), w1 = _mm256_permute2x128_si256(il, iu, 0x31);
+  if (kStream) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(o), w0);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(o + 32), w1);
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), w0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), w1);
+  }
+}
+
+// The 32 lines of indices [i, i + 32) (2 KiB) at o.
+template <bool kStream>
+HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o) {
+  const T8y d8;
+  const __m256i k7f = _mm256_set1_epi8(0x7F);
+  W8y a[16], b[16];
+  TransposeRows(d8, rows + i, stride, a);
+  TransposeRows(d8, rows + 16 * stride + i, stride, b);
+  for (int e = 0; e < 16; ++e) {
+    const uint32_t x = kBitrev4[e];  // relative to i
+    const __m256i e0 = _mm256_permute2x128_si256(a[e].raw, b[e].raw, 0x20);  // x
+    const __m256i e1 = _mm256_permute2x128_si256(a[e].raw, b[e].raw, 0x31);  // x + 16
+    const uint8_t* r = res + uint64_t{i + x} * kCapRows;
+    JoinLine<kStream>(e0, r, o + 64 * x, k7f);
+    JoinLine<kStream>(e1, r + 16 * kCapRows, o + 64 * (x + 16), k7f);
+  }
+}
+
+// Indices [0, n32) (n32 a multiple of 32); stream: out 16-byte aligned.
+// Not 32-byte aligned: each group through an L1 buffer, as the AVX-512 join.
+void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n32, const uint8_t* res, uint8_t* out,
+                  bool stream) {
+  if (!stream) {
+    for (uint32_t i = 0; i < n32; i += 32) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
+    return;
+  }
+  if ((reinterpret_cast<uintptr_t>(out) & 31) == 0) {
+    for (uint32_t i = 0; i < n32; i += 32) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
+  } else {
+    alignas(32) uint8_t tmp[32 * 64];
+    for (uint32_t i = 0; i < n32; i += 32) {
+      JoinGroup<false>(rows, stride, i, res, tmp);
+      uint8_t* o = out + 64 * uint64_t{i};
+      _mm_stream_si128(reinterpret_cast<__m128i*>(o), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
+      size_t k = 16;
+      for (; k + 32 <= sizeof tmp; k += 32)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(o + k),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tmp + k)));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+    }
+  }
+  hwy::FlushStream();
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool stream) {
+  const uint32_t n32 = n16 & ~31u;
+  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
+  JoinBf16Wide(rows, stride, n32, res, out, stream);
+  if (stream)
+    JoinBf16<true>(rows, stride, n32, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n32, n16, res, out);
 }
 #else
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
