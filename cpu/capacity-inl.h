@@ -3,7 +3,9 @@
 // exponents come out of the Huffman decoder stream by stream (row s holds
 // the codes of elements s, s + 32, s + 64, ...); these put them back in
 // element order with 16x16 byte transposes, and for bf16 join them with the
-// residual bytes in the same pass (one 128-bit tile = 16 elements).
+// residual bytes in the same pass. AVX-512 and AVX2 transpose 512/256-bit
+// rows (64/32 indices per load) and write each index's 32 values as one
+// whole 64-byte line; other targets and the tail use 128-bit tiles.
 #if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_INL_H_

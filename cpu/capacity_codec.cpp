@@ -12,8 +12,9 @@
 //    runs of rounds checked once per run), compiled per Highway target for
 //    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
 //    transposes puts the exponents back in element order, for bf16 fused
-//    with the join of the residual bytes (non-temporal stores for outputs
-//    past the caches). The multi-code table is built by enumerating code
+//    with the join of the residual bytes (512/256-bit vectors on AVX-512 /
+//    AVX2, whole 64-byte output lines; non-temporal stores for outputs past
+//    the caches). The multi-code table is built by enumerating code
 //    sequences (each window written once) and reused while consecutive
 //    blocks carry the same table; the next block's streams and residuals are
 //    prefetched (32 short streams defeat the hardware prefetcher). (A
