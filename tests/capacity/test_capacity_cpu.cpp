@@ -209,6 +209,39 @@ TEST_P(CapacityCpu, CorruptBlocksSameStatus) {
   EXPECT_GT(bad, 20);  // a flipped code bit often decodes silently: the checksum catches those
 }
 
+// The frame's last block ends at the buffer's end and is decoded from a
+// padded copy: corruption there gives the reference's status too, and an
+// intact frame the same values.
+TEST_P(CapacityCpu, CorruptLastBlockSameStatus) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 2 * 65536 + 50001, 4, {});
+  const auto f0 = enc(Dtype::bf16, in, false, 1, false);
+  FrameHeader h;
+  ASSERT_EQ(parse_header(f0.data(), f0.size(), &h), Status::ok);
+  const CapLayout L = capacity_layout_of(h);
+  ASSERT_EQ(L.n_blocks, 3u);
+  const uint64_t last = L.blk_off + load_le32(f0.data() + L.index_off) + load_le32(f0.data() + L.index_off + 4);
+  const uint64_t last_size = L.blk_off + L.blk_size - last;
+  ASSERT_GT(last_size, 1000u);
+  ASSERT_GT(L.blk_off + L.blk_size + 16, f0.size());  // ends within 16 bytes of the buffer: the copy
+  std::vector<uint8_t> o1, o2;
+  ASSERT_EQ(dec(f0, in.size(), 1, true, &o1).status, Status::ok);
+  ASSERT_EQ(o1, in);
+  int bad = 0;
+  for (uint64_t t = 0; t < 300; ++t) {
+    auto f = f0;
+    // Mostly the block's last bytes (the end of stream 31), some anywhere in it.
+    const uint64_t span = t % 2 ? 64 : last_size;
+    const uint64_t i = last + last_size - 1 - synth::random_u64(t, 3) % span;
+    f[i] ^= static_cast<uint8_t>(1u << (synth::random_u64(t, 4) % 8));
+    const Status a = dec(f, in.size(), 1, true, &o1).status;
+    const Status b = dec(f, in.size(), 1, false, &o2).status;
+    ASSERT_EQ(a, b) << "byte " << i;
+    if (a == Status::ok) ASSERT_EQ(o1, o2);
+    bad += a != Status::ok;
+  }
+  EXPECT_GT(bad, 20);
+}
+
 SPLITZIP_INSTANTIATE_PER_TARGET(CapacityCpu);
 
 }  // namespace
