@@ -3,7 +3,9 @@
 // exponents come out of the Huffman decoder stream by stream (row s holds
 // the codes of elements s, s + 32, s + 64, ...); these put them back in
 // element order with 16x16 byte transposes, and for bf16 join them with the
-// residual bytes in the same pass (one 128-bit tile = 16 elements).
+// residual bytes in the same pass. AVX-512 and AVX2 transpose 512/256-bit
+// rows (64/32 indices per load) and write each index's 32 values as one
+// whole 64-byte line; other targets and the tail use 128-bit tiles.
 #if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_INL_H_
@@ -83,9 +85,11 @@ struct LaneLimits {
   }
 };
 
-// The rest of one lane: safe rounds, then single codes with checked refills.
-// False when the stream runs out (malformed).
-HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint16_t* table) {
+// The rest of one lane: safe rounds, then single codes with checked refills
+// (a window's first code is its multi-code entry's first symbol; the code is
+// complete, so every window has one). False when the stream runs out
+// (malformed).
+HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint8_t* lens) {
   for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
     for (; k > 0; --k) l.round(multi);
   while (l.out < lim.out_end) {
@@ -93,10 +97,11 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi
       if (lim.consumed(l) > lim.end_bits) return false;
       l.refill();
     }
-    const uint32_t e = table[l.buf & 4095u];
-    *l.out++ = static_cast<uint8_t>(e);
-    l.buf >>= e >> 8;
-    l.cnt -= e >> 8;
+    const uint32_t sym = multi[l.buf & 4095u] & 0xFFu;
+    const uint32_t len = lens[sym];
+    *l.out++ = static_cast<uint8_t>(sym);
+    l.buf >>= len;
+    l.cnt -= len;
   }
   return true;
 }
@@ -105,7 +110,7 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi
 // stream s used. False when a stream runs out (malformed). Four streams in
 // lockstep (independent dependency chains), in runs of rounds safe for all.
 // Reads up to 16 bytes past each stream's end.
-bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed) {
+bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed) {
   bool ok = true;
   for (uint32_t s0 = 0; s0 < kCapRows; s0 += 4) {
     Lane l[4];
@@ -133,10 +138,10 @@ bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint16_t*
         }
       }
     }
-    ok &= FinishLane(a, lim[0], multi, table);
-    ok &= FinishLane(b, lim[1], multi, table);
-    ok &= FinishLane(c, lim[2], multi, table);
-    ok &= FinishLane(d, lim[3], multi, table);
+    ok &= FinishLane(a, lim[0], multi, lens);
+    ok &= FinishLane(b, lim[1], multi, lens);
+    ok &= FinishLane(c, lim[2], multi, lens);
+    ok &= FinishLane(d, lim[3], multi, lens);
     const Lane* fin[4] = {&a, &b, &c, &d};
     for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
   }
@@ -196,12 +201,13 @@ void CapTranspose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exp
 // the values: low byte = mantissa | exponent bit 0 << 7, high byte = sign |
 // exponent >> 1. kStream: non-temporal stores (out 16-byte aligned).
 template <bool kStream>
-HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out) {
+HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t i0, uint32_t n16, const uint8_t* res,
+                         uint8_t* out) {
   const T8 d8;
   const T16 d16;
   const W8 k7f = hn::Set(d8, 0x7F);
   W8 v[16];
-  for (uint32_t i = 0; i < n16; i += 16)
+  for (uint32_t i = i0; i < n16; i += 16)
     for (uint32_t g = 0; g < kCapRows; g += 16) {
       Transpose16(rows + g * stride + i, stride, v);
       for (int e = 0; e < 16; ++e) {
@@ -225,13 +231,214 @@ HWY_INLINE void JoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const
   if (kStream) hwy::FlushStream();
 }
 
+// Transpose16 on vectors of any width: 16 rows of Lanes(d8) indices; v[e]
+// holds in its 128-bit block L the 16 streams of index i + 16 L + bitrev4(e).
+template <class D8>
+HWY_INLINE void TransposeRows(D8 d8, const uint8_t* rows, size_t stride, hn::Vec<D8>* v) {
+  using V8 = hn::Vec<D8>;
+  const hn::Repartition<uint16_t, D8> d16;
+  const hn::Repartition<uint32_t, D8> d32;
+  const hn::Repartition<uint64_t, D8> d64;
+  for (int s = 0; s < 16; ++s) v[s] = hn::LoadU(d8, rows + s * stride);
+  auto stage = [&](auto dl) {
+    V8 o[16];
+    for (int k = 0; k < 8; ++k) {
+      const auto a = hn::BitCast(dl, v[2 * k]), b = hn::BitCast(dl, v[2 * k + 1]);
+      o[k] = hn::BitCast(d8, hn::InterleaveLower(dl, a, b));
+      o[k + 8] = hn::BitCast(d8, hn::InterleaveUpper(dl, a, b));
+    }
+    for (int k = 0; k < 16; ++k) v[k] = o[k];
+  };
+  stage(d8);
+  stage(d16);
+  stage(d32);
+  stage(d64);
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// AVX-512: the same transpose on 512-bit vectors (one row load = 64
+// indices), so that each join step writes whole 64-byte lines (one index's
+// 32 elements). Transpose16 on 16 rows leaves v[e] with the 16 streams of
+// index i + 16 * L + bitrev4(e) in 128-bit block L; the blocks of the two
+// stream halves are then paired (vpermt2q) into whole indices.
+using T8x = hn::Full512<uint8_t>;
+using W8x = hn::Vec<T8x>;
+
+
+// Two indices' 64 values: e = [x: streams 0-15, 16-31 | x+16: 0-15, 16-31]
+// joined with their residuals (res at index x) into lines x and x + 16 (o0,
+// o1). kStream: non-temporal stores (o0, o1 64-byte aligned).
+template <bool kStream>
+HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o1, __m512i k7f, __m512i lo_idx,
+                          __m512i hi_idx) {
+  const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
+  const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + 16 * kCapRows));
+  const __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
+  // Bit selects (0xCA: k ? b : c per bit, k = 0x7F): as JoinBf16.
+  const __m512i lo = _mm512_ternarylogic_epi32(k7f, r, _mm512_slli_epi16(e, 7), 0xCA);
+  const __m512i hi = _mm512_ternarylogic_epi32(k7f, _mm512_srli_epi16(e, 1), r, 0xCA);
+  const __m512i il = _mm512_unpacklo_epi8(lo, hi), iu = _mm512_unpackhi_epi8(lo, hi);
+  const __m512i w0 = _mm512_permutex2var_epi64(il, lo_idx, iu), w1 = _mm512_permutex2var_epi64(il, hi_idx, iu);
+  if (kStream) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(o0), w0);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(o1), w1);
+  } else {
+    _mm512_storeu_si512(o0, w0);
+    _mm512_storeu_si512(o1, w1);
+  }
+}
+
+// The 64 lines of indices [i, i + 64) (4 KiB) at o: o[64 * (x - i)] = line x.
+template <bool kStream>
+HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o) {
+  const T8x d8;
+  const __m512i k7f = _mm512_set1_epi8(0x7F);
+  // 128-bit blocks: {a0, b0, a1, b1} and {a2, b2, a3, b3}.
+  const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  const __m512i hi_idx = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  W8x a[16], b[16];
+  TransposeRows(d8, rows + i, stride, a);
+  TransposeRows(d8, rows + 16 * stride + i, stride, b);
+  for (int e = 0; e < 16; ++e) {
+    const uint32_t x = kBitrev4[e];  // relative to i
+    const __m512i e0 = _mm512_permutex2var_epi64(a[e].raw, lo_idx, b[e].raw);  // x, x + 16
+    const __m512i e1 = _mm512_permutex2var_epi64(a[e].raw, hi_idx, b[e].raw);  // x + 32, x + 48
+    const uint8_t* r = res + uint64_t{i + x} * kCapRows;
+    uint8_t* ox = o + 64 * x;
+    JoinLines<kStream>(e0, r, ox, ox + 64 * 16, k7f, lo_idx, hi_idx);
+    JoinLines<kStream>(e1, r + 32 * kCapRows, ox + 64 * 32, ox + 64 * 48, k7f, lo_idx, hi_idx);
+  }
+}
+
+// Indices [0, n64) (n64 a multiple of 64). stream: non-temporal stores,
+// out 16-byte aligned. Whole 64-byte lines stream best; when out is not
+// 64-byte aligned, each group's lines go through an L1 buffer and leave as
+// aligned 64-byte stores (16-byte ones at the group's two ends).
+void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n64, const uint8_t* res, uint8_t* out,
+                  bool stream) {
+  const size_t mis = reinterpret_cast<uintptr_t>(out) & 63;
+  if (!stream) {
+    for (uint32_t i = 0; i < n64; i += 64) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
+    return;
+  }
+  if (mis == 0) {
+    for (uint32_t i = 0; i < n64; i += 64) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
+  } else {
+    alignas(64) uint8_t tmp[64 * 64];
+    const size_t head = 64 - mis;  // bytes before the first 64-byte boundary
+    for (uint32_t i = 0; i < n64; i += 64) {
+      JoinGroup<false>(rows, stride, i, res, tmp);
+      uint8_t* o = out + 64 * uint64_t{i};
+      size_t k = 0;
+      for (; k < head; k += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+      for (; k + 64 <= sizeof tmp; k += 64)
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(o + k), _mm512_loadu_si512(tmp + k));
+      for (; k < sizeof tmp; k += 16)
+        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+    }
+  }
+  hwy::FlushStream();
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool stream) {
+  const uint32_t n64 = n16 & ~63u;
+  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
+  JoinBf16Wide(rows, stride, n64, res, out, stream);
+  if (stream)
+    JoinBf16<true>(rows, stride, n64, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n64, n16, res, out);
+}
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+// AVX2: as the AVX-512 join with 256-bit vectors (one row load = 32
+// indices); the stream halves are paired with vperm2i128 into whole
+// indices, and each index's line is written as two 32-byte stores.
+using T8y = hn::Full256<uint8_t>;
+using W8y = hn::Vec<T8y>;
+
+// Line x (o) from one index's 32 exponents (streams in order) and residuals.
+template <bool kStream>
+HWY_INLINE void JoinLine(__m256i e, const uint8_t* res, uint8_t* o, __m256i k7f) {
+  const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
+  const __m256i e7 = _mm256_slli_epi16(e, 7), e1 = _mm256_srli_epi16(e, 1);
+  const __m256i lo = _mm256_or_si256(_mm256_and_si256(k7f, r), _mm256_andnot_si256(k7f, e7));
+  const __m256i hi = _mm256_or_si256(_mm256_and_si256(k7f, e1), _mm256_andnot_si256(k7f, r));
+  const __m256i il = _mm256_unpacklo_epi8(lo, hi), iu = _mm256_unpackhi_epi8(lo, hi);
+  const __m256i w0 = _mm256_permute2x128_si256(il, iu, 0x20), w1 = _mm256_permute2x128_si256(il, iu, 0x31);
+  if (kStream) {
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(o), w0);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(o + 32), w1);
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), w0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + 32), w1);
+  }
+}
+
+// The 32 lines of indices [i, i + 32) (2 KiB) at o.
+template <bool kStream>
+HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o) {
+  const T8y d8;
+  const __m256i k7f = _mm256_set1_epi8(0x7F);
+  W8y a[16], b[16];
+  TransposeRows(d8, rows + i, stride, a);
+  TransposeRows(d8, rows + 16 * stride + i, stride, b);
+  for (int e = 0; e < 16; ++e) {
+    const uint32_t x = kBitrev4[e];  // relative to i
+    const __m256i e0 = _mm256_permute2x128_si256(a[e].raw, b[e].raw, 0x20);  // x
+    const __m256i e1 = _mm256_permute2x128_si256(a[e].raw, b[e].raw, 0x31);  // x + 16
+    const uint8_t* r = res + uint64_t{i + x} * kCapRows;
+    JoinLine<kStream>(e0, r, o + 64 * x, k7f);
+    JoinLine<kStream>(e1, r + 16 * kCapRows, o + 64 * (x + 16), k7f);
+  }
+}
+
+// Indices [0, n32) (n32 a multiple of 32); stream: out 16-byte aligned.
+// Not 32-byte aligned: each group through an L1 buffer, as the AVX-512 join.
+void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n32, const uint8_t* res, uint8_t* out,
+                  bool stream) {
+  if (!stream) {
+    for (uint32_t i = 0; i < n32; i += 32) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
+    return;
+  }
+  if ((reinterpret_cast<uintptr_t>(out) & 31) == 0) {
+    for (uint32_t i = 0; i < n32; i += 32) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
+  } else {
+    alignas(32) uint8_t tmp[32 * 64];
+    for (uint32_t i = 0; i < n32; i += 32) {
+      JoinGroup<false>(rows, stride, i, res, tmp);
+      uint8_t* o = out + 64 * uint64_t{i};
+      _mm_stream_si128(reinterpret_cast<__m128i*>(o), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
+      size_t k = 16;
+      for (; k + 32 <= sizeof tmp; k += 32)
+        _mm256_stream_si256(reinterpret_cast<__m256i*>(o + k),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tmp + k)));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+    }
+  }
+  hwy::FlushStream();
+}
+
+void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
+                          bool stream) {
+  const uint32_t n32 = n16 & ~31u;
+  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
+  JoinBf16Wide(rows, stride, n32, res, out, stream);
+  if (stream)
+    JoinBf16<true>(rows, stride, n32, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n32, n16, res, out);
+}
+#else
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
   if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
-    JoinBf16<true>(rows, stride, n16, res, out);
+    JoinBf16<true>(rows, stride, 0, n16, res, out);
   else
-    JoinBf16<false>(rows, stride, n16, res, out);
+    JoinBf16<false>(rows, stride, 0, n16, res, out);
 }
+#endif
 
 #else  // HWY_SCALAR
 

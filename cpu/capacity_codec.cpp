@@ -12,8 +12,9 @@
 //    runs of rounds checked once per run), compiled per Highway target for
 //    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
 //    transposes puts the exponents back in element order, for bf16 fused
-//    with the join of the residual bytes (non-temporal stores for outputs
-//    past the caches). The multi-code table is built by enumerating code
+//    with the join of the residual bytes (512/256-bit vectors on AVX-512 /
+//    AVX2, whole 64-byte output lines; non-temporal stores for outputs past
+//    the caches). The multi-code table is built by enumerating code
 //    sequences (each window written once) and reused while consecutive
 //    blocks carry the same table; the next block's streams and residuals are
 //    prefetched (32 short streams defeat the hardware prefetcher). (A
@@ -263,7 +264,7 @@ struct DecScratch {
   alignas(64) uint8_t rows[kCapStreams * kRowStride];
   alignas(64) uint8_t exps[kCapBlockElems];
   alignas(64) uint32_t multi[kCapTableSize];
-  uint16_t table[kCapTableSize];
+  std::vector<uint8_t> tail;  // the frame's last block, padded (decode_block)
   uint8_t table_bytes[2 + 128];  // the table the lookups were built for (at most first 0, last 255)
   uint32_t table_size = 0;                       // 0: none yet
 };
@@ -271,9 +272,9 @@ struct DecScratch {
 // Where decode_block left a block's exponents.
 enum class ExpLayout { rows, exps };
 
-// Decodes block b into sc->rows (fast path) or sc->exps (the frame's last
-// block, bounds-checked); statuses as reference_capacity_decode_block.
-// limit: one past the last readable byte of the frame buffer.
+// Decodes block b into sc->rows, or into sc->exps when it has one symbol or
+// is malformed; statuses as reference_capacity_decode_block. limit: one
+// past the last readable byte of the frame buffer.
 Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
                     DecScratch* sc, ExpLayout* layout) {
   *layout = ExpLayout::exps;
@@ -297,45 +298,34 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     total += z;
   }
   if (total != size) return Status::bad_code;
+  // The stream decoder reads up to 16 bytes past a stream's end: a block that
+  // ends within 16 bytes of the buffer's end (the frame's last) is decoded
+  // from a padded copy (the decoded codes and checks do not depend on the
+  // bytes past a stream, only the reads).
+  if (blk + size + 16 > limit) {
+    sc->tail.assign(blk, blk + size);
+    sc->tail.resize(size + 16, 0);
+    const uint8_t* copy = sc->tail.data();
+    for (uint32_t s = 0; s < kCapStreams; ++s) st[s].base = copy + (st[s].base - blk);
+    blk = copy;
+  }
   // Blocks of one frame often share their code lengths: the lookups of the
-  // previous block are reused when its table bytes are the same.
-  const bool fast = blk + size + 16 <= limit;
+  // previous block are reused when its table bytes are the same. (The lanes'
+  // tails take a window's first code from the multi-code lookups too.)
   if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
-    cap_decode_table(t, sc->table);
-    sc->table_size = 0;
-    if (fast) {
-      build_multi_table(t, sc->multi);
-      std::memcpy(sc->table_bytes, blk, t.bytes);
-      sc->table_size = t.bytes;
-    }
+    build_multi_table(t, sc->multi);
+    std::memcpy(sc->table_bytes, blk, t.bytes);
+    sc->table_size = t.bytes;
   }
-  const uint16_t* table = sc->table;
-  // Fast path: reads up to 16 bytes past a stream's end, so only when the
-  // buffer holds them (all but the frame's last bytes).
-  uint32_t k = 0;
-  if (fast) {
-    cpu::CapStreamIn in[kCapStreams];
-    uint64_t used[kCapStreams];
-    for (uint32_t s = 0; s < kCapStreams; ++s)
-      in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
-    // A stream that ran out is malformed: the reference names the fault.
-    if (!cpu::cap_decode_rows(in, sc->multi, table, used))
-      return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
-    for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
-    *layout = ExpLayout::rows;
-    k = m;  // every code decoded; the checks below
-  }
-  for (uint32_t j = k; j < m; ++j) {  // the frame's last block: bounds-checked
-    DecState& d = st[j % kCapStreams];
-    uint32_t peek = 0;
-    const uint64_t byte = d.pos >> 3;
-    const uint64_t zbytes = d.end_bits >> 3;
-    for (uint32_t i = 0; i < 3 && byte + i < zbytes; ++i) peek |= uint32_t{d.base[byte + i]} << (8 * i);
-    peek = (peek >> (d.pos & 7)) & (kCapTableSize - 1);
-    const uint32_t e = table[peek];
-    exps[j] = static_cast<uint8_t>(e);
-    d.pos += e >> 8;
-  }
+  cpu::CapStreamIn in[kCapStreams];
+  uint64_t used[kCapStreams];
+  for (uint32_t s = 0; s < kCapStreams; ++s)
+    in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
+  // A stream that ran out is malformed: the reference names the fault.
+  if (!cpu::cap_decode_rows(in, sc->multi, t.len, used))
+    return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+  for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
+  *layout = ExpLayout::rows;
   bool bad = false;
   for (uint32_t s = 0; s < kCapStreams; ++s) {
     const DecState& d = st[s];

@@ -16,8 +16,8 @@ HWY_EXPORT(CapTranspose);
 HWY_EXPORT(CapTransposeJoinBf16);
 HWY_EXPORT(CapacityTarget);
 
-bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed) {
-  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, multi, table, consumed);
+bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed) {
+  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, multi, lens, consumed);
 }
 
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {

@@ -160,10 +160,10 @@ struct CapStreamIn {
   uint32_t len = 0;
 };
 // Decodes the 32 streams with the block's lookups (multi-code entries:
-// symbols, bits << 24, codes << 30; table: symbol | length << 8) into their
-// rows, which need 4 bytes of slack; consumed[s]: bits used. Reads up to 16
-// bytes past each stream. False: a stream ran out (malformed).
-bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint16_t* table, uint64_t* consumed);
+// symbols, bits << 24, codes << 30; lens: the code length of each symbol)
+// into their rows, which need 4 bytes of slack; consumed[s]: bits used.
+// Reads up to 16 bytes past each stream. False: a stream ran out (malformed).
+bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed);
 // rows[s * stride + i] is the
 // exponent of element i * 32 + s; indices [0, n16), n16 a multiple of 16.
 // cap_transpose writes the exponents in element order; the bf16 join writes

@@ -131,19 +131,24 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
     const uint16_t v = static_cast<uint16_t>(((res[j] & 0x80u) << 8) | (uint32_t{want_exps[j]} << 7) | (res[j] & 0x7Fu));
     std::memcpy(&want[2 * j], &v, 2);
   }
-  std::vector<uint8_t> buf(2 * 65536 + 64);
+  std::vector<uint8_t> buf(2 * 65536 + 128);
   const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
   for (bool stream : {false, true})
-    for (size_t off : {align, align + 1}) {
+    for (size_t off : {align, align + 1, align + 16, align + 48}) {  // 64-byte lines, unaligned, 16-byte aligned
       std::fill(buf.begin(), buf.end(), 0);
       cpu::cap_transpose_join_bf16(rows.data(), kStride, n16, res.data(), buf.data() + off, stream);
       ASSERT_TRUE(std::equal(want.begin(), want.end(), buf.begin() + off)) << "stream " << stream << " off " << off;
     }
-  // Fewer tiles: nothing past them is written.
-  std::fill(buf.begin(), buf.end(), 0xA5);
-  cpu::cap_transpose_join_bf16(rows.data(), kStride, 16, res.data(), buf.data(), false);
-  ASSERT_TRUE(std::equal(want.begin(), want.begin() + 2 * 512, buf.begin()));
-  for (size_t i = 2 * 512; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+  // Fewer tiles (AVX-512 joins 64 indices at a time, 16 for the rest):
+  // nothing past them is written.
+  for (uint32_t tiles : {16u, 80u})
+    for (bool stream : {false, true}) {
+      std::fill(buf.begin(), buf.end(), 0xA5);
+      cpu::cap_transpose_join_bf16(rows.data(), kStride, tiles, res.data(), buf.data() + align, stream);
+      const size_t bytes = 2 * 32 * size_t{tiles};
+      ASSERT_TRUE(std::equal(want.begin(), want.begin() + bytes, buf.begin() + align)) << tiles;
+      for (size_t i = align + bytes; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+    }
 }
 
 // Big outputs take the non-temporal join (a threshold forced low here).
@@ -202,6 +207,39 @@ TEST_P(CapacityCpu, CorruptBlocksSameStatus) {
     bad += a != Status::ok;
   }
   EXPECT_GT(bad, 20);  // a flipped code bit often decodes silently: the checksum catches those
+}
+
+// The frame's last block ends at the buffer's end and is decoded from a
+// padded copy: corruption there gives the reference's status too, and an
+// intact frame the same values.
+TEST_P(CapacityCpu, CorruptLastBlockSameStatus) {
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 2 * 65536 + 50001, 4, {});
+  const auto f0 = enc(Dtype::bf16, in, false, 1, false);
+  FrameHeader h;
+  ASSERT_EQ(parse_header(f0.data(), f0.size(), &h), Status::ok);
+  const CapLayout L = capacity_layout_of(h);
+  ASSERT_EQ(L.n_blocks, 3u);
+  const uint64_t last = L.blk_off + load_le32(f0.data() + L.index_off) + load_le32(f0.data() + L.index_off + 4);
+  const uint64_t last_size = L.blk_off + L.blk_size - last;
+  ASSERT_GT(last_size, 1000u);
+  ASSERT_GT(L.blk_off + L.blk_size + 16, f0.size());  // ends within 16 bytes of the buffer: the copy
+  std::vector<uint8_t> o1, o2;
+  ASSERT_EQ(dec(f0, in.size(), 1, true, &o1).status, Status::ok);
+  ASSERT_EQ(o1, in);
+  int bad = 0;
+  for (uint64_t t = 0; t < 300; ++t) {
+    auto f = f0;
+    // Mostly the block's last bytes (the end of stream 31), some anywhere in it.
+    const uint64_t span = t % 2 ? 64 : last_size;
+    const uint64_t i = last + last_size - 1 - synth::random_u64(t, 3) % span;
+    f[i] ^= static_cast<uint8_t>(1u << (synth::random_u64(t, 4) % 8));
+    const Status a = dec(f, in.size(), 1, true, &o1).status;
+    const Status b = dec(f, in.size(), 1, false, &o2).status;
+    ASSERT_EQ(a, b) << "byte " << i;
+    if (a == Status::ok) ASSERT_EQ(o1, o2);
+    bad += a != Status::ok;
+  }
+  EXPECT_GT(bad, 20);
 }
 
 SPLITZIP_INSTANTIATE_PER_TARGET(CapacityCpu);
