@@ -87,14 +87,36 @@ struct FramePlan {
   uint64_t budget;    // escape budget of FORMAT.md 4.4; kNoEscapeBudget: store
 };
 
+// escape_budget() of the last arguments it was asked, kept: the pages of a
+// batch share them, and each search computes ~15 layouts.
+struct BudgetMemo {
+  uint32_t dtype_id = 0, chunk_log2 = 0;
+  uint64_t n = 0, capacity = 0, n_checks = 0, budget = 0;
+  bool valid = false;
+  uint64_t get(uint32_t d, uint64_t n_, uint32_t log2, uint64_t cap, uint64_t checks) {
+    if (!valid || d != dtype_id || n_ != n || log2 != chunk_log2 || cap != capacity || checks != n_checks) {
+      budget = escape_budget(d, n_, log2, cap, checks);
+      dtype_id = d;
+      n = n_;
+      chunk_log2 = log2;
+      capacity = cap;
+      n_checks = checks;
+      valid = true;
+    }
+    return budget;
+  }
+};
+
 // Sizes the frame before any byte moves; DST_TOO_SMALL when neither form fits.
-inline Status plan_frame(const CompressArgs& a, FramePlan* p) {
+// memo: optional, reused from frame to frame by one thread.
+inline Status plan_frame(const CompressArgs& a, FramePlan* p, BudgetMemo* memo = nullptr) {
   const Status s = check_compress_args(a);
   if (s != Status::ok) return s;
   p->dtype_id = static_cast<uint32_t>(a.dtype);
   p->bytes = a.n * geometry_of(p->dtype_id).bytes;
   p->n_checks = a.checksum ? checksum_blocks(p->bytes) : 0;
-  p->budget = escape_budget(p->dtype_id, a.n, a.chunk_log2, a.capacity, p->n_checks);
+  p->budget = memo != nullptr ? memo->get(p->dtype_id, a.n, a.chunk_log2, a.capacity, p->n_checks)
+                              : escape_budget(p->dtype_id, a.n, a.chunk_log2, a.capacity, p->n_checks);
   if (a.mode == Mode::fast && p->budget == kNoEscapeBudget &&
       stored_frame_size(p->dtype_id, a.n, p->n_checks) > a.capacity)
     return Status::dst_too_small;

@@ -115,8 +115,12 @@ SZ_HD CapLayout capacity_layout_of(const FrameHeader& h) {
   return capacity_layout(h.dtype, h.n_elems, h.escape_count, h.n_checks());
 }
 
-// Writes the 64 header bytes, header_check included.
-SZ_HD void write_header(const FrameHeader& h, uint8_t out[64]) {
+// Writes the 64 header bytes, header_check included. Built in a local
+// copy whose check field is still zero, so the check hashes it in place (no
+// second copy) and the frame's lines are written once (a batch writes one
+// header per 16 KiB page).
+SZ_HD void write_header(const FrameHeader& h, uint8_t frame[64]) {
+  alignas(16) uint8_t out[64];
   for (int i = 0; i < 64; ++i) out[i] = 0;
   out[0] = 0x53;  // "SZKV"
   out[1] = 0x5A;
@@ -136,7 +140,9 @@ SZ_HD void write_header(const FrameHeader& h, uint8_t out[64]) {
     out[50] = h.block_log2;
   }
   store_le64(out + 56, h.content_checksum);
-  store_le32(out + kHeaderCheckOffset, header_check(out));
+  store_le32(out + kHeaderCheckOffset,
+             static_cast<uint32_t>(h.version == 1 ? hash_xxh64(out, 64) : hash_xxh3(out, 64)));
+  for (int i = 0; i < 64; ++i) frame[i] = out[i];
 }
 
 // Rules 1-11 of FORMAT.md section 9, in order. src_size may exceed the frame.

@@ -63,7 +63,9 @@ SZ_HD uint64_t next_offset(uint64_t off, uint64_t size) { return size ? align16(
 SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, uint64_t escapes,
                                uint64_t n_checks = 0) {
   const DtypeGeometry g = geometry_of(dtype_id);
-  FrameLayout L{};
+  // Every field is assigned below: value-initializing the 152 bytes first
+  // compiles to a rep stos, a measurable cost per 16 KiB batch page.
+  FrameLayout L;
   L.dtype_id = dtype_id;
   L.n = n;
   L.chunk_log2 = chunk_log2;
@@ -72,10 +74,10 @@ SZ_HD FrameLayout coded_layout(uint32_t dtype_id, uint64_t n, uint32_t chunk_log
   uint64_t off = 64;
   if (dtype_id == kDtypeE4M3) {
     L.res_off = off;   L.res_size = (n + 1u) / 2u;          off = next_offset(off, L.res_size);
-    L.high_off = off;
+    L.high_off = off;  L.high_size = 0;
     L.code_off = off;  L.code_size = (3u * n + 7u) / 8u;    off = next_offset(off, L.code_size);
-    L.count_off = off;
-    L.pos_off = off;
+    L.count_off = off; L.count_size = 0;
+    L.pos_off = off;   L.pos_size = 0;
     L.exp_off = off;   L.exp_size = (escapes + 1u) / 2u;    off = next_offset(off, L.exp_size);
   } else {
   L.res_off = off;   L.res_size = n * g.res_bytes;          off = next_offset(off, L.res_size);

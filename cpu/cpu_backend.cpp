@@ -34,6 +34,9 @@ struct BatchItem {
   const cpu::EncodeTables* tables = nullptr;
 };
 
+// This thread's last escape budget (batch pages of one size share it).
+thread_local BudgetMemo t_budget;
+
 FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchItem()) {
   FrameOutcome out;
   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
@@ -42,9 +45,9 @@ FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchI
   if (shared) {  // the same checks but the codebook's, done once for the batch
     CompressArgs b = a;
     b.codebook = nullptr;
-    out.status = plan_frame(b, &p);
+    out.status = plan_frame(b, &p, &t_budget);
   } else {
-    out.status = plan_frame(a, &p);
+    out.status = plan_frame(a, &p, &t_budget);
   }
   if (out.status != Status::ok) return out;
   const auto* src = static_cast<const uint8_t*>(a.src);
@@ -160,14 +163,17 @@ void prefetch_frame(const DecompressArgs& a) {
   const uint64_t n = load_le64(f + 8), escapes = load_le64(f + 16);
   if (n > a.src_size * 8 || escapes > n) return;
   const FrameLayout L = coded_layout(dtype, n, log2, escapes);
-  const auto at = [&](uint64_t off) {
-    if (off < a.src_size) prefetch_line(f + off);
+  // [off, off + len) clipped to the source, one prefetch per line (a tight
+  // loop: this runs once per page, ~70 lines).
+  const auto range = [&](uint64_t off, uint64_t len) {
+    const uint64_t end = std::min(a.src_size, off + len);
+    for (; off < end; off += 64) prefetch_line(f + off);
   };
-  for (uint64_t k = 0; k < 256; k += 64) at(L.res_off + k);
-  for (uint64_t k = 0; k < std::min<uint64_t>(L.code_size, 8192); k += 64) at(L.code_off + k);
-  at(L.count_off);
-  at(L.pos_off);
-  at(L.exp_off);
+  range(L.res_off, 256);
+  range(L.code_off, std::min<uint64_t>(L.code_size, 8192));
+  range(L.count_off, 1);
+  range(L.pos_off, 1);
+  range(L.exp_off, 1);
 }
 
 class CpuBackend final : public Backend {

@@ -196,13 +196,26 @@ constexpr uint64_t kWindowSample = 512;
 // frame of one block runs vectorised; otherwise, and after a block with too
 // many values outside the window, blocks run the scalar counter until one
 // shows such a window again.
+// A call that ends on a window leaves it to the thread's next call of the
+// same type, which starts on it without a sample (the sample is a fixed
+// ~3000 instructions: as much as counting a third of a 16 KiB page, and a
+// batch of pages of one tensor shares its window). The counts are exact
+// whatever the window; a stale one costs at most one block of the slower
+// outside-window path before the counter re-picks.
 template <class Traits>
 void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   alignas(64) uint8_t exps[kHistBlock];
   int64_t window = -1;  // base of the window counter, -1: scalar
   (void)window;  // HWY_SCALAR has no window counter
 #if HWY_TARGET != HWY_SCALAR
-  {
+  static thread_local int64_t t_last_window = -1;
+  struct Keep {  // the window this call ends on, however it ends
+    int64_t& window;
+    ~Keep() { t_last_window = window; }
+  } keep{window};
+  if (t_last_window >= 0) {
+    window = t_last_window;
+  } else {
     const uint64_t len = n < kWindowSample ? n : kWindowSample;
     ExtractExponents<Traits>(src, 0, len, exps);
     uint16_t h[256];

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/hash.h"
@@ -174,6 +175,133 @@ struct ScratchTrim {
   }
 };
 
+// encode_coded() on one thread without a checksum (batch pages, small
+// frames): the team body's steps with no team state (offsets, atomics,
+// per-thread sinks), which cost as much as a small kernel call per page.
+Status encode_one_thread(const CodedEncode& job, const FrameLayout& L0, const EncodeTables& tables,
+                         const Streams& s, uint64_t* escapes_out) {
+  const uint64_t n = job.n;
+  EscapeSink& sink = t_sink;
+  const ScratchTrim trim(&sink);
+  sink.size = 0;
+  sink.counts = job.frame + L0.count_off;
+  sink.chunk_log2 = job.chunk_log2;
+  std::memset(sink.counts, 0, L0.count_size);
+  try {
+    for (uint64_t i = 0; i < n;) {
+      const uint64_t j = std::min(n, i + kStep);
+      encode_range(job.dtype, job.src, i, j, tables, s, &sink, nullptr);
+      if (sink.size > job.budget) break;  // the frame is stored
+      i = j;
+    }
+  } catch (...) {  // bad_alloc from the escape vectors
+    if (s.stream && !job.caller_fences) flush_streams();
+    return Status::out_of_memory;
+  }
+  if (s.stream && !job.caller_fences) flush_streams();
+  const uint64_t escapes = sink.size;
+  if (escapes > job.budget) return Status::escape_overflow;
+  const FrameLayout L = coded_layout(static_cast<uint32_t>(job.dtype), n, job.chunk_log2, escapes, job.n_checks);
+  if (L.frame_size > job.capacity) return Status::internal_error;
+  if (escapes != 0) {
+    store_u16_le(job.frame + L.pos_off, sink.pos.data(), escapes);
+    std::memcpy(job.frame + L.exp_off, sink.exp.data(), escapes);
+  }
+  *escapes_out = escapes;
+  return Status::ok;
+}
+
+// decode_coded() on one thread without block hashes (batch pages, small
+// frames): the team body's rules 15-18 in the same order, with no team
+// state (offsets, atomics, hasher, output tap).
+Status decode_one_thread(const FrameHeader& h, const uint8_t* f, const FrameLayout& L, const ConstStreams& s,
+                         const DecodeTables& tables, const uint64_t in_codebook[4], uint8_t* dst,
+                         const DecodeHints& hints) {
+  const auto dtype = static_cast<Dtype>(h.dtype);
+  const uint64_t n = h.n_elems;
+  const uint32_t log2 = h.chunk_log2;
+  const uint64_t chunk = uint64_t{1} << log2;
+  const uint64_t last = L.n_chunks - 1;  // n > 0: a coded frame has elements (rule 8)
+  const uint8_t* counts = f + L.count_off;
+  const uint8_t* pos = f + L.pos_off;
+  const uint8_t* exps = f + L.exp_off;
+  const uint32_t exp_limit = exponent_limit(h.dtype);
+
+  // Rule 15: every count fits its chunk, and they sum to escape_count.
+  uint64_t sum = 0;
+  bool bad = false;
+  for (uint64_t q = 0; q < last; ++q) {
+    const uint64_t c = load_le16(counts + 2 * q);
+    bad |= c > chunk;
+    sum += c;
+  }
+  const uint64_t c_last = load_le16(counts + 2 * last);
+  bad |= c_last > n - last * chunk;
+  sum += c_last;
+  if (bad || sum != h.escape_count) return Status::bad_escape_counts;
+
+  std::vector<uint64_t>& esc_idx = t_esc_idx;
+  std::vector<uint8_t>& esc_exp = t_esc_exp;
+  struct Trim {
+    ~Trim() {
+      trim_vector(t_esc_idx);
+      trim_vector(t_esc_exp);
+    }
+  } trim;
+  uint32_t max_code = 0;
+  int rule = 0;
+  try {
+    const uint64_t need = std::min(kStep, h.escape_count);
+    if (esc_idx.size() < need) {
+      esc_idx.resize(need);
+      esc_exp.resize(need);
+    }
+  } catch (...) {  // bad_alloc from the escape lists
+    return Status::out_of_memory;
+  }
+  uint64_t e_idx = 0;
+  for (uint64_t i = 0; i < n;) {
+    const uint64_t j = std::min(n, i + kStep);
+    // This step's escapes, checked against rules 16 and 17; only valid
+    // ones are handed to the kernel to patch.
+    uint64_t listed = 0;
+    const uint64_t q1 = (j + chunk - 1) >> log2;
+    for (uint64_t q = i >> log2; q < q1; ++q) {
+      const uint64_t c = load_le16(counts + 2 * q);
+      const uint64_t len = q < last ? chunk : n - last * chunk;
+      uint64_t prev = 0;
+      for (uint64_t k = 0; k < c; ++k, ++e_idx) {
+        const uint64_t p = load_le16(pos + 2 * e_idx);
+        const bool bad_pos = p >= len || (k > 0 && p <= prev);
+        prev = p;
+        if (bad_pos) {
+          rule = 16;
+          continue;
+        }
+        const uint64_t idx = q * chunk + p;
+        const uint32_t x = exps[e_idx];
+        if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || ((in_codebook[x >> 6] >> (x & 63)) & 1) != 0) {
+          if (rule == 0) rule = 17;
+          continue;
+        }
+        esc_idx[listed] = idx;
+        esc_exp[listed] = static_cast<uint8_t>(x);
+        ++listed;
+      }
+    }
+    EscapeList list;
+    list.idx = esc_idx.data();
+    list.exp = esc_exp.data();
+    list.count = listed;
+    max_code = std::max(max_code, decode_range(dtype, s, i, j, tables, list, OutputTap(), dst));
+    i = j;
+  }
+  if (s.stream && !hints.caller_fences) flush_streams();
+  if (rule != 0) return rule_status(rule);                        // rules 16-17
+  if (max_code >= h.codebook_count) return Status::bad_code;     // rule 18
+  return Status::ok;
+}
+
 }  // namespace
 
 Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
@@ -186,11 +314,18 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   const FrameLayout L0 = coded_layout(id, n, log2, 0, job.n_checks);
   if (L0.frame_size > job.capacity) return Status::internal_error;
 
-  // Built here only without prebuilt ones (clearing the ~530 bytes is
-  // itself a cost per 16 KiB page).
-  std::optional<EncodeTables> own_tables;
-  if (job.tables == nullptr) build_encode_tables(*job.codebook, g.exp_bits, &own_tables.emplace());
-  const EncodeTables& tables = job.tables != nullptr ? *job.tables : *own_tables;
+  // Built here only without prebuilt ones, in raw storage: clearing the
+  // ~530 bytes (a std::optional's payload included: GCC zeroes it with a
+  // slow-starting rep stos) is itself a cost per 16 KiB page.
+  alignas(EncodeTables) unsigned char own_storage[sizeof(EncodeTables)];
+  const EncodeTables* tables_p = job.tables;
+  if (tables_p == nullptr) {
+    auto* own = new (own_storage) EncodeTables();
+    build_encode_tables(*job.codebook, g.exp_bits, own);
+    tables_p = own;
+  }
+  static_assert(std::is_trivially_destructible<EncodeTables>::value, "raw storage is never destroyed");
+  const EncodeTables& tables = *tables_p;
   Streams s;
   s.res = job.frame + L0.res_off;
   s.high = job.frame + L0.high_off;
@@ -205,6 +340,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   const Partition part = partition_of(g.bytes, log2, job.hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(job.threads, bytes, units);
+  if (threads == 1 && job.hashes == nullptr) return encode_one_thread(job, L0, tables, s, escapes_out);
   // One thread (small frames, batch items): no heap for the per-thread
   // parts, and the escape vectors are this thread's, kept between calls
   // (a batch of pages would allocate and free them per page).
@@ -328,6 +464,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   const Partition part = partition_of(g.bytes, log2, hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
   const int threads = thread_count(threads_req, bytes, units);
+  if (threads == 1 && hashes == nullptr) return decode_one_thread(h, f, L, s, tables, in_codebook, dst, hints);
   uint64_t one_offset[2] = {0, 0};
   std::vector<uint64_t> many_offsets(threads > 1 ? static_cast<size_t>(threads) + 1 : 0, 0);
   uint64_t* const offset = threads > 1 ? many_offsets.data() : one_offset;
