@@ -211,6 +211,55 @@ Status encode_one_thread(const CodedEncode& job, const FrameLayout& L0, const En
   return Status::ok;
 }
 
+// The escapes of elements [i, j), read from streams 4-6 from *e_idx on and
+// checked against rules 16 and 17 (the first failing rule lands in *rule);
+// only valid ones are listed for the kernel to patch. One walk for the
+// one-thread path and the team body.
+struct EscapeWalk {
+  const uint8_t* counts;
+  const uint8_t* pos;
+  const uint8_t* exps;
+  const uint8_t* codes;
+  const uint64_t* in_codebook;
+  uint64_t n;
+  uint32_t log2;
+  uint32_t exp_limit;
+
+  EscapeList step(uint64_t i, uint64_t j, uint64_t* e_idx, int* rule, uint64_t* esc_idx, uint8_t* esc_exp) const {
+    const uint64_t chunk = uint64_t{1} << log2;
+    uint64_t listed = 0;
+    const uint64_t q1 = (j + chunk - 1) >> log2;
+    for (uint64_t q = i >> log2; q < q1; ++q) {
+      const uint64_t c = load_le16(counts + 2 * q);
+      const uint64_t len = std::min(chunk, n - q * chunk);
+      uint64_t prev = 0;
+      for (uint64_t k = 0; k < c; ++k, ++*e_idx) {
+        const uint64_t p = load_le16(pos + 2 * *e_idx);
+        const bool bad_pos = p >= len || (k > 0 && p <= prev);
+        prev = p;
+        if (bad_pos) {
+          *rule = 16;
+          continue;
+        }
+        const uint64_t idx = q * chunk + p;
+        const uint32_t x = exps[*e_idx];
+        if (nibble_at(codes, idx) != 0 || x >= exp_limit || ((in_codebook[x >> 6] >> (x & 63)) & 1) != 0) {
+          if (*rule == 0) *rule = 17;
+          continue;
+        }
+        esc_idx[listed] = idx;
+        esc_exp[listed] = static_cast<uint8_t>(x);
+        ++listed;
+      }
+    }
+    EscapeList list;
+    list.idx = esc_idx;
+    list.exp = esc_exp;
+    list.count = listed;
+    return list;
+  }
+};
+
 // decode_coded() on one thread without block hashes (batch pages, small
 // frames): the team body's rules 15-18 in the same order, with no team
 // state (offsets, atomics, hasher, output tap).
@@ -259,40 +308,11 @@ Status decode_one_thread(const FrameHeader& h, const uint8_t* f, const FrameLayo
   } catch (...) {  // bad_alloc from the escape lists
     return Status::out_of_memory;
   }
+  const EscapeWalk walk{counts, pos, exps, s.codes, in_codebook, n, log2, exp_limit};
   uint64_t e_idx = 0;
   for (uint64_t i = 0; i < n;) {
     const uint64_t j = std::min(n, i + kStep);
-    // This step's escapes, checked against rules 16 and 17; only valid
-    // ones are handed to the kernel to patch.
-    uint64_t listed = 0;
-    const uint64_t q1 = (j + chunk - 1) >> log2;
-    for (uint64_t q = i >> log2; q < q1; ++q) {
-      const uint64_t c = load_le16(counts + 2 * q);
-      const uint64_t len = q < last ? chunk : n - last * chunk;
-      uint64_t prev = 0;
-      for (uint64_t k = 0; k < c; ++k, ++e_idx) {
-        const uint64_t p = load_le16(pos + 2 * e_idx);
-        const bool bad_pos = p >= len || (k > 0 && p <= prev);
-        prev = p;
-        if (bad_pos) {
-          rule = 16;
-          continue;
-        }
-        const uint64_t idx = q * chunk + p;
-        const uint32_t x = exps[e_idx];
-        if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || ((in_codebook[x >> 6] >> (x & 63)) & 1) != 0) {
-          if (rule == 0) rule = 17;
-          continue;
-        }
-        esc_idx[listed] = idx;
-        esc_exp[listed] = static_cast<uint8_t>(x);
-        ++listed;
-      }
-    }
-    EscapeList list;
-    list.idx = esc_idx.data();
-    list.exp = esc_exp.data();
-    list.count = listed;
+    const EscapeList list = walk.step(i, j, &e_idx, &rule, esc_idx.data(), esc_exp.data());
     max_code = std::max(max_code, decode_range(dtype, s, i, j, tables, list, OutputTap(), dst));
     i = j;
   }
@@ -460,6 +480,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
   const uint8_t* counts = f + L.count_off;
   const uint8_t* pos = f + L.pos_off;
   const uint8_t* exps = f + L.exp_off;
+  const EscapeWalk walk{counts, pos, exps, s.codes, in_codebook, n, log2, exp_limit};
 
   const Partition part = partition_of(g.bytes, log2, hashes != nullptr);
   const uint64_t units = ceil_div(n, part.unit);
@@ -525,37 +546,7 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
         }
         for (uint64_t i = c0 << log2; i < e1;) {
           const uint64_t j = std::min(e1, i + part.step);
-          // This step's escapes, checked against rules 16 and 17; only
-          // valid ones are handed to the kernel to patch.
-          uint64_t listed = 0;
-          const uint64_t q1 = (j + chunk - 1) >> log2;
-          for (uint64_t q = i >> log2; q < q1; ++q) {
-            const uint64_t c = load_le16(counts + 2 * q);
-            const uint64_t len = chunk_len(q);
-            uint64_t prev = 0;
-            for (uint64_t k = 0; k < c; ++k, ++e_idx) {
-              const uint64_t p = load_le16(pos + 2 * e_idx);
-              const bool bad_pos = p >= len || (k > 0 && p <= prev);
-              prev = p;
-              if (bad_pos) {
-                my_rule = 16;
-                continue;
-              }
-              const uint64_t idx = q * chunk + p;
-              const uint32_t x = exps[e_idx];
-              if (nibble_at(s.codes, idx) != 0 || x >= exp_limit || ((in_codebook[x >> 6] >> (x & 63)) & 1) != 0) {
-                if (my_rule == 0) my_rule = 17;
-                continue;
-              }
-              esc_idx[listed] = idx;
-              esc_exp[listed] = static_cast<uint8_t>(x);
-              ++listed;
-            }
-          }
-          EscapeList list;
-          list.idx = esc_idx.data();
-          list.exp = esc_exp.data();
-          list.count = listed;
+          const EscapeList list = walk.step(i, j, &e_idx, &my_rule, esc_idx.data(), esc_exp.data());
           my_max = std::max(my_max, decode_range(dtype, s, i, j, tables, list, tap, dst));
           i = j;
         }
