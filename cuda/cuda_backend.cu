@@ -187,18 +187,7 @@ class CudaBackend final : public Backend {
     if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok)
       return fail(out, s);
     if ((s = enqueue_encode(a, args.n, &o->size, &o->status, st)) != Status::ok) return fail(out, s);
-    Outputs host{};
-    if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok)
-      return fail(out, s);
-    // Host destination: the frame size is known only after the sync, so the
-    // whole staged range comes back (at most the stored frame size).
-    if (!dst_on_device &&
-        (s = cuda_status(cudaMemcpyAsync(args.dst, dst, cap, cudaMemcpyDeviceToHost, st))) != Status::ok)
-      return fail(out, s);
-    if ((s = cuda_status(cudaStreamSynchronize(st))) != Status::ok) return fail(out, s);  // the one sync
-    out.status = host.status;
-    if (host.status == Status::ok) out.frame_size = host.size;
-    return out;
+    return finish_encode(out, o, dst, dst_on_device ? nullptr : args.dst, cap, st);
   }
 
   FrameOutcome decompress_frame(const DecompressArgs& args) const override {
@@ -266,11 +255,20 @@ class CudaBackend final : public Backend {
     if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok ||
         (s = enqueue_capacity_encode(a, &o->size, &o->status, st)) != Status::ok)
       return fail(out, s);
+    return finish_encode(out, o, dst, dst_on_device ? nullptr : args.dst, cap, st);
+  }
+
+  // An encode's outcome back to the host, and with a host destination the
+  // whole staged range (the frame size is known only after the sync; at most
+  // the stored frame size): the call's one sync.
+  static FrameOutcome finish_encode(FrameOutcome& out, const Outputs* o, const void* dst, void* host_dst, uint64_t cap,
+                                    cudaStream_t st) {
     Outputs host{};
+    Status s;
     if ((s = cuda_status(cudaMemcpyAsync(&host, o, sizeof host, cudaMemcpyDeviceToHost, st))) != Status::ok)
       return fail(out, s);
-    if (!dst_on_device &&
-        (s = cuda_status(cudaMemcpyAsync(args.dst, dst, cap, cudaMemcpyDeviceToHost, st))) != Status::ok)
+    if (host_dst != nullptr &&
+        (s = cuda_status(cudaMemcpyAsync(host_dst, dst, cap, cudaMemcpyDeviceToHost, st))) != Status::ok)
       return fail(out, s);
     if ((s = cuda_status(cudaStreamSynchronize(st))) != Status::ok) return fail(out, s);  // the one sync
     out.status = host.status;
