@@ -6,6 +6,12 @@ Inputs:
   realstat  256 MiB bf16: the sign and exponent of each element taken in order
             from the real stories260K KV caches (../shared/data/kv, all 10 files,
             repeated to length), the 7 mantissa bits uniformly random (seed 18).
+  realstat_shuffled  the same 256 MiB with the elements of every aligned
+            64 Ki-element block shuffled (seed 19): each capacity block keeps
+            its exponent histogram, so the order-0 bound and this codec's
+            bytes per block do not change, but the order in which sign and
+            exponent patterns repeat is gone, so LZ matches gain nothing (the
+            input issue 18 describes: "real statistics, random mantissa").
   data_kv   the bundled data/kv/stories260k/*.bf16, concatenated (5 MiB).
   data_kv_fp16  the same values cast to fp16 (round to nearest; issue 18 asks
             for the ratio and speed of both modes on fp16 KV too).
@@ -47,6 +53,15 @@ def make_realstat(size_mib, path):
     man = rng.integers(0, 128, size=n, dtype=np.uint16)
     (se | man).astype("<u2").tofile(path)
     return files
+
+
+def make_realstat_shuffled(src, path, block_elems=1 << 16):
+    a = np.fromfile(src, dtype="<u2")
+    whole = a.size // block_elems * block_elems
+    rng = np.random.default_rng(19)
+    # Generator.permuted shuffles each row on its own.
+    a[:whole] = rng.permuted(a[:whole].reshape(-1, block_elems), axis=1).reshape(-1)
+    a.tofile(path)
 
 
 def timed(fn, reps):
@@ -158,6 +173,10 @@ def main():
     if not os.path.exists(rs):
         make_realstat(args.size_mib, rs)
     inputs.append(("realstat", rs))
+    rss = os.path.join(args.tmp, f"splitzip_realstat_shuffled_{args.size_mib}m.bf16")
+    if not os.path.exists(rss):
+        make_realstat_shuffled(rs, rss)
+    inputs.append(("realstat_shuffled", rss))
     kv = os.path.join(args.tmp, "splitzip_data_kv.bf16")
     with open(kv, "wb") as f:
         for p in sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16"))):
@@ -206,6 +225,8 @@ def write_md(results, meta, path):
              f"OMP_WAIT_POLICY={meta.get('omp_wait_policy', '(default)')} (with the default, spinning OpenMP threads on an "
              "oversubscribed machine collapse every 2-thread figure, the fast mode's too).",
              f"- `realstat`: {meta.get('size_mib', 256)} MiB bf16, sign+exponent of the real stories260K KV in order (tiled), random 7 mantissa bits. "
+             "`realstat_shuffled`: the same bytes with every aligned 64 Ki-element block shuffled in place (same per-block "
+             "histograms, so the same capacity-mode size; LZ matches gain nothing). "
              "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real). `data_kv_fp16`: the same values cast to fp16 "
              "(OpenZL's BFloat16Deconstruct graph and ZipNN's bfloat16 mode do not apply to fp16 and are left out there).",
              "- splitzip (cpu) = the library's cpu backend as shipped (bench/capacity/build_lib.sh; capacity mode = cpu/capacity_codec.cpp); (reference) = the scalar oracle.",

@@ -70,6 +70,44 @@ def cmp_files(a, b):
     return subprocess.call(["cmp", "-s", a, b]) == 0
 
 
+def write_floor(path, nbytes, threads, reps):
+    """Best time to pwrite() nbytes into a new tmpfs file from `threads`
+    threads at once (disjoint 512 KiB chunks, interleaved), as a multi-thread
+    splitzip writes its output. The GIL is released inside each pwrite."""
+    import threading
+    chunk = 512 << 10
+    buf = os.urandom(chunk)
+    best = float("inf")
+    for _ in range(reps):
+        rm(path)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+
+        def work(k):
+            for off in range(k * chunk, nbytes, threads * chunk):
+                os.pwrite(fd, buf[:min(chunk, nbytes - off)], off)
+
+        t0 = time.perf_counter()
+        ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        best = min(best, time.perf_counter() - t0)
+        os.close(fd)
+    rm(path)
+    return best
+
+
+def process_start(cmd, reps):
+    """Best wall time of a process that does no work (exec, loading, exit)."""
+    best = float("inf")
+    for _ in range(max(reps, 5)):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def machine_info(sz):
     info = {"platform": platform.platform(), "nproc": os.cpu_count(), "loadavg_start": os.getloadavg()}
     try:
@@ -245,6 +283,16 @@ def main():
         for k, v in rss.items():
             print("RSS %s at %d MiB: %.1f MB (%.3f s)" % (k, a.rss_mib, v["rss_kb"] / 1024, v["wall_s"]), flush=True)
 
+    # The kernel's floor under -T2: writes to one file serialize on its
+    # inode lock, so a process that writes B bytes takes at least the time
+    # of B bytes of pwrite() plus its own start, whatever its thread count.
+    floor = {"start_s": process_start([sz, "--version"], a.reps),
+             "true_s": process_start(["true"], a.reps)}
+    for d, b in (("compress", sizes["splitzip"]), ("decompress", nbytes)):
+        for t in (1, 2):
+            floor["%s_write_T%d_s" % (d, t)] = write_floor(W("floor.bin"), b, t, a.reps)
+    print("write floor: %s" % json.dumps(floor), flush=True)
+
     # Targets of issue 12.
     c1, c2, d1, d2 = (best_of("compress", "splitzip"), best_of("compress", "splitzip", 2),
                       best_of("decompress", "splitzip"), best_of("decompress", "splitzip", 2))
@@ -273,7 +321,7 @@ def main():
 
     info["loadavg_end"] = os.getloadavg()
     result = {"input_mib": a.size_mib, "input_bytes": nbytes, "reps": a.reps, "machine": info, "rows": rows,
-              "sweep": sweep, "rss": rss, "rss_mib": a.rss_mib, "bundled_ratio": bundled_ratio, "targets": tgt,
+              "sweep": sweep, "rss": rss, "floor": floor, "rss_mib": a.rss_mib, "bundled_ratio": bundled_ratio, "targets": tgt,
               "note": a.note}
     os.makedirs(a.out_dir, exist_ok=True)
     jpath = os.path.join(a.out_dir, "cli.json")
@@ -343,6 +391,29 @@ def render_md(r):
         for k, v in r["rss"].items():
             L.append("| splitzip %s | %.3f | %.1f | %d |" % (k.replace("_", " -"), v["wall_s"], v["rss_kb"] / 1024, v["minflt"]))
         L.append("")
+    f = r.get("floor")
+    if f:
+        L.append("## The kernel's floor under -T2\n")
+        L.append("Writes to one file serialize on its inode lock, so no thread count writes one output "
+                 "faster than one thread's pwrite() of its bytes. Measured in the same run: pwrite() of the "
+                 "output's size into a new tmpfs file from 1 and 2 threads (512 KiB chunks), and the start of "
+                 "a process that does no work (`splitzip --version`; `true` for comparison). The ceiling is "
+                 "the -T1 time over the larger of (write floor + start) and (half of -T1's work + start).\n")
+        L.append("| direction | bytes written | pwrite, 1 thread (s) | pwrite, 2 threads, one file (s) | start (s) | "
+                 "-T1 (s) | ceiling on -T2/-T1 | measured -T2/-T1 |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for d in ("compress", "decompress"):
+            t1 = next(x["best"]["wall_s"] for x in r["rows"] if x["tool"] == "splitzip" and x["direction"] == d
+                      and x["threads"] == 1)
+            t2 = next(x["best"]["wall_s"] for x in r["rows"] if x["tool"] == "splitzip" and x["direction"] == d
+                      and x["threads"] == 2)
+            w = min(f["%s_write_T1_s" % d], f["%s_write_T2_s" % d])
+            nb = r["input_bytes"] if d == "decompress" else r["input_bytes"] / next(
+                x["ratio"] for x in r["rows"] if x["tool"] == "splitzip" and x["direction"] == "compress")
+            L.append("| %s | %d | %.3f | %.3f | %.4f | %.3f | %.2f | %.2f |" % (
+                d, nb, f["%s_write_T1_s" % d], f["%s_write_T2_s" % d], f["start_s"], t1, t1 / max(w + f["start_s"], (t1 - f["start_s"]) / 2 + f["start_s"]),
+                t1 / t2))
+        L.append("\n(`true` starts in %.4f s.)\n" % f["true_s"])
     L.append("## Targets (issue 12)\n")
     L.append("| target | measured | limit | |")
     L.append("|---|---:|---:|---|")
