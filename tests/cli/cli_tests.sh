@@ -4,37 +4,12 @@
 # usage: cli_tests.sh CASE SPLITZIP DATA_DIR
 # Each case runs in a fresh temp directory and fails (exit 1) with a message
 # on the first broken expectation.
-set -u -o pipefail
-
 CASE=$1
 SZ=$2
 DATA=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/splitzip-cli-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
-
-die() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
-
-# expect_rc WANT CMD...: runs CMD, stderr to err.txt, checks its exit code.
-expect_rc() {
-  local want=$1; shift
-  "$@" 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { cat err.txt >&2; die "'$*' exited $rc, expected $want"; }
-}
-
-# expect_err PATTERN: the last command's stderr is one line matching PATTERN.
-expect_err() {
-  grep -q -- "$1" err.txt || { cat err.txt >&2; die "stderr lacks '$1'"; }
-  [ "$(wc -l < err.txt)" -le 1 ] || { cat err.txt >&2; die "error message is not one line"; }
-}
-
-# No output and no temp file may survive a failed run.
-expect_no_leftovers() {
-  for f in "$@"; do [ ! -e "$f" ] || die "$f left behind"; done
-  if ls -A | grep -q '\.splitzip-'; then ls -A >&2; die "temp file left behind"; fi
-}
+# shellcheck source=case_lib.sh
+. "$HERE/case_lib.sh" cli-test
 
 json_field() {  # json_field FILE EXPR: evaluates EXPR on the parsed JSON as `j`
   python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
@@ -909,5 +884,6 @@ case_hardening() {
 }
 
 export SZ
+declare -F "case_$CASE" > /dev/null || die "no such case"
 "case_$CASE"
 echo "PASS [$CASE]"

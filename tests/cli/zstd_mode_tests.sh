@@ -3,25 +3,12 @@
 # Tests of the command-less, zstd-like mode of build/bin/splitzip
 # (docs/CLI.md, Global options), one case per ctest test.
 # usage: zstd_mode_tests.sh CASE SPLITZIP DATA_DIR
-set -u -o pipefail
-
 CASE=$1
 SZ=$2
 DATA=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/splitzip-zstd-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK"
-
-die() { echo "FAIL [$CASE]: $*" >&2; exit 1; }
-
-# expect_rc WANT CMD...: runs CMD, stderr to err.txt, checks its exit code.
-expect_rc() {
-  local want=$1; shift
-  "$@" 2>err.txt
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { cat err.txt >&2; die "'$*' exited $rc, expected $want"; }
-}
+# shellcheck source=case_lib.sh
+. "$HERE/case_lib.sh" zstd-test
 
 # Three raw inputs with names that carry no dtype (zstd users name files anything).
 three() {
@@ -240,5 +227,6 @@ case_options() {
 }
 
 export SZ
+declare -F "case_$CASE" > /dev/null || die "no such case"
 "case_$CASE"
 echo "PASS [$CASE]"
