@@ -82,23 +82,9 @@ std::string default_output(const std::string& in, InputFormat fmt, const TensorV
 
 int cmd_compress(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
-  specs.insert(specs.end(), {{"codebook", 0, true},
-                             {"backend", 0, true},
-                             {"checksum", 0, false},
-                             {"no-checksum", 0, false},
-                             {"chunk-log2", 0, true},
-                             {"mode", 0, true},
-                             {"frame-size", 0, true},
-                             {"threads", 'T', true},
-                             {"output", 'o', true},
-                             {"stdout", 'c', false},
-                             {"sync", 0, false},
-                             {"no-sync", 0, false},
-                             {"force", 'f', false},
-                             {"keep", 'k', false},
-                             {"rm", 0, false},
-                             {"verbose", 'v', false},
-                             {"help", 'h', false}});
+  add_specs(specs, coding_option_specs());
+  add_specs(specs, output_option_specs());
+  add_specs(specs, {{"verbose", 'v', false}, {"help", 'h', false}});
   Args a("compress", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
   if (a.positional().size() != 1) fail(kExitUsage, "compress: expected one input file (see --help)");

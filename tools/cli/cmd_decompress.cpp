@@ -136,20 +136,10 @@ ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string&
 }  // namespace
 
 int cmd_decompress(int argc, char** argv) {
-  Args a("decompress",
-         {{"backend", 0, true},
-          {"max-size", 0, true},
-          {"threads", 'T', true},
-          {"output", 'o', true},
-          {"stdout", 'c', false},
-          {"sync", 0, false},
-          {"no-sync", 0, false},
-          {"force", 'f', false},
-          {"keep", 'k', false},
-          {"rm", 0, false},
-          {"verbose", 'v', false},
-          {"help", 'h', false}},
-         argc, argv, 2);
+  std::vector<OptSpec> specs = {{"backend", 0, true}, {"max-size", 0, true}};
+  add_specs(specs, output_option_specs());
+  add_specs(specs, {{"verbose", 'v', false}, {"help", 'h', false}});
+  Args a("decompress", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
   if (a.positional().size() != 1) fail(kExitUsage, "decompress: expected one input file (see --help)");
   if (a.has("keep") && a.has("rm")) fail(kExitUsage, "decompress: -k/--keep and --rm conflict");

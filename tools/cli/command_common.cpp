@@ -13,6 +13,18 @@ std::vector<OptSpec> input_option_specs() {
   return {{"dtype", 0, true}, {"format", 0, true}, {"tensor", 0, true}};
 }
 
+std::vector<OptSpec> coding_option_specs() {
+  return {{"codebook", 0, true},   {"backend", 0, true}, {"checksum", 0, false},  {"no-checksum", 0, false},
+          {"chunk-log2", 0, true}, {"mode", 0, true},    {"frame-size", 0, true}};
+}
+
+std::vector<OptSpec> output_option_specs() {
+  return {{"threads", 'T', true}, {"output", 'o', true}, {"stdout", 'c', false}, {"sync", 0, false},
+          {"no-sync", 0, false},  {"force", 'f', false}, {"keep", 'k', false},   {"rm", 0, false}};
+}
+
+void add_specs(std::vector<OptSpec>& a, const std::vector<OptSpec>& b) { a.insert(a.end(), b.begin(), b.end()); }
+
 InputOptions input_options(const Args& a) {
   InputOptions o;
   o.hint.given = a.dtype(&o.hint.dtype);

@@ -21,6 +21,14 @@ int cmd_bench(int argc, char** argv);
 // --format/--dtype/--tensor, shared by the commands that read tensors.
 std::vector<OptSpec> input_option_specs();
 InputOptions input_options(const Args& a);
+// How a frame is coded: --codebook, --backend, --(no-)checksum, --chunk-log2,
+// --mode, --frame-size (compress and the command-less mode).
+std::vector<OptSpec> coding_option_specs();
+// Where the result goes and how: -T, -o, -c, --(no-)sync, -f, -k, --rm
+// (compress, decompress and the command-less mode).
+std::vector<OptSpec> output_option_specs();
+// Appends b to a.
+void add_specs(std::vector<OptSpec>& a, const std::vector<OptSpec>& b);
 
 // Prints usage text to stdout and returns 0 when --help was given.
 bool handle_help(const Args& a, const char* usage);

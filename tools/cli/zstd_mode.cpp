@@ -155,30 +155,17 @@ int run_command(int (*cmd)(int, char**), std::vector<std::string> words, const s
 
 int zstd_mode(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
-  specs.insert(specs.end(), {{"compress", 'z', false},
-                             {"decompress", 'd', false},
-                             {"list", 'l', false},
-                             {"test", 't', false},
-                             {"stdout", 'c', false},
-                             {"output", 'o', true},
-                             {"force", 'f', false},
-                             {"keep", 'k', false},
-                             {"rm", 0, false},
-                             {"quiet", 'q', false},
-                             {"verbose", 'v', false},
-                             {"threads", 'T', true},
-                             {"codebook", 0, true},
-                             {"backend", 0, true},
-                             {"checksum", 0, false},
-                             {"no-checksum", 0, false},
-                             {"chunk-log2", 0, true},
-                             {"mode", 0, true},
-                             {"frame-size", 0, true},
-                             {"max-size", 0, true},
-                             {"sync", 0, false},
-                             {"no-sync", 0, false},
-                             {"version", 'V', false},
-                             {"help", 'h', false}});
+  add_specs(specs, coding_option_specs());
+  add_specs(specs, output_option_specs());
+  add_specs(specs, {{"compress", 'z', false},
+                    {"decompress", 'd', false},
+                    {"list", 'l', false},
+                    {"test", 't', false},
+                    {"quiet", 'q', false},
+                    {"verbose", 'v', false},
+                    {"max-size", 0, true},
+                    {"version", 'V', false},
+                    {"help", 'h', false}});
   const Args a("", specs, argc, argv, 1);
   if (a.has("help")) {
     std::fputs(kTopUsage, stdout);
