@@ -5,28 +5,36 @@
 // rules (package-merge lengths, canonical codes, decode table, block and
 // stream checks) are core/capacity/format.h's; nothing here restates them.
 //
-// Encode, three launches:
+// One buffer or a batch (items in device memory); blocks of all buffers
+// are numbered globally, a block's buffer found by cap_owner.
+//
+// Encode, four launches:
+//   setup  one CTA, a thread per buffer: argument checks, each buffer's
+//          range of block records and hashes (prefix sums).
 //   count  CTA per exponent block: histogram (shared atomics), code lengths
 //          (cap_code_lengths, one thread), the bits of each of the 32
 //          streams (8 threads per stream, shared atomics) -> the block's
 //          byte size; the block's v2 checksum blocks (2^16 elements hold
 //          whole 64 KiB checksum blocks for every dtype).
-//   plan   one CTA: block offsets (scan), exp_bytes, mode 1 or stored
-//          (FORMAT.md 4.4), frame checksum over the block hashes, header,
-//          index, stream 7, zero gaps.
+//   plan   CTA per buffer: block offsets (scan), exp_bytes, mode 1 or
+//          stored (FORMAT.md 4.4), frame checksum over the block hashes,
+//          header, index, stream 7, zero gaps; size and status out.
 //   write  CTA per exponent block: residual streams 1-2, the table and
 //          stream sizes, each stream packed by one warp (prefix sum of code
 //          lengths over the lanes, bits OR-ed into shared words), or the
 //          block's bytes of a stored frame.
-// Decode, three or four launches:
-//   setup  one CTA: rules 1-13, gaps (rule 14), check a, the index scan and
-//          check b; frames that are not mode 1 are left to the mode-0 kernels.
+// Decode, four or five launches:
+//   setup  one CTA, a thread per frame: rules 1-13, gaps (rule 14), check
+//          a, each frame's range of block offsets and hashes; frames that
+//          are not mode 1 are left to the mode-0 kernels.
+//   index  CTA per frame: block offsets from the index (scan), check b.
 //   blocks one warp per exponent block: checks c-e, the 4096-entry decode
 //          table in shared memory (one symbol per lane), stream s decoded
 //          by lane s (checks f-g) and each element rebuilt and stored as it
 //          is decoded (lanes write 32 consecutive elements per step).
-//   [hash] v2 block hashes of the output (verification only).
-//   final  one CTA: first failing block's status, rule 19, outputs.
+//   [hash] v2 block hashes of the outputs (verification only).
+//   final  CTA per frame: first failing block's status, rule 19, outputs
+//          (overriding the mode-0 kernels' for the frames it handles).
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,8 @@
 #                 through the async API (CudaCapacityAsync.*: compress_async
 #                 with EncodeConfig::mode, mixed-mode batch decodes, graph
 #                 replay; CudaSanitize.CapacityAsyncSmall runs in step 6)
-#   3b capacity   throughput line of both modes (CudaCapacityBench.*)
+#   3b capacity   throughput lines of both modes, sync and async API
+#                 (CudaCapacityBench.*)
 #   4 golden      GPU-produced frames, cross-checked against the CPU reference
 #                 bytes (tar of the frames + MANIFEST.txt to $OUT); every
 #                 dtype, fp8_e4m3 included (gpu_golden_cases())

@@ -6,6 +6,8 @@
 // mode-1 frames give the reference's statuses, and a captured graph
 // replays it. Workspaces are poisoned (no initialisation is promised).
 // Skips without a device; scripts/gpu_check.sh reports these as a row.
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -312,6 +314,66 @@ TEST(CudaSanitize, CapacityAsyncSmall) {
     a.verify_checksum = true;
     EXPECT_EQ(download_value<Status>(st), reference_decompress(a).status) << dtype_name(d);
   }
+}
+
+// A throughput line of scripts/gpu_check.sh (step 3b): the async API on
+// device buffers, device time by CUDA events around each call (no host
+// sync inside), best of 5 after a warm-up, 64 Mi bf16 elements
+// (Gaussian KV-like), checksum on. Prints; asserts only the round trip.
+TEST(CudaCapacityBench, AsyncApiThroughput) {
+  SZ_REQUIRE_GPU();
+  const Dtype d = Dtype::bf16;
+  const uint64_t n = uint64_t{1} << 26, bytes = n * 2, bound = compress_bound(d, n);
+  const auto in = synth::generate(synth::Generator::gaussian_kv, d, n, 1, {});
+  DeviceBuffer src(bytes), frame(bound), out(bytes), res(32);
+  DeviceBuffer ews(cuda::compress_workspace_size(d, n)), dws(cuda::decompress_workspace_size(bytes));
+  ASSERT_TRUE(src.upload(in.data(), bytes));
+  auto* esz = reinterpret_cast<uint64_t*>(res.get());
+  auto* est = reinterpret_cast<Status*>(res.get() + 8);
+  auto* dsz = reinterpret_cast<uint64_t*>(res.get() + 16);
+  auto* dstat = reinterpret_cast<Status*>(res.get() + 24);
+  const Codebook cb = synth::body_codebook(d);
+  cudaStream_t s;
+  SZ_CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1, e2;
+  SZ_CUDA_OK(cudaEventCreate(&e0));
+  SZ_CUDA_OK(cudaEventCreate(&e1));
+  SZ_CUDA_OK(cudaEventCreate(&e2));
+  for (Mode mode : {Mode::fast, Mode::capacity}) {
+    cuda::EncodeConfig cfg;
+    cfg.checksum = true;
+    cfg.mode = mode;
+    float enc = 1e30f, dec = 1e30f;
+    uint64_t size = 0;
+    for (int it = 0; it < 6; ++it) {  // the first is a warm-up
+      SZ_CUDA_OK(cudaEventRecord(e0, s));
+      ASSERT_EQ(cuda::compress_async(src.get(), n, frame.get(), bound, cb, cfg, esz, est, ews.get(), ews.size(), s),
+                Status::ok);
+      SZ_CUDA_OK(cudaEventRecord(e1, s));
+      ASSERT_EQ(cuda::decompress_async(frame.get(), bound, out.get(), bytes, {}, dsz, dstat, dws.get(), dws.size(), s),
+                Status::ok);
+      SZ_CUDA_OK(cudaEventRecord(e2, s));
+      SZ_CUDA_OK(cudaStreamSynchronize(s));
+      ASSERT_EQ(download_value<Status>(est), Status::ok);
+      ASSERT_EQ(download_value<Status>(dstat), Status::ok);
+      size = download_value<uint64_t>(esz);
+      if (it == 0) continue;
+      float a = 0, b = 0;
+      SZ_CUDA_OK(cudaEventElapsedTime(&a, e0, e1));
+      SZ_CUDA_OK(cudaEventElapsedTime(&b, e1, e2));
+      enc = std::min(enc, a);
+      dec = std::min(dec, b);
+    }
+    EXPECT_TRUE(out.download(bytes) == in);
+    std::printf("capacity_throughput mode=%s bf16 n=%llu ratio=%.4f encode=%.2f GB/s decode=%.2f GB/s (async API, device buffers, checksum, event timing)\n",
+                mode == Mode::capacity ? "capacity" : "fast", static_cast<unsigned long long>(n),
+                static_cast<double>(bytes) / static_cast<double>(size), bytes / (enc * 1e-3) / 1e9,
+                bytes / (dec * 1e-3) / 1e9);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  cudaEventDestroy(e2);
+  cudaStreamDestroy(s);
 }
 
 }  // namespace
