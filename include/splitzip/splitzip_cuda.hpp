@@ -120,8 +120,8 @@ struct CompressItem {
 // either mode, checksum or not. Host only, no CUDA call. Grows linearly:
 // about total_elems / 6 bytes for bf16 and fp32 (escape staging), 8 bytes
 // per 64 KiB of input (block hashes) plus a few bytes per 32768 elements;
-// capacity mode needs about 420 bytes per 65536 elements plus ~200 per
-// buffer (less than the fast mode's for bf16 and fp32).
+// capacity mode needs about 420 bytes per 65536 elements plus a few hundred
+// per buffer; the query returns the larger of the two.
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count = 1);
 
 // One buffer with a host-side codebook (passed by value to the kernels).
