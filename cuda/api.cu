@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The public CUDA API (include/splitzip/splitzip_cuda.hpp): argument checks
-// on the host, then the kernel sequences of encode.cu / decode.cu. No call
-// here synchronises or allocates.
+// on the host, then the kernel sequences of encode.cu / decode.cu and, for
+// capacity mode (FORMAT.md 4.6), capacity_encode.cu / capacity_decode.cu.
+// No call here synchronises or allocates.
 #include <cuda_runtime.h>
 
 #include <mutex>
 
+#include "cuda/capacity_launch.h"
 #include "cuda/launch.h"
 #include "splitzip/splitzip_cuda.hpp"
 
@@ -71,10 +73,50 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 constexpr uint64_t kMaxCount = kMaxBatchCount;
 
+// As check_compress_args: capacity mode is not defined for fp8_e4m3
+// (FORMAT.md 4.7).
 Status check_encode_config(const cuda::EncodeConfig& cfg) {
-  if (!dtype_valid(cfg.dtype) || cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2)
+  if (!dtype_valid(cfg.dtype) || cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2 ||
+      (cfg.mode != Mode::fast && cfg.mode != Mode::capacity) ||
+      (cfg.mode == Mode::capacity && cfg.dtype == Dtype::fp8_e4m3))
     return Status::invalid_argument;
   return Status::ok;
+}
+
+// The decode workspace: the mode-0 kernels' (decode.cu), then the capacity
+// kernels' (capacity_decode.cu), 256-aligned. Both decoders run on every
+// call: the mode of a device-resident frame is known only on the device.
+struct DecodeWs {
+  WorkspaceLayout fast;
+  CapWorkspace cap;
+  uint64_t total;
+};
+DecodeWs decode_ws(uint64_t total_dst_bytes, uint64_t count) {
+  DecodeWs w;
+  w.fast = decode_workspace(total_dst_bytes, count);
+  w.cap = cap_decode_workspace(total_dst_bytes, count);
+  w.total = align_up(w.fast.total, 256) + w.cap.total;
+  return w;
+}
+
+// Mode 0 then the capacity kernels on the same outputs: the capacity final
+// kernel overrides the words of the mode-1 frames (and of headers that
+// fail, with the same status), the mode-0 kernels' stand for the rest.
+Status enqueue_decode_both(DecSetupArgs a, const DecodeWs& w, const CapDecArgs& ca_in, uint64_t* d_sizes,
+                           Status* d_statuses, uint64_t* d_corrupt, cudaStream_t stream) {
+  DeviceInfo info;
+  Status s = device_info(&info);
+  if (s != Status::ok) return s;
+  CapDecArgs ca = ca_in;
+  ca.ws = a.ws + align_up(w.fast.total, 256);
+  ca.lay = w.cap;
+  // Every shape is checked before the first launch (nothing enqueued on error).
+  DecodeLaunches dl;
+  CapDecodeLaunches cl;
+  if ((s = decode_launches(info, a, &dl)) != Status::ok || (s = cap_decode_launches(info, ca, &cl)) != Status::ok)
+    return s;
+  if ((s = enqueue_decode(a, d_sizes, d_statuses, d_corrupt, stream)) != Status::ok) return s;
+  return enqueue_capacity_decode(ca, CapDecDest{nullptr, d_sizes, d_statuses, d_corrupt}, stream);
 }
 
 }  // namespace
@@ -102,12 +144,16 @@ Status warm_up() {
 
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count) {
   if (!dtype_valid(dtype) || count == 0) return 0;
-  return encode_workspace(static_cast<uint32_t>(dtype), total_elems, count).total;
+  const auto id = static_cast<uint32_t>(dtype);
+  // Either mode's, checksum or not (capacity: capacity_logic.h).
+  const uint64_t fast = encode_workspace(id, total_elems, count).total;
+  const uint64_t cap = dtype == Dtype::fp8_e4m3 ? 0 : cap_encode_workspace(id, total_elems, count, true).total;
+  return fast > cap ? fast : cap;
 }
 
 uint64_t decompress_workspace_size(uint64_t total_dst_bytes, uint64_t count) {
   if (count == 0) return 0;
-  return decode_workspace(total_dst_bytes, count).total;
+  return decode_ws(total_dst_bytes, count).total;
 }
 
 Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst_capacity,
@@ -118,9 +164,25 @@ Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst
   if (dst == nullptr || (src == nullptr && n_elems > 0) || n_elems > kMaxElems || d_frame_size == nullptr ||
       d_status == nullptr || workspace == nullptr || !aligned16(workspace))
     return Status::invalid_argument;
-  if (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype) return Status::bad_codebook;
+  if (cfg.mode == Mode::fast && (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype))
+    return Status::bad_codebook;
   if (dst_capacity < compress_bound(cfg.dtype, n_elems)) return Status::dst_too_small;
   const uint32_t id = static_cast<uint32_t>(cfg.dtype);
+  if (cfg.mode == Mode::capacity) {  // capacity_encode.cu; the codebook is not used
+    CapEncArgs c{};
+    c.count = 1;
+    c.src = static_cast<const uint8_t*>(src);
+    c.dst = static_cast<uint8_t*>(dst);
+    c.n = n_elems;
+    c.capacity = dst_capacity;
+    c.dtype = id;
+    c.chunk_log2 = cfg.chunk_log2;
+    c.checksum = cfg.checksum ? 1u : 0u;
+    c.ws = static_cast<uint8_t*>(workspace);
+    c.lay = cap_encode_workspace(id, n_elems, 1, cfg.checksum);
+    if (workspace_bytes < c.lay.total) return Status::invalid_argument;
+    return enqueue_capacity_encode(c, d_frame_size, d_status, stream);
+  }
   EncSetupArgs a;
   a.count = 1;
   a.src = src;
@@ -144,11 +206,24 @@ Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_
   Status s = check_encode_config(cfg);
   if (s != Status::ok) return s;
   if (count == 0) return Status::ok;
-  if (count > kMaxCount || d_items == nullptr || d_codebooks == nullptr || codebook_count == 0 ||
+  const bool cap = cfg.mode == Mode::capacity;  // codebooks not used
+  if (count > kMaxCount || d_items == nullptr || (!cap && (d_codebooks == nullptr || codebook_count == 0)) ||
       d_frame_sizes == nullptr || d_statuses == nullptr || workspace == nullptr || !aligned16(workspace) ||
       total_elems > kMaxElems)
     return Status::invalid_argument;
   const uint32_t id = static_cast<uint32_t>(cfg.dtype);
+  if (cap) {
+    CapEncArgs c{};
+    c.items = d_items;
+    c.count = count;
+    c.dtype = id;
+    c.chunk_log2 = cfg.chunk_log2;
+    c.checksum = cfg.checksum ? 1u : 0u;
+    c.ws = static_cast<uint8_t*>(workspace);
+    c.lay = cap_encode_workspace(id, total_elems, count, cfg.checksum);
+    if (workspace_bytes < c.lay.total) return Status::invalid_argument;
+    return enqueue_capacity_encode(c, d_frame_sizes, d_statuses, stream);
+  }
   EncSetupArgs a;
   a.items = d_items;
   a.count = count;
@@ -178,9 +253,18 @@ Status decompress_async(const void* src, uint64_t src_size, void* dst, uint64_t 
   a.limit = cfg.max_output_bytes ? cfg.max_output_bytes : kNoBlock;
   a.verify = cfg.verify_checksum;
   a.ws = static_cast<uint8_t*>(workspace);
-  a.lay = decode_workspace(a.dst_capacity, 1);
-  if (workspace_bytes < a.lay.total) return Status::invalid_argument;
-  return enqueue_decode(a, d_out_size, d_status, cfg.d_corrupt_blocks, stream);
+  const DecodeWs w = decode_ws(a.dst_capacity, 1);
+  a.lay = w.fast;
+  if (workspace_bytes < w.total) return Status::invalid_argument;
+  CapDecArgs ca{};
+  ca.count = 1;
+  ca.src = static_cast<const uint8_t*>(src);
+  ca.src_size = src_size;
+  ca.dst = static_cast<uint8_t*>(dst);
+  ca.dst_capacity = a.dst_capacity;
+  ca.limit = a.limit;
+  ca.verify = cfg.verify_checksum ? 1u : 0u;
+  return enqueue_decode_both(a, w, ca, d_out_size, d_status, cfg.d_corrupt_blocks, stream);
 }
 
 Status decompress_batch_async(const DecompressItem* d_items, uint64_t count, uint64_t total_dst_bytes,
@@ -196,9 +280,15 @@ Status decompress_batch_async(const DecompressItem* d_items, uint64_t count, uin
   a.limit = cfg.max_output_bytes ? cfg.max_output_bytes : kNoBlock;
   a.verify = cfg.verify_checksum;
   a.ws = static_cast<uint8_t*>(workspace);
-  a.lay = decode_workspace(total_dst_bytes, count);
-  if (workspace_bytes < a.lay.total) return Status::invalid_argument;
-  return enqueue_decode(a, d_out_sizes, d_statuses, cfg.d_corrupt_blocks, stream);
+  const DecodeWs w = decode_ws(total_dst_bytes, count);
+  a.lay = w.fast;
+  if (workspace_bytes < w.total) return Status::invalid_argument;
+  CapDecArgs ca{};
+  ca.items = d_items;
+  ca.count = count;
+  ca.limit = a.limit;
+  ca.verify = cfg.verify_checksum ? 1u : 0u;
+  return enqueue_decode_both(a, w, ca, d_out_sizes, d_statuses, cfg.d_corrupt_blocks, stream);
 }
 
 Status histogram_async(Dtype dtype, const void* src, uint64_t n_elems, uint64_t* d_counts, cudaStream_t stream) {

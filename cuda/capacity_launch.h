@@ -13,28 +13,30 @@
 namespace splitzip {
 namespace cuda_detail {
 
-// count, plan, write.
+// setup, count, plan, write.
 struct CapEncodeLaunches {
-  LaunchShape count, plan, write;
-  static constexpr uint32_t kLaunches = 3;
+  LaunchShape setup, count, plan, write;
+  static constexpr uint32_t kLaunches = 4;
 };
-// setup, blocks, [hash], final.
+// setup, index, blocks, [hash], final.
 struct CapDecodeLaunches {
-  LaunchShape setup, blocks, hash, final_;  // hash.grid == 0: not launched
-  uint32_t launches() const { return hash.grid ? 4u : 3u; }
+  LaunchShape setup, index, blocks, hash, final_;  // hash.grid == 0: not launched
+  uint32_t launches() const { return hash.grid ? 5u : 4u; }
 };
 
 Status cap_encode_launches(const DeviceInfo& info, const CapEncArgs& a, CapEncodeLaunches* out);
 Status cap_decode_launches(const DeviceInfo& info, const CapDecArgs& a, CapDecodeLaunches* out);
 
-// One mode-1 (or stored) frame of a.n elements into a.dst; size and status
-// to the device words. Enqueue only, no synchronisation.
-Status enqueue_capacity_encode(const CapEncArgs& a, uint64_t* d_size, Status* d_status, cudaStream_t stream);
+// A mode-1 (or stored) frame per buffer (a.count of them: the one held in
+// a, or a.items[]); sizes and statuses to the device arrays. Enqueue only,
+// no synchronisation.
+Status enqueue_capacity_encode(const CapEncArgs& a, uint64_t* d_sizes, Status* d_statuses, cudaStream_t stream);
 
-// One frame; frames that are not mode 1 are left alone (out->handled = 0),
-// so this may follow enqueue_decode for a frame whose mode the host does not
-// know. Enqueue only, no synchronisation.
-Status enqueue_capacity_decode(const CapDecArgs& a, CapDecOut* d_out, cudaStream_t stream);
+// a.count frames; frames that are not mode 1 are left alone (handled = 0:
+// nothing written to dest.sizes / statuses / corrupt for them), so this may
+// follow enqueue_decode on the same outputs for frames whose mode the host
+// does not know. Enqueue only, no synchronisation.
+Status enqueue_capacity_decode(const CapDecArgs& a, const CapDecDest& dest, cudaStream_t stream);
 
 }  // namespace cuda_detail
 }  // namespace splitzip

@@ -5,28 +5,36 @@
 // rules (package-merge lengths, canonical codes, decode table, block and
 // stream checks) are core/capacity/format.h's; nothing here restates them.
 //
-// Encode, three launches:
+// One buffer or a batch (items in device memory); blocks of all buffers
+// are numbered globally, a block's buffer found by cap_owner.
+//
+// Encode, four launches:
+//   setup  one CTA, a thread per buffer: argument checks, each buffer's
+//          range of block records and hashes (prefix sums).
 //   count  CTA per exponent block: histogram (shared atomics), code lengths
 //          (cap_code_lengths, one thread), the bits of each of the 32
 //          streams (8 threads per stream, shared atomics) -> the block's
 //          byte size; the block's v2 checksum blocks (2^16 elements hold
 //          whole 64 KiB checksum blocks for every dtype).
-//   plan   one CTA: block offsets (scan), exp_bytes, mode 1 or stored
-//          (FORMAT.md 4.4), frame checksum over the block hashes, header,
-//          index, stream 7, zero gaps.
+//   plan   CTA per buffer: block offsets (scan), exp_bytes, mode 1 or
+//          stored (FORMAT.md 4.4), frame checksum over the block hashes,
+//          header, index, stream 7, zero gaps; size and status out.
 //   write  CTA per exponent block: residual streams 1-2, the table and
 //          stream sizes, each stream packed by one warp (prefix sum of code
 //          lengths over the lanes, bits OR-ed into shared words), or the
 //          block's bytes of a stored frame.
-// Decode, three or four launches:
-//   setup  one CTA: rules 1-13, gaps (rule 14), check a, the index scan and
-//          check b; frames that are not mode 1 are left to the mode-0 kernels.
+// Decode, four or five launches:
+//   setup  one CTA, a thread per frame: rules 1-13, gaps (rule 14), check
+//          a, each frame's range of block offsets and hashes; frames that
+//          are not mode 1 are left to the mode-0 kernels.
+//   index  CTA per frame: block offsets from the index (scan), check b.
 //   blocks one warp per exponent block: checks c-e, the 4096-entry decode
 //          table in shared memory (one symbol per lane), stream s decoded
 //          by lane s (checks f-g) and each element rebuilt and stored as it
 //          is decoded (lanes write 32 consecutive elements per step).
-//   [hash] v2 block hashes of the output (verification only).
-//   final  one CTA: first failing block's status, rule 19, outputs.
+//   [hash] v2 block hashes of the outputs (verification only).
+//   final  CTA per frame: first failing block's status, rule 19, outputs
+//          (overriding the mode-0 kernels' for the frames it handles).
 #pragma once
 
 #include <cstdint>
@@ -67,31 +75,61 @@ struct CapBlockRec {
   uint64_t off;                   // offset in stream 9 (plan kernel)
 };
 
+// Per buffer. The setup kernel fills the item fields and the placement;
+// the plan kernel decides the form (status, stored, exp_bytes, frame_size,
+// L); the write kernel reads it.
 struct CapEncCtl {
-  int32_t status;    // ok: go on (write kernel); else the call's status
-  uint32_t stored;   // 1: stored frame (mode 0)
+  const uint8_t* src;
+  uint8_t* dst;
+  uint64_t n;
+  uint64_t capacity;
+  uint64_t block_begin;  // first CapBlockRec of the buffer (global block index)
+  uint64_t hash_begin;   // first block hash of the buffer
+  uint64_t n_checks;     // checksum blocks (0 without a checksum)
+  int32_t status;        // ok: go on; else the buffer's status
+  uint32_t stored;       // 1: stored frame (mode 0)
   uint64_t exp_bytes;
   uint64_t frame_size;
   CapLayout L;
 };
 
-// Workspace: CapEncCtl | CapBlockRec per block | block hashes (u64).
-struct CapWorkspace {
-  uint64_t recs_off, hashes_off, total;
-  uint64_t blocks_bound, hashes_bound;
+// Written by the setup kernel: blocks and checks of all buffers (clamped to
+// the workspace's bounds), the grid-stride extents of the later kernels.
+struct CapTotals {
+  uint64_t blocks;
+  uint64_t checks;
 };
 
-SZ_HD CapWorkspace cap_encode_workspace(uint32_t dtype_id, uint64_t n, bool checksum) {
+// Encode workspace: CapTotals | CapEncCtl per buffer | first global block
+// per buffer (u64, searched by the block kernels) | CapBlockRec per block |
+// block hashes (u64). Decode: CapTotals | CapDecCtl per frame | first block
+// per frame | first check per frame | block offsets (u64) | block hashes.
+struct CapWorkspace {
+  uint64_t ctl_off, begins_off, hash_begins_off, recs_off, hashes_off, total;
+  uint64_t count, blocks_bound, hashes_bound;
+};
+
+// `count` buffers of total_elems elements in all: sum of cap_blocks(n_i) <=
+// total / 2^16 + count, and likewise for the 64 KiB checksum blocks.
+SZ_HD CapWorkspace cap_encode_workspace(uint32_t dtype_id, uint64_t total_elems, uint64_t count, bool checksum) {
   CapWorkspace w{};
-  w.blocks_bound = cap_blocks(n);
-  w.hashes_bound = checksum ? checksum_blocks(n * geometry_of(dtype_id).bytes) : 0;
-  w.recs_off = align_up(sizeof(CapEncCtl), 256);
+  w.count = count;
+  w.blocks_bound = (total_elems >> kCapBlockLog2) + count;
+  w.hashes_bound = checksum ? hashes_bound(total_elems * geometry_of(dtype_id).bytes, count) : 0;
+  w.ctl_off = align_up(sizeof(CapTotals), 256);
+  w.begins_off = align_up(w.ctl_off + count * sizeof(CapEncCtl), 256);
+  w.hash_begins_off = w.begins_off;  // encode: the count kernel places hashes by block
+  w.recs_off = align_up(w.begins_off + count * 8, 256);
   w.hashes_off = align_up(w.recs_off + w.blocks_bound * sizeof(CapBlockRec), 256);
   w.total = align_up(w.hashes_off + w.hashes_bound * 8, 256);
   return w;
 }
 
+// Either a device array of items (batch: cuda::CompressItem, read by the
+// setup kernel) or the one item held here (single call, synchronous backend).
 struct CapEncArgs {
+  const void* items;  // const cuda::CompressItem* (device), or nullptr
+  uint64_t count;
   const uint8_t* src;
   uint8_t* dst;
   uint64_t n;
@@ -103,6 +141,55 @@ struct CapEncArgs {
   uint8_t* ws;
   CapWorkspace lay;
 };
+
+struct CapEncItem {
+  const uint8_t* src;
+  uint8_t* dst;
+  uint64_t n;
+  uint64_t capacity;
+};
+
+// Setup kernel, thread per buffer: the item's argument checks; its blocks
+// and checksum blocks (0 when it already failed).
+SZ_HD void cap_enc_item(const CapEncItem& it, uint32_t dtype_id, bool checksum, CapEncCtl* c, uint64_t* nb) {
+  *c = CapEncCtl{};
+  c->src = it.src;
+  c->dst = it.dst;
+  c->n = it.n;
+  c->capacity = it.capacity;
+  c->status = static_cast<int32_t>(Status::ok);
+  *nb = 0;
+  if (it.dst == nullptr || (it.src == nullptr && it.n > 0) || it.n > kMaxElems) {
+    c->status = static_cast<int32_t>(Status::invalid_argument);
+    return;
+  }
+  *nb = cap_blocks(it.n);
+  c->n_checks = checksum ? checksum_blocks(it.n * geometry_of(dtype_id).bytes) : 0;
+}
+
+// Setup kernel, after the scans: the buffer's place in the records and
+// hashes. A buffer past the workspace's sizing fails alone; its range stays
+// reserved (a hole the block kernels skip).
+SZ_HD void cap_enc_place(CapEncCtl* c, uint64_t block_begin, uint64_t hash_begin, uint64_t nb, const CapWorkspace& lay) {
+  c->block_begin = block_begin;
+  c->hash_begin = hash_begin;
+  if (c->status == static_cast<int32_t>(Status::ok) &&
+      (block_begin + nb > lay.blocks_bound || hash_begin + c->n_checks > lay.hashes_bound))
+    c->status = static_cast<int32_t>(Status::invalid_argument);
+}
+
+// The buffer (frame) that global block g belongs to: the last one whose
+// first block is <= g (begins ascending, begins[0] = 0; empty ranges share
+// their successor's start, so the one that owns g is the last).
+SZ_HD uint64_t cap_owner(const uint64_t* begins, uint64_t count, uint64_t g) {
+  uint64_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (begins[mid] <= g) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
 
 // Element i's exponent (unaligned-safe byte loads: src may have any alignment).
 template <class T>
@@ -160,24 +247,25 @@ SZ_HD CapTable cap_table_of(const CapBlockRec& r) {
   return t;
 }
 
-// Plan kernel, one thread, once exp_bytes is known: mode 1 or stored as
-// the reference decides (FORMAT.md 4.4 / 4.6.1), the capacity rule, the
-// header fields (frame_size set; content_checksum is the caller's).
-SZ_HD void cap_decide(const CapEncArgs& a, uint64_t n_checks, uint64_t exp_bytes, CapEncCtl* c, FrameHeader* h) {
-  *h = make_header(a.dtype, a.n, a.chunk_log2, a.checksum != 0);
+// Plan kernel, one thread per buffer, once exp_bytes is known: mode 1 or
+// stored as the reference decides (FORMAT.md 4.4 / 4.6.1), the capacity
+// rule, the header fields (frame_size set; content_checksum is the
+// caller's). Sets status, stored, exp_bytes, L and frame_size of c.
+SZ_HD void cap_decide(const CapEncArgs& a, uint64_t exp_bytes, CapEncCtl* c, FrameHeader* h) {
+  *h = make_header(a.dtype, c->n, a.chunk_log2, a.checksum != 0);
   c->exp_bytes = exp_bytes;
   c->status = static_cast<int32_t>(Status::ok);
   c->stored = 1;
-  const uint64_t stored = stored_frame_size(a.dtype, a.n, n_checks);
-  if (a.n > 0) {
-    c->L = capacity_layout(a.dtype, a.n, exp_bytes, n_checks);
+  const uint64_t stored = stored_frame_size(a.dtype, c->n, c->n_checks);
+  if (c->n > 0) {
+    c->L = capacity_layout(a.dtype, c->n, exp_bytes, c->n_checks);
     if (c->L.frame_size < stored) {
       c->stored = 0;
-      if (c->L.frame_size > a.capacity) c->status = static_cast<int32_t>(Status::dst_too_small);
+      if (c->L.frame_size > c->capacity) c->status = static_cast<int32_t>(Status::dst_too_small);
     }
   }
   if (c->stored) {
-    if (stored > a.capacity) c->status = static_cast<int32_t>(Status::dst_too_small);
+    if (stored > c->capacity) c->status = static_cast<int32_t>(Status::dst_too_small);
     h->flags |= kFlagStored;
   } else {
     h->mode = kModeCapacity;
@@ -218,18 +306,25 @@ SZ_HD uint8_t cap_word_byte(const uint32_t* words, uint32_t k) {
 
 // ---- decode ----
 
+// Per frame. Setup fills it (rules 1-14, check a, placement); the index
+// kernel may set status (check b); the blocks kernel lowers err (atomics).
 struct CapDecCtl {
   FrameHeader h;
   CapLayout L;
+  const uint8_t* src;
+  uint8_t* dst;
+  uint64_t block_begin;  // first block offset of the frame (global index)
+  uint64_t hash_begin;   // first block hash of the frame
   int32_t status;     // setup's status (rules 1-14, a, b); ok: blocks run
-  uint32_t handled;   // 1: the frame is mode 1 (these kernels own its outputs)
+  uint32_t handled;   // 1: these kernels own the frame's outputs (mode 1, or a header that fails)
   uint32_t verify;
   uint32_t pad_;
   uint64_t err;       // min over failing blocks of (block << 8 | status), kCapNoError
   uint64_t n_checks;
 };
 
-// What the final kernel reports (read by the synchronous backend).
+// What the final kernel reports per frame into a CapDecOut array (the
+// synchronous backend reads it).
 struct CapDecOut {
   uint64_t size;
   uint64_t consumed;
@@ -238,19 +333,38 @@ struct CapDecOut {
   uint32_t handled;
 };
 
-// Workspace: CapDecCtl | block offsets (u64) | block hashes (u64). n * bytes
-// <= dst bytes, so the blocks and checks of any frame that fits are bounded.
-SZ_HD CapWorkspace cap_decode_workspace(uint64_t dst_bytes) {
+// Where the final kernel writes. out (optional): every frame's CapDecOut.
+// sizes / statuses (optional, with corrupt optional): the public outputs of
+// decompress_async, written only for frames these kernels handle, so they
+// override what the mode-0 kernels wrote before them in the stream.
+struct CapDecDest {
+  CapDecOut* out;
+  uint64_t* sizes;
+  Status* statuses;
+  uint64_t* corrupt;
+};
+
+// n * bytes <= dst bytes (rule 13), so the blocks and checks of the frames
+// that fit are bounded by total_dst_bytes / 2^16 + count.
+SZ_HD CapWorkspace cap_decode_workspace(uint64_t total_dst_bytes, uint64_t count) {
   CapWorkspace w{};
-  w.blocks_bound = cap_blocks(dst_bytes);
-  w.hashes_bound = checksum_blocks(dst_bytes);
-  w.recs_off = align_up(sizeof(CapDecCtl), 256);
+  w.count = count;
+  w.blocks_bound = (total_dst_bytes >> kCapBlockLog2) + count;
+  w.hashes_bound = hashes_bound(total_dst_bytes, count);
+  w.ctl_off = align_up(sizeof(CapTotals), 256);
+  w.begins_off = align_up(w.ctl_off + count * sizeof(CapDecCtl), 256);
+  w.hash_begins_off = align_up(w.begins_off + count * 8, 256);
+  w.recs_off = align_up(w.hash_begins_off + count * 8, 256);
   w.hashes_off = align_up(w.recs_off + w.blocks_bound * 8, 256);
   w.total = align_up(w.hashes_off + w.hashes_bound * 8, 256);
   return w;
 }
 
+// Either a device array of items (cuda::DecompressItem) or the one frame
+// held here.
 struct CapDecArgs {
+  const void* items;  // const cuda::DecompressItem* (device), or nullptr
+  uint64_t count;
   const uint8_t* src;
   uint64_t src_size;
   uint8_t* dst;
@@ -262,16 +376,28 @@ struct CapDecArgs {
   CapWorkspace lay;
 };
 
-// Setup kernel, one thread: rules 1-13, gaps (rule 14) and check a. Sets
-// handled = 0 for a frame that is not mode 1 (or whose header fails: the
-// mode-0 kernels report those when they also run; alone, this reports it).
-SZ_HD void cap_dec_plan(const CapDecArgs& a, CapDecCtl* c) {
+struct CapDecItem {
+  const uint8_t* src;
+  uint64_t src_size;
+  uint8_t* dst;
+  uint64_t dst_capacity;
+};
+
+// Setup kernel, thread per frame: rules 1-13, gaps (rule 14) and check a.
+// handled = 0 for a frame that is not mode 1 (the mode-0 kernels own it); a
+// header that fails is handled (same status as the mode-0 kernels: the
+// rules are core/header.h's), so alone this decoder reports it too.
+// nb / nc: the frame's blocks and checks to place (0 once it failed).
+SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, CapDecCtl* c, uint64_t* nb, uint64_t* nc) {
+  *c = CapDecCtl{};
+  c->src = it.src;
+  c->dst = it.dst;
   c->handled = 1;
   c->err = kCapNoError;
-  c->n_checks = 0;
-  c->verify = 0;
+  *nb = 0;
+  *nc = 0;
   FrameHeader h;
-  Status s = a.src == nullptr && a.src_size > 0 ? Status::invalid_argument : parse_header(a.src, a.src_size, &h);
+  Status s = it.src == nullptr && it.src_size > 0 ? Status::invalid_argument : parse_header(it.src, it.src_size, &h);
   if (s == Status::ok && (h.stored() || h.mode != kModeCapacity)) {
     c->handled = 0;
     s = Status::unsupported_mode;
@@ -279,20 +405,32 @@ SZ_HD void cap_dec_plan(const CapDecArgs& a, CapDecCtl* c) {
   if (s == Status::ok) {
     c->h = h;
     c->L = capacity_layout_of(h);
-    s = check_output_room(h, a.dst_capacity, a.limit, a.dst != nullptr);  // rules 12-13
+    s = check_output_room(h, it.dst_capacity, limit, it.dst != nullptr);  // rules 12-13
   }
-  if (s == Status::ok && !frame_gaps_zero(a.src, h)) s = Status::bad_padding;  // rule 14
-  if (s == Status::ok && c->L.n_blocks > a.lay.blocks_bound) s = Status::invalid_argument;
+  if (s == Status::ok && !frame_gaps_zero(it.src, h)) s = Status::bad_padding;  // rule 14
   if (s == Status::ok && c->L.high_size > 0) {  // check a
     const uint64_t used_bits = 3u * h.n_elems - 8u * (c->L.high_size - 1);
-    if (used_bits < 8 && (a.src[c->L.high_off + c->L.high_size - 1] >> used_bits) != 0) s = Status::bad_padding;
+    if (used_bits < 8 && (it.src[c->L.high_off + c->L.high_size - 1] >> used_bits) != 0) s = Status::bad_padding;
   }
-  if (s == Status::ok && a.verify && h.has_checksum()) {
+  if (s == Status::ok && verify && h.has_checksum()) {
     c->verify = 1;
     c->n_checks = h.n_checks();
-    if (c->n_checks > a.lay.hashes_bound) s = Status::invalid_argument;
   }
   c->status = static_cast<int32_t>(s);
+  if (s == Status::ok) {
+    *nb = c->L.n_blocks;
+    *nc = c->n_checks;
+  }
+}
+
+// Setup kernel, after the scans: the frame's place in the offsets and
+// hashes; past the workspace's sizing it fails alone (its range a hole).
+SZ_HD void cap_dec_place(CapDecCtl* c, uint64_t block_begin, uint64_t hash_begin, uint64_t nb, const CapWorkspace& lay) {
+  c->block_begin = block_begin;
+  c->hash_begin = hash_begin;
+  if (c->status == static_cast<int32_t>(Status::ok) &&
+      (block_begin + nb > lay.blocks_bound || hash_begin + c->n_checks > lay.hashes_bound))
+    c->status = static_cast<int32_t>(Status::invalid_argument);
 }
 
 template <class T>
@@ -323,7 +461,9 @@ struct CapPut {
 // table): stream s decoded and its elements stored. Returns checks f-g.
 template <class T>
 SZ_HD Status cap_dec_lane(const CapDecCtl& c, const uint8_t* blk, const CapTable& t, const uint16_t* table,
-                          uint64_t b, uint32_t s, uint8_t* dst, const uint8_t* f) {
+                          uint64_t b, uint32_t s) {
+  uint8_t* dst = c.dst;
+  const uint8_t* f = c.src;
   const uint32_t m = static_cast<uint32_t>(cap_block_len(c.h.n_elems, b));
   const CapPut<T> put{f, &c.L, c.h.n_elems, b << kCapBlockLog2, dst};
   if (t.symbols == 1) {

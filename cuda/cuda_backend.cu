@@ -116,12 +116,12 @@ class CudaBackend final : public Backend {
     if (!dtype_valid(dtype)) return 0;
     const auto id = static_cast<uint32_t>(dtype);
     if (dir == Direction::encode) {  // either mode's (capacity_logic.h)
-      const uint64_t fast = encode_workspace(id, n, 1).total, cap = cap_encode_workspace(id, n, true).total;
+      const uint64_t fast = encode_workspace(id, n, 1).total, cap = cap_encode_workspace(id, n, 1, true).total;
       return fast > cap ? fast : cap;
     }
     // A device-resident frame of unknown mode runs both decoders (their
     // workspaces side by side).
-    return decode_workspace(n * dtype_bytes(dtype), 1).total + cap_decode_workspace(n * dtype_bytes(dtype)).total;
+    return decode_workspace(n * dtype_bytes(dtype), 1).total + cap_decode_workspace(n * dtype_bytes(dtype), 1).total;
   }
 
   FrameOutcome compress_frame(const CompressArgs& args) const override {
@@ -244,6 +244,7 @@ class CudaBackend final : public Backend {
     FrameOutcome out;
     Status s;
     CapEncArgs a{};
+    a.count = 1;
     a.src = static_cast<const uint8_t*>(src);
     a.dst = static_cast<uint8_t*>(dst);
     a.n = args.n;
@@ -251,7 +252,7 @@ class CudaBackend final : public Backend {
     a.dtype = static_cast<uint32_t>(args.dtype);
     a.chunk_log2 = args.chunk_log2;
     a.checksum = args.checksum ? 1u : 0u;
-    a.lay = cap_encode_workspace(a.dtype, args.n, args.checksum);
+    a.lay = cap_encode_workspace(a.dtype, args.n, 1, args.checksum);
     if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok ||
         (s = enqueue_capacity_encode(a, &o->size, &o->status, st)) != Status::ok)
       return fail(out, s);
@@ -359,7 +360,8 @@ class CudaBackend final : public Backend {
     a.lay = decode_workspace(a.dst_capacity, 1);
     const bool run_fast = !mode_known || !mode1, run_cap = !mode_known || mode1;
     CapDecArgs ca{};
-    ca.lay = cap_decode_workspace(a.dst_capacity);
+    ca.count = 1;
+    ca.lay = cap_decode_workspace(a.dst_capacity, 1);
     const uint64_t fast_ws = run_fast ? a.lay.total : 0;
     if ((s = workspace(args.workspace, args.workspace_size, fast_ws + (run_cap ? ca.lay.total : 0), ws_tmp, &a.ws)) !=
         Status::ok)
@@ -375,7 +377,8 @@ class CudaBackend final : public Backend {
       ca.limit = limit;
       ca.verify = args.verify_checksum ? 1u : 0u;
       ca.ws = a.ws + fast_ws;
-      if ((s = enqueue_capacity_decode(ca, co, st)) != Status::ok) return fail(out, s);
+      if ((s = enqueue_capacity_decode(ca, CapDecDest{co, nullptr, nullptr, nullptr}, st)) != Status::ok)
+        return fail(out, s);
     }
     Outputs host{};
     CapDecOut cap_host{};

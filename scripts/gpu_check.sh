@@ -16,8 +16,12 @@
 #   3 gpu tests   splitzip_cuda_gpu_tests except CudaHuge.*, XML to $OUT; a
 #                 summary row for the capacity mode's identity tests
 #                 (CudaCapacity.*: frames byte-identical to the reference,
-#                 round trips, error vectors)
-#   3b capacity   throughput line of both modes (CudaCapacityBench.*)
+#                 round trips, error vectors) and one for the capacity mode
+#                 through the async API (CudaCapacityAsync.*: compress_async
+#                 with EncodeConfig::mode, mixed-mode batch decodes, graph
+#                 replay; CudaSanitize.CapacityAsyncSmall runs in step 6)
+#   3b capacity   throughput lines of both modes, sync and async API
+#                 (CudaCapacityBench.*)
 #   4 golden      GPU-produced frames, cross-checked against the CPU reference
 #                 bytes (tar of the frames + MANIFEST.txt to $OUT); every
 #                 dtype, fp8_e4m3 included (gpu_golden_cases())
@@ -250,12 +254,13 @@ GPU_TESTS=$BIN/splitzip_cuda_gpu_tests
 SMOKE_FILTER='CudaBackend.RegisteredAndAvailable:CudaApi.HostSideArgumentErrors:CudaBackend.GoldenCases'
 SUITE_FILTER='-CudaHuge.*:CudaSanitize.*:CudaCapacityBench.*'
 CAP_FILTER='CudaCapacity.*'
+CAP_ASYNC_FILTER='CudaCapacityAsync.*'
 CAP_BENCH_FILTER='CudaCapacityBench.*'
 SAN_FILTER='CudaSanitize.*'
 HUGE_FILTER='CudaHuge.*'
 
 # ---------------------------------------------------------------- 2 smoke
-for f in "$SMOKE_FILTER" "$SUITE_FILTER" "$SAN_FILTER" "$HUGE_FILTER" "$CAP_FILTER" "$CAP_BENCH_FILTER"; do
+for f in "$SMOKE_FILTER" "$SUITE_FILTER" "$SAN_FILTER" "$HUGE_FILTER" "$CAP_FILTER" "$CAP_ASYNC_FILTER" "$CAP_BENCH_FILTER"; do
   c=$(filter_count "$GPU_TESTS" "$f")
   [[ "$c" -gt 0 ]] || result "filter" "FAIL" "'$f' selects no test"
 done
@@ -301,6 +306,20 @@ else
     result "3 capacity identity" "PASS" "$cap_ok CudaCapacity tests: frames = reference bytes, round trips, error statuses"
   else
     result "3 capacity identity" "FAIL" "$cap_ok passed, $cap_bad failed or skipped (gpu_tests.log)"
+  fi
+fi
+# Capacity mode through the stream-ordered API (compress_async with
+# EncodeConfig::mode, decompress_async of mode-1 and mixed batches, graph
+# replay): its row from the same log.
+if [[ $DRY == 1 ]]; then
+  result "3 capacity async (dry)" "PASS" "$(filter_count "$GPU_TESTS" "$CAP_ASYNC_FILTER") CudaCapacityAsync tests selected"
+else
+  ca_ok=$(grep -c '^\[       OK \] CudaCapacityAsync\.' "$LOGS/gpu_tests.log")
+  ca_bad=$(grep -cE '^\[  (FAILED|SKIPPED) +\] CudaCapacityAsync\.' "$LOGS/gpu_tests.log")
+  if [[ "$ca_ok" -gt 0 && "$ca_bad" -eq 0 ]]; then
+    result "3 capacity async" "PASS" "$ca_ok CudaCapacityAsync tests: async frames = reference bytes, mixed-mode batches, error statuses, graph replay"
+  else
+    result "3 capacity async" "FAIL" "$ca_ok passed, $ca_bad failed or skipped (gpu_tests.log)"
   fi
 fi
 

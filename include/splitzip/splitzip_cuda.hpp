@@ -7,9 +7,11 @@
 //   status) land in device memory; read them after the stream reaches them.
 // - All calls are CUDA-graph capturable: each one enqueues a fixed sequence
 //   of kernel launches whose shape depends only on host-side arguments.
-//   Compression is one cooperative kernel launch per call (the device must
-//   support cooperative launches; warm_up() / the first call check it and
-//   return backend_unavailable otherwise). Decompression is 3-4 launches.
+//   Fast-mode compression is one cooperative kernel launch per call (the
+//   device must support cooperative launches; warm_up() / the first call
+//   check it and return backend_unavailable otherwise); capacity mode
+//   (EncodeConfig::mode) is 4 launches. Decompression of either mode is
+//   7-9 launches (mode-0 kernels, then the capacity kernels).
 // - Workspace: the caller allocates it once (any device memory, 16-byte
 //   aligned; cudaMalloc gives 256) at the size the *_workspace_size query
 //   returns, and may reuse it for any later call of that size or smaller,
@@ -92,6 +94,13 @@ struct EncodeConfig {
   Dtype dtype = Dtype::bf16;
   uint32_t chunk_log2 = kDefaultChunkLog2;  // 6..15
   bool checksum = false;                    // v2 block checksum: stream 7 + header (fused, fast)
+  // Mode::capacity (FORMAT.md 4.6, not for fp8_e4m3): per-64Ki-element
+  // Huffman of the exponents, or a stored frame when that is not smaller;
+  // the codebook(s) are not used (d_codebooks may be null). Four launches
+  // (setup, count, plan, write), not cooperative; the frame size and status
+  // land in the same device outputs as the fast mode's. A decoder needs no
+  // flag: the mode is in the frame.
+  Mode mode = Mode::fast;
 };
 
 // One buffer of a batch. Pointers are device-accessible (device or managed
@@ -107,10 +116,12 @@ struct CompressItem {
   uint32_t reserved = 0;
 };
 
-// Workspace bytes for `count` buffers of `total_elems` elements in all.
-// Host only, no CUDA call. Grows linearly: about total_elems / 6 bytes for
-// bf16 and fp32 (escape staging), 8 bytes per 64 KiB of input (block
-// hashes) plus a few bytes per 32768 elements.
+// Workspace bytes for `count` buffers of `total_elems` elements in all, in
+// either mode, checksum or not. Host only, no CUDA call. Grows linearly:
+// about total_elems / 6 bytes for bf16 and fp32 (escape staging), 8 bytes
+// per 64 KiB of input (block hashes) plus a few bytes per 32768 elements;
+// capacity mode needs about 420 bytes per 65536 elements plus a few hundred
+// per buffer; the query returns the larger of the two.
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count = 1);
 
 // One buffer with a host-side codebook (passed by value to the kernels).
@@ -151,19 +162,25 @@ struct DecompressItem {
 };
 
 // Workspace bytes for `count` frames decoding into total_dst_bytes of
-// destination capacity in all. Host only.
+// destination capacity in all, frames of either mode. Host only.
 uint64_t decompress_workspace_size(uint64_t total_dst_bytes, uint64_t count = 1);
 
-// Decodes the frame at src. The header and every offset are validated on the
-// device (FORMAT.md 9, same statuses as the CPU decoders); a corrupt frame
-// never makes the kernels read or write out of bounds. *d_out_size gets the
-// decoded byte count (0 on error).
+// Decodes the frame at src, fast (mode 0) or capacity (mode 1, FORMAT.md
+// 4.6): the mode is read on the device, no flag and no host round trip.
+// The mode-0 kernels (3-4 launches) run, then the capacity kernels (4-5
+// launches: setup, index, blocks, [hashes], final), whose final kernel
+// overwrites the outputs of mode-1 frames; each set does no per-element
+// work on the other mode's frames. The header and every offset are
+// validated on the device (FORMAT.md 9, same statuses as the CPU
+// decoders); a corrupt frame never makes the kernels read or write out of
+// bounds. *d_out_size gets the decoded byte count (0 on error).
 Status decompress_async(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
                         const DecodeConfig& cfg, uint64_t* d_out_size, Status* d_status,
                         void* workspace, uint64_t workspace_bytes, cudaStream_t stream);
 
-// `count` frames, d_items in device memory. total_dst_bytes must bound the
-// sum of dst_capacity.
+// `count` frames of either mode, mixed freely, d_items in device memory.
+// total_dst_bytes must bound the sum of dst_capacity (frames beyond it fail
+// with invalid_argument).
 Status decompress_batch_async(const DecompressItem* d_items, uint64_t count,
                               uint64_t total_dst_bytes, const DecodeConfig& cfg,
                               uint64_t* d_out_sizes, Status* d_statuses, void* workspace,

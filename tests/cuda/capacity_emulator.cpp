@@ -84,6 +84,126 @@ void emu_pack_stream(const uint8_t* bsrc, uint32_t m, uint32_t s, const CapBlock
 
 }  // namespace
 
+std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::vector<EmuEncodeItem>& items,
+                                                       uint64_t total_elems, uint32_t chunk_log2, bool checksum,
+                                                       bool reverse_blocks) {
+  const uint64_t count = items.size();
+  std::vector<EmuResult> res(count);
+  if (count == 0) return res;
+  const auto id = static_cast<uint32_t>(dtype);
+  CapEncArgs a{};
+  a.count = count;
+  a.dtype = id;
+  a.chunk_log2 = chunk_log2;
+  a.checksum = checksum ? 1u : 0u;
+  a.lay = cap_encode_workspace(id, total_elems, count, checksum);
+  Ws ws(a.lay.total);
+  a.ws = ws.base;
+  auto* totals = reinterpret_cast<CapTotals*>(a.ws);
+  auto* ctl = reinterpret_cast<CapEncCtl*>(a.ws + a.lay.ctl_off);
+  auto* begins = reinterpret_cast<uint64_t*>(a.ws + a.lay.begins_off);
+  auto* recs = reinterpret_cast<CapBlockRec*>(a.ws + a.lay.recs_off);
+  auto* hashes = reinterpret_cast<uint64_t*>(a.ws + a.lay.hashes_off);
+  // ---- setup kernel: a thread per buffer, then the prefix sums
+  uint64_t block_carry = 0, hash_carry = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const EmuEncodeItem& it = items[i];
+    CapEncCtl c{};
+    uint64_t nb = 0;
+    cap_enc_item({static_cast<const uint8_t*>(it.src), static_cast<uint8_t*>(it.dst), it.n, it.capacity}, id, checksum,
+                 &c, &nb);
+    cap_enc_place(&c, block_carry, hash_carry, nb, a.lay);
+    block_carry += nb;
+    hash_carry += c.n_checks;
+    ctl[i] = c;
+    begins[i] = c.block_begin;
+  }
+  totals->blocks = std::min(block_carry, a.lay.blocks_bound);
+  totals->checks = std::min(hash_carry, a.lay.hashes_bound);
+  with_dtype(id, [&](auto tr) {
+    using T = decltype(tr);
+    // ---- count kernel: a CTA per exponent block of all buffers
+    for (uint64_t g : block_order(totals->blocks, reverse_blocks)) {
+      const CapEncCtl& c = ctl[cap_owner(begins, count, g)];
+      if (c.status != static_cast<int32_t>(Status::ok)) continue;
+      const uint64_t b = g - c.block_begin;
+      const uint32_t m = static_cast<uint32_t>(cap_block_len(c.n, b));
+      const uint8_t* bsrc = c.src + (b << kCapBlockLog2) * T::kBytes;
+      uint32_t counts[256] = {};
+      for (uint32_t j = 0; j < m; ++j) ++counts[cap_exp<T>(bsrc, j)];
+      CapTable t;
+      cap_code_lengths(counts, &t);
+      uint32_t bits[kCapStreams] = {};
+      if (t.symbols > 1)
+        for (uint32_t th = 0; th < kCapEncThreads; ++th) bits[th % kCapStreams] += cap_stream_bits_part<T>(bsrc, m, t.len, th);
+      cap_finish_rec(recs[g], t, bits);
+      if (checksum) {
+        const uint64_t b0 = (b << kCapBlockLog2) * T::kBytes;
+        emu_block_hashes(c.src, c.n * T::kBytes, b0, b0 + uint64_t{m} * T::kBytes, hashes + c.hash_begin);
+      }
+    }
+    // ---- plan kernel: a CTA per buffer
+    std::vector<FrameHeader> hdr(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      CapEncCtl& c = ctl[i];
+      if (c.status == static_cast<int32_t>(Status::ok)) {
+        uint64_t carry = 0;
+        for (uint64_t b = 0; b < cap_blocks(c.n); ++b) {
+          recs[c.block_begin + b].off = carry;
+          carry += recs[c.block_begin + b].size;
+        }
+        cap_decide(a, carry, &c, &hdr[i]);
+      }
+      if (c.status != static_cast<int32_t>(Status::ok)) {
+        res[i].status = static_cast<Status>(c.status);
+        res[i].size = 0;
+        continue;
+      }
+      FrameHeader& h = hdr[i];
+      const uint64_t* hs = hashes + c.hash_begin;
+      const uint64_t sum = checksum ? xxh3_by_lanes(reinterpret_cast<const uint8_t*>(hs), 8 * c.n_checks) : 0;
+      for (uint64_t k = 0; k < c.n_checks; ++k) write_block_checks(c.dst + check_off_of(h) + 4 * k, hs + k, 1);
+      if (!c.stored)
+        for (uint64_t b = 0; b < c.L.n_blocks; ++b)
+          store_le32(c.dst + c.L.index_off + 4 * b, static_cast<uint32_t>(recs[c.block_begin + b].size));
+      h.content_checksum = sum;
+      Gap gaps[7];
+      zero_ranges(c.dst, gaps, frame_gaps(h, gaps));
+      write_header(h, c.dst);
+      res[i].status = Status::ok;
+      res[i].size = h.frame_size;
+    }
+    // ---- write kernel: a CTA per exponent block of all buffers
+    for (uint64_t g : block_order(totals->blocks, reverse_blocks)) {
+      const CapEncCtl& c = ctl[cap_owner(begins, count, g)];
+      if (c.status != static_cast<int32_t>(Status::ok)) continue;
+      const uint64_t b = g - c.block_begin;
+      const uint32_t m = static_cast<uint32_t>(cap_block_len(c.n, b));
+      const uint64_t first = b << kCapBlockLog2;
+      if (c.stored) {
+        std::memcpy(c.dst + 64 + first * T::kBytes, c.src + first * T::kBytes, uint64_t{m} * T::kBytes);
+        continue;
+      }
+      const CapLayout& L = c.L;
+      for (uint64_t q = first / 8; q < (first + m + 7) / 8; ++q) cap_write_residual_group<T>(c.src, c.n, q, L, c.dst);
+      const CapBlockRec& rec = recs[g];
+      uint8_t* blk = c.dst + L.blk_off + rec.off;
+      const CapTable tab = cap_table_of(rec);
+      write_cap_table(tab, blk);
+      if (tab.symbols < 2) continue;
+      uint16_t code[256];
+      cap_codes(tab, code);
+      for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + tab.bytes + 2 * s, rec.stream_bytes[s]);
+      for (uint32_t s = 0; s < kCapStreams; ++s) {
+        uint64_t off = rec.table_bytes + 2 * kCapStreams;
+        for (uint32_t k = 0; k < s; ++k) off += rec.stream_bytes[k];
+        emu_pack_stream<T>(c.src + first * T::kBytes, m, s, rec, code, blk + off);
+      }
+    }
+  });
+  return res;
+}
+
 EmuResult emulate_capacity_compress(Dtype dtype, const void* src_v, uint64_t n, void* dst_v, uint64_t capacity,
                                     uint32_t chunk_log2, bool checksum, bool reverse_blocks) {
   EmuResult res;
@@ -99,172 +219,141 @@ EmuResult emulate_capacity_compress(Dtype dtype, const void* src_v, uint64_t n, 
   args.checksum = checksum;
   args.mode = Mode::capacity;
   if ((res.status = check_compress_args(args)) != Status::ok) return res;
-  if (dtype == Dtype::fp8_e4m3) {
-    res.status = Status::unsupported_mode;
-    return res;
-  }
   const uint64_t n_checks = checksum ? checksum_blocks(n * dtype_bytes(dtype)) : 0;
   const uint64_t largest = stored_frame_size(id, n, n_checks);
-  CapEncArgs a{};
-  a.src = static_cast<const uint8_t*>(src_v);
-  a.dst = static_cast<uint8_t*>(dst_v);
-  a.n = n;
-  a.capacity = std::min(capacity, largest);
-  a.dtype = id;
-  a.chunk_log2 = chunk_log2;
-  a.checksum = checksum ? 1u : 0u;
-  a.lay = cap_encode_workspace(id, n, checksum);
-  Ws ws(a.lay.total);
-  a.ws = ws.base;
-  auto* ctl = reinterpret_cast<CapEncCtl*>(a.ws);
-  auto* recs = reinterpret_cast<CapBlockRec*>(a.ws + a.lay.recs_off);
-  auto* hashes = reinterpret_cast<uint64_t*>(a.ws + a.lay.hashes_off);
-  const uint64_t nb = cap_blocks(n);
-  with_dtype(id, [&](auto tr) {
-    using T = decltype(tr);
-    // ---- count kernel
-    for (uint64_t b : block_order(nb, reverse_blocks)) {
-      const uint32_t m = static_cast<uint32_t>(cap_block_len(n, b));
-      const uint8_t* bsrc = a.src + (b << kCapBlockLog2) * T::kBytes;
-      uint32_t counts[256] = {};
-      for (uint32_t j = 0; j < m; ++j) ++counts[cap_exp<T>(bsrc, j)];
-      CapTable t;
-      cap_code_lengths(counts, &t);
-      uint32_t bits[kCapStreams] = {};
-      if (t.symbols > 1)
-        for (uint32_t th = 0; th < kCapEncThreads; ++th) bits[th % kCapStreams] += cap_stream_bits_part<T>(bsrc, m, t.len, th);
-      cap_finish_rec(recs[b], t, bits);
-      if (checksum) {
-        const uint64_t b0 = (b << kCapBlockLog2) * T::kBytes;
-        emu_block_hashes(a.src, n * T::kBytes, b0, b0 + uint64_t{m} * T::kBytes, hashes);
-      }
-    }
-    // ---- plan kernel
-    uint64_t carry = 0;
-    for (uint64_t b = 0; b < nb; ++b) {
-      recs[b].off = carry;
-      carry += recs[b].size;
-    }
-    FrameHeader h;
-    cap_decide(a, a.lay.hashes_bound, carry, ctl, &h);
-    if (ctl->status != static_cast<int32_t>(Status::ok)) {
-      res.status = static_cast<Status>(ctl->status);
-      return;
-    }
-    const uint64_t nc = a.lay.hashes_bound;
-    const uint64_t c = checksum ? xxh3_by_lanes(reinterpret_cast<const uint8_t*>(hashes), 8 * nc) : 0;
-    for (uint64_t k = 0; k < nc; ++k) write_block_checks(a.dst + check_off_of(h) + 4 * k, hashes + k, 1);
-    if (!ctl->stored)
-      for (uint64_t b = 0; b < nb; ++b) store_le32(a.dst + ctl->L.index_off + 4 * b, static_cast<uint32_t>(recs[b].size));
-    h.content_checksum = c;
-    Gap gaps[7];
-    zero_ranges(a.dst, gaps, frame_gaps(h, gaps));
-    write_header(h, a.dst);
-    res.size = h.frame_size;
-    // ---- write kernel
-    for (uint64_t b : block_order(nb, reverse_blocks)) {
-      const uint32_t m = static_cast<uint32_t>(cap_block_len(n, b));
-      const uint64_t first = b << kCapBlockLog2;
-      if (ctl->stored) {
-        std::memcpy(a.dst + 64 + first * T::kBytes, a.src + first * T::kBytes, uint64_t{m} * T::kBytes);
-        continue;
-      }
-      const CapLayout& L = ctl->L;
-      for (uint64_t g = first / 8; g < (first + m + 7) / 8; ++g) cap_write_residual_group<T>(a.src, n, g, L, a.dst);
-      const CapBlockRec& rec = recs[b];
-      uint8_t* blk = a.dst + L.blk_off + rec.off;
-      const CapTable tab = cap_table_of(rec);
-      write_cap_table(tab, blk);
-      if (tab.symbols < 2) continue;
-      uint16_t code[256];
-      cap_codes(tab, code);
-      for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + tab.bytes + 2 * s, rec.stream_bytes[s]);
-      for (uint32_t s = 0; s < kCapStreams; ++s) {
-        uint64_t off = rec.table_bytes + 2 * kCapStreams;
-        for (uint32_t k = 0; k < s; ++k) off += rec.stream_bytes[k];
-        emu_pack_stream<T>(a.src + first * T::kBytes, m, s, rec, code, blk + off);
-      }
-    }
-  });
-  if (res.status != Status::ok) res.size = 0;
-  return res;
+  EmuEncodeItem it;
+  it.src = src_v;
+  it.dst = dst_v;
+  it.n = n;
+  it.capacity = std::min(capacity, largest);
+  return emulate_capacity_compress_batch(dtype, {it}, n, chunk_log2, checksum, reverse_blocks)[0];
 }
 
-EmuCapDecode emulate_capacity_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
-                                         bool verify, uint64_t max_output_bytes, bool reverse_blocks) {
-  EmuCapDecode out;
+std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<EmuDecodeItem>& items,
+                                                           uint64_t total_dst_bytes, uint64_t max_output_bytes,
+                                                           bool verify, bool reverse_blocks) {
+  const uint64_t count = items.size();
+  std::vector<EmuCapDecode> out(count);
+  if (count == 0) return out;
   CapDecArgs a{};
-  a.src = static_cast<const uint8_t*>(src);
-  a.src_size = src_size;
-  a.dst = static_cast<uint8_t*>(dst);
-  a.dst_capacity = dst == nullptr ? 0 : dst_capacity;
+  a.count = count;
   a.limit = max_output_bytes ? max_output_bytes : kNoBlock;
   a.verify = verify ? 1u : 0u;
-  a.lay = cap_decode_workspace(a.dst_capacity);
+  a.lay = cap_decode_workspace(total_dst_bytes, count);
   Ws ws(a.lay.total);
   a.ws = ws.base;
-  auto* ctl = reinterpret_cast<CapDecCtl*>(a.ws);
+  auto* totals = reinterpret_cast<CapTotals*>(a.ws);
+  auto* ctl = reinterpret_cast<CapDecCtl*>(a.ws + a.lay.ctl_off);
+  auto* begins = reinterpret_cast<uint64_t*>(a.ws + a.lay.begins_off);
+  auto* hash_begins = reinterpret_cast<uint64_t*>(a.ws + a.lay.hash_begins_off);
   auto* offs = reinterpret_cast<uint64_t*>(a.ws + a.lay.recs_off);
   auto* hashes = reinterpret_cast<uint64_t*>(a.ws + a.lay.hashes_off);
-  // ---- setup kernel
-  cap_dec_plan(a, ctl);
-  if (ctl->status == static_cast<int32_t>(Status::ok)) {
-    uint64_t carry = 0;
-    for (uint64_t b = 0; b < ctl->L.n_blocks; ++b) {
-      offs[b] = carry;
-      carry += load_le32(a.src + ctl->L.index_off + 4 * b);
-    }
-    if (carry != ctl->L.blk_size) ctl->status = static_cast<int32_t>(Status::bad_code);
+  // ---- setup kernel: a thread per frame, then the prefix sums
+  uint64_t block_carry = 0, hash_carry = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const EmuDecodeItem& it = items[i];
+    CapDecCtl c{};
+    uint64_t nb = 0, nc = 0;
+    cap_dec_plan({static_cast<const uint8_t*>(it.src), it.src_size, static_cast<uint8_t*>(it.dst),
+                  it.dst == nullptr ? 0 : it.dst_capacity},
+                 a.limit, verify, &c, &nb, &nc);
+    cap_dec_place(&c, block_carry, hash_carry, nb, a.lay);
+    block_carry += nb;
+    hash_carry += nc;
+    ctl[i] = c;
+    begins[i] = c.block_begin;
+    hash_begins[i] = c.hash_begin;
   }
-  // ---- blocks kernel: one warp per block
-  if (ctl->status == static_cast<int32_t>(Status::ok)) {
-    const CapDecCtl c = *ctl;
-    std::vector<uint16_t> lut(kCapTableSize, 0xFFFF);
+  totals->blocks = std::min(block_carry, a.lay.blocks_bound);
+  totals->checks = std::min(hash_carry, a.lay.hashes_bound);
+  // ---- index kernel: a CTA per frame
+  for (uint64_t i = 0; i < count; ++i) {
+    CapDecCtl& c = ctl[i];
+    if (c.status != static_cast<int32_t>(Status::ok)) continue;
+    uint64_t carry = 0;
+    for (uint64_t b = 0; b < c.L.n_blocks; ++b) {
+      offs[c.block_begin + b] = carry;
+      carry += load_le32(c.src + c.L.index_off + 4 * b);
+    }
+    if (carry != c.L.blk_size) c.status = static_cast<int32_t>(Status::bad_code);
+  }
+  // ---- blocks kernel: one warp per exponent block of all frames
+  std::vector<uint16_t> lut(kCapTableSize, 0xFFFF);
+  for (uint64_t g : block_order(totals->blocks, reverse_blocks)) {
+    CapDecCtl& gc = ctl[cap_owner(begins, count, g)];
+    const CapDecCtl c = gc;  // the CTA's shared copy
+    if (c.status != static_cast<int32_t>(Status::ok)) continue;
+    const uint64_t b = g - c.block_begin;
     with_dtype(c.h.dtype, [&](auto tr) {
       using T = decltype(tr);
-      for (uint64_t b : block_order(c.L.n_blocks, reverse_blocks)) {
-        const uint8_t* blk = a.src + c.L.blk_off + offs[b];
-        const uint64_t size = load_le32(a.src + c.L.index_off + 4 * b);
-        CapTable t;
-        const Status head = cap_parse_block(blk, size, exponent_limit(c.h.dtype), &t);
-        if (head != Status::ok) {
-          ctl->err = std::min(ctl->err, cap_error_word(b, head));
-          continue;
-        }
-        if (t.symbols > 1) {
-          uint16_t code[256];
-          cap_codes(t, code);
-          for (uint32_t lane = 0; lane < 32; ++lane)
-            for (uint32_t e = t.first + lane; e <= t.last; e += 32) cap_fill_symbol(t, code, e, lut.data());
-        }
-        for (uint32_t lane = 0; lane < 32; ++lane) {  // first failing lane wins (ballot + ffs)
-          const Status s = cap_dec_lane<T>(c, blk, t, lut.data(), b, lane, a.dst, a.src);
-          if (s != Status::ok) {
-            ctl->err = std::min(ctl->err, cap_error_word(b, s));
-            break;
-          }
+      const uint8_t* blk = c.src + c.L.blk_off + offs[g];
+      const uint64_t size = load_le32(c.src + c.L.index_off + 4 * b);
+      CapTable t;
+      const Status head = cap_parse_block(blk, size, exponent_limit(c.h.dtype), &t);
+      if (head != Status::ok) {
+        gc.err = std::min(gc.err, cap_error_word(b, head));
+        return;
+      }
+      if (t.symbols > 1) {
+        uint16_t code[256];
+        cap_codes(t, code);
+        for (uint32_t lane = 0; lane < 32; ++lane)
+          for (uint32_t e = t.first + lane; e <= t.last; e += 32) cap_fill_symbol(t, code, e, lut.data());
+      }
+      for (uint32_t lane = 0; lane < 32; ++lane) {  // first failing lane wins (ballot + ffs)
+        const Status s = cap_dec_lane<T>(c, blk, t, lut.data(), b, lane);
+        if (s != Status::ok) {
+          gc.err = std::min(gc.err, cap_error_word(b, s));
+          break;
         }
       }
     });
   }
-  // ---- hash kernel
-  const CapDecCtl c = *ctl;
-  if (c.status == static_cast<int32_t>(Status::ok) && c.err == kCapNoError && c.verify)
-    for (uint64_t k = 0; k < c.n_checks; ++k)
-      hashes[k] = xxh3_by_lanes(a.dst + (k << kChecksumBlockLog2), check_block_len(c.h.decoded_bytes(), k));
-  // ---- final kernel
-  Status st = cap_dec_status(c);
-  uint64_t first_bad = kNoBlock;
-  if (st == Status::ok && c.verify) {
-    for (uint64_t k = 0; k < c.n_checks; ++k)
-      if (load_le32(a.src + c.L.check_off + 4 * k) != static_cast<uint32_t>(hashes[k])) first_bad = std::min(first_bad, k);
-    const uint64_t h = xxh3_by_lanes(reinterpret_cast<const uint8_t*>(hashes), 8 * c.n_checks);
-    if (first_bad != kNoBlock || h != c.h.content_checksum) st = Status::checksum_mismatch;
+  // ---- hash kernel: a CTA per check of all frames
+  for (uint64_t k : block_order(totals->checks, reverse_blocks)) {
+    const CapDecCtl& c = ctl[cap_owner(hash_begins, count, k)];
+    if (c.status != static_cast<int32_t>(Status::ok) || c.err != kCapNoError || !c.verify) continue;
+    const uint64_t j = k - c.hash_begin;
+    hashes[k] = xxh3_by_lanes(c.dst + (j << kChecksumBlockLog2), check_block_len(c.h.decoded_bytes(), j));
   }
-  out.handled = c.handled != 0;
-  out.r.status = st;
-  out.r.corrupt_block = first_bad;
-  if (st == Status::ok) out.r.size = c.h.decoded_bytes();
+  // ---- final kernel: a CTA per frame
+  for (uint64_t i = 0; i < count; ++i) {
+    const CapDecCtl& c = ctl[i];
+    Status st = cap_dec_status(c);
+    uint64_t first_bad = kNoBlock;
+    if (st == Status::ok && c.verify) {
+      const uint64_t* hs = hashes + c.hash_begin;
+      for (uint64_t k = 0; k < c.n_checks; ++k)
+        if (load_le32(c.src + c.L.check_off + 4 * k) != static_cast<uint32_t>(hs[k])) first_bad = std::min(first_bad, k);
+      const uint64_t h = xxh3_by_lanes(reinterpret_cast<const uint8_t*>(hs), 8 * c.n_checks);
+      if (first_bad != kNoBlock || h != c.h.content_checksum) st = Status::checksum_mismatch;
+    }
+    out[i].handled = c.handled != 0;
+    out[i].r.status = st;
+    out[i].r.corrupt_block = first_bad;
+    if (st == Status::ok) out[i].r.size = c.h.decoded_bytes();
+  }
+  return out;
+}
+
+EmuCapDecode emulate_capacity_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
+                                         bool verify, uint64_t max_output_bytes, bool reverse_blocks) {
+  EmuDecodeItem it;
+  it.src = src;
+  it.src_size = src_size;
+  it.dst = dst;
+  it.dst_capacity = dst == nullptr ? 0 : dst_capacity;
+  return emulate_capacity_decompress_batch({it}, it.dst_capacity, max_output_bytes, verify, reverse_blocks)[0];
+}
+
+std::vector<EmuResult> emulate_decompress_batch_async(const std::vector<EmuDecodeItem>& items,
+                                                      uint64_t total_dst_bytes, uint64_t max_output_bytes, bool verify,
+                                                      bool reverse) {
+  std::vector<EmuResult> out = emulate_decompress_batch(items, total_dst_bytes, max_output_bytes, verify, reverse);
+  const std::vector<EmuCapDecode> cap =
+      emulate_capacity_decompress_batch(items, total_dst_bytes, max_output_bytes, verify, reverse);
+  for (size_t i = 0; i < items.size(); ++i)
+    if (cap[i].handled) out[i] = cap[i].r;  // the capacity final kernel's override
   return out;
 }
 

@@ -13,21 +13,40 @@
 
 namespace splitzip::test {
 
-// One frame of the synchronous backend's capacity path (Mode::capacity).
-// Exponent blocks run in reverse order when reverse_blocks is set: the
-// result must not depend on the order CTAs take them.
+// The pipeline of enqueue_capacity_encode (compress_async /
+// compress_batch_async with EncodeConfig::mode = capacity): setup, count,
+// plan, write over `items` (codebooks not used). total_elems sizes the
+// workspace as the device API does (buffers past it fail alone). Exponent
+// blocks run in reverse order when reverse_blocks is set: the result must
+// not depend on the order CTAs take them.
+std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::vector<EmuEncodeItem>& items,
+                                                       uint64_t total_elems, uint32_t chunk_log2, bool checksum,
+                                                       bool reverse_blocks = false);
+
+// One frame of the synchronous backend's capacity path (Mode::capacity):
+// its host checks, then the pipeline above for one buffer.
 EmuResult emulate_capacity_compress(Dtype dtype, const void* src, uint64_t n, void* dst, uint64_t capacity,
                                     uint32_t chunk_log2, bool checksum, bool reverse_blocks = false);
 
-// The capacity decoder alone (the frame's mode known to the host). Frames
-// that are not mode 1 come back with handled = false and their header's
-// status (or UNSUPPORTED_MODE).
+// The capacity decoder alone: setup, index, blocks, [hash], final over
+// `items`. Frames that are not mode 1 come back with handled = false and
+// UNSUPPORTED_MODE; a header that fails is handled, with its status.
 struct EmuCapDecode {
   EmuResult r;
   bool handled = false;
 };
+std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<EmuDecodeItem>& items,
+                                                           uint64_t total_dst_bytes, uint64_t max_output_bytes,
+                                                           bool verify, bool reverse_blocks = false);
 EmuCapDecode emulate_capacity_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
                                          bool verify = true, uint64_t max_output_bytes = 0,
                                          bool reverse_blocks = false);
+
+// decompress_async / decompress_batch_async: the mode-0 pipeline
+// (kernel_emulator.h), then the capacity kernels on the same outputs, whose
+// final kernel overrides the frames it handles.
+std::vector<EmuResult> emulate_decompress_batch_async(const std::vector<EmuDecodeItem>& items,
+                                                      uint64_t total_dst_bytes, uint64_t max_output_bytes, bool verify,
+                                                      bool reverse = false);
 
 }  // namespace splitzip::test

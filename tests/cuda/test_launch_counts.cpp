@@ -9,6 +9,7 @@
 // The bounds asserted here are the ones cuda/README.md states.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -152,9 +153,12 @@ TEST(LaunchCounts, AsyncDecodeIsOneKernelForEveryDtype) {
     ASSERT_EQ(cuda::decompress_async(frame.p, bytes, out.p, bytes, dc, reinterpret_cast<uint64_t*>(res.p),
                                      reinterpret_cast<Status*>(res.p + 8), ws.p, ws.n, kStream),
               Status::ok);
-    // setup, main (one kernel, dtype from the header), [fp8 block hashes], finalize.
-    expect_async_only(verify ? 4 : 3);
+    // Mode 0: setup, main (one kernel, dtype from the header), [block
+    // hashes], finalize; then capacity mode (the frame's mode is known only
+    // on the device): setup, index, blocks, [hashes], final.
+    expect_async_only(verify ? 9 : 7);
     EXPECT_EQ(launches_named("dec_main_kernel"), 1u);
+    EXPECT_EQ(launches_named("cap_dec_"), verify ? 5u : 4u);
   }
   // A batch of frames of mixed dtypes: still one main kernel.
   const uint64_t count = 5;
@@ -164,8 +168,64 @@ TEST(LaunchCounts, AsyncDecodeIsOneKernelForEveryDtype) {
                                          reinterpret_cast<uint64_t*>(bres.p), reinterpret_cast<Status*>(bres.p + 8 * count),
                                          bws.p, bws.n, kStream),
             Status::ok);
-  expect_async_only(4);
+  expect_async_only(9);
   EXPECT_EQ(launches_named("dec_main_kernel"), 1u);
+  EXPECT_EQ(launches_named("cap_dec_"), 5u);
+  // Frames are spread over CTAs: one per frame in index and final, one warp
+  // per exponent block (2^22 / 2^16 + 5 at most) in blocks.
+  for (const auto& o : mock::ops()) {
+    if (o.name.find("cap_dec_index") != std::string::npos || o.name.find("cap_dec_final") != std::string::npos)
+      EXPECT_EQ(o.grid, count);
+    if (o.name.find("cap_dec_blocks") != std::string::npos) EXPECT_EQ(o.grid, 64u + count);
+  }
+}
+
+// Capacity-mode encode through the async API: setup, count, plan, write, no
+// cooperative launch, nothing but launches on the caller's stream; the
+// codebook is not used (a batch needs no codebook array).
+TEST(LaunchCounts, AsyncCapacityCompressIsFourLaunchesNoSync) {
+  const uint64_t n = 200000;
+  Dev src(n * 4), dst(compress_bound(Dtype::fp32, n)), res(64);
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}) {
+    for (bool checksum : {false, true}) {
+      Dev ws(cuda::compress_workspace_size(d, n));
+      cuda::EncodeConfig cfg;
+      cfg.dtype = d;
+      cfg.checksum = checksum;
+      cfg.mode = Mode::capacity;
+      Codebook unused;  // not validated in capacity mode
+      mock::reset();
+      ASSERT_EQ(cuda::compress_async(src.p, n, dst.p, compress_bound(d, n), unused, cfg,
+                                     reinterpret_cast<uint64_t*>(res.p), reinterpret_cast<Status*>(res.p + 8), ws.p,
+                                     ws.n, kStream),
+                Status::ok)
+          << dtype_name(d);
+      expect_async_only(4);
+      EXPECT_EQ(launches_named("cap_setup_kernel"), 1u);
+      EXPECT_EQ(launches_named("cap_count_kernel"), 1u);
+      EXPECT_EQ(launches_named("cap_plan_kernel"), 1u);
+      EXPECT_EQ(launches_named("cap_write_kernel"), 1u);
+      EXPECT_EQ(cooperative_launches(), 0u);
+      for (const auto& o : mock::ops())  // a CTA per exponent block: 200000 / 2^16 + 1
+        if (o.name.find("cap_count") != std::string::npos || o.name.find("cap_write") != std::string::npos)
+          EXPECT_EQ(o.grid, 4u);
+    }
+  }
+  for (uint64_t count : {1u, 7u, 300u}) {
+    const uint64_t per = 4096;
+    Dev items(count * sizeof(cuda::CompressItem)), bres(count * 16);
+    cuda::EncodeConfig cfg;
+    cfg.mode = Mode::capacity;
+    Dev ws(cuda::compress_workspace_size(Dtype::bf16, per * count, count));
+    mock::reset();
+    ASSERT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(items.p), count, per * count, nullptr,
+                                         0, cfg, reinterpret_cast<uint64_t*>(bres.p),
+                                         reinterpret_cast<Status*>(bres.p + 8 * count), ws.p, ws.n, kStream),
+              Status::ok);
+    expect_async_only(4);
+    for (const auto& o : mock::ops())
+      if (o.name.find("cap_plan") != std::string::npos) EXPECT_EQ(o.grid, count);  // a CTA per buffer
+  }
 }
 
 TEST(LaunchCounts, DeviceCalibrationIsTwoLaunches) {
@@ -186,7 +246,8 @@ TEST(LaunchCounts, DeviceCalibrationIsTwoLaunches) {
 // and an error already pending on the thread (left for its owner).
 TEST(LaunchCounts, RefusedCallsEnqueueNothing) {
   const uint64_t n = 4096;
-  Dev src(n * 2), dst(compress_bound(Dtype::bf16, n)), ws(cuda::compress_workspace_size(Dtype::bf16, n)), res(64);
+  Dev src(n * 2), dst(compress_bound(Dtype::bf16, n)),
+      ws(std::max(cuda::compress_workspace_size(Dtype::bf16, n), cuda::decompress_workspace_size(n * 2))), res(64);
   auto* sz = reinterpret_cast<uint64_t*>(res.p);
   auto* st = reinterpret_cast<Status*>(res.p + 8);
   cuda::EncodeConfig cfg;
@@ -200,6 +261,31 @@ TEST(LaunchCounts, RefusedCallsEnqueueNothing) {
   EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, bad, cfg, sz, st, ws.p, ws.n, kStream), Status::bad_codebook);
   EXPECT_EQ(cuda::decompress_async(dst.p, dst.n, src.p, n * 2, {}, sz, st, ws.p, 16, kStream),
             Status::invalid_argument);
+  // The mode-0 decoder's workspace alone is too small: the capacity
+  // kernels' follows it.
+  EXPECT_LT(cuda::decompress_workspace_size(n * 2) / 2, cuda::decompress_workspace_size(n * 2));
+  // Capacity mode: not for fp8_e4m3 (FORMAT.md 4.7), the dst bound and the
+  // workspace as in the fast mode, no unknown mode.
+  cuda::EncodeConfig cap = cfg;
+  cap.mode = Mode::capacity;
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, 10, bad, cap, sz, st, ws.p, ws.n, kStream), Status::dst_too_small);
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, bad, cap, sz, st, ws.p, 16, kStream),
+            Status::invalid_argument);
+  cuda::EncodeConfig e4m3 = cap;
+  e4m3.dtype = Dtype::fp8_e4m3;
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, bad, e4m3, sz, st, ws.p, ws.n, kStream),
+            Status::invalid_argument);
+  EXPECT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(src.p), 1, n, nullptr, 0, e4m3, sz, st,
+                                       ws.p, ws.n, kStream),
+            Status::invalid_argument);
+  cuda::EncodeConfig odd = cfg;
+  odd.mode = static_cast<Mode>(7);
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), odd, sz, st, ws.p, ws.n, kStream),
+            Status::invalid_argument);
+  // The fast mode still needs its codebooks.
+  EXPECT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(src.p), 1, n, nullptr, 0, cfg, sz, st,
+                                       ws.p, ws.n, kStream),
+            Status::invalid_argument);
   EXPECT_EQ(mock::ops().size(), 0u) << describe();
   // A batch larger than a grid can index is refused before the launch.
   EXPECT_EQ(cuda::compress_batch_async(reinterpret_cast<cuda::CompressItem*>(src.p), uint64_t{1} << 31, n,
@@ -210,6 +296,8 @@ TEST(LaunchCounts, RefusedCallsEnqueueNothing) {
   EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cfg, sz, st, ws.p, ws.n, kStream),
             Status::device_error);
   EXPECT_EQ(cuda::decompress_async(dst.p, dst.n, src.p, n * 2, {}, sz, st, ws.p, ws.n, kStream),
+            Status::device_error);
+  EXPECT_EQ(cuda::compress_async(src.p, n, dst.p, dst.n, body_bf16(), cap, sz, st, ws.p, ws.n, kStream),
             Status::device_error);
   EXPECT_EQ(cuda::histogram_async(Dtype::bf16, src.p, n, sz, kStream), Status::device_error);
   EXPECT_EQ(mock::ops().size(), 0u) << describe();
@@ -273,21 +361,22 @@ TEST(LaunchCounts, BackendDecompressSyncsPerCall) {
                w.c.dst_dev ? static_cast<void*>(dout.p) : hout.data(), n * 2, o);
     SCOPED_TRACE(describe());
     // verify on: setup, main, hash, finalize. Device to device the host has
-    // not read the header, so the capacity decoder's four follow (they leave
+    // not read the header, so the capacity decoder's five follow (they leave
     // a frame that is not mode 1 alone): more launches, no more syncs.
     const bool both = w.c.src_dev && w.c.dst_dev;
-    EXPECT_EQ(mock::count(OpKind::launch), both ? 8u : 4u);
-    EXPECT_EQ(launches_named("cap_dec_"), both ? 4u : 0u);
+    EXPECT_EQ(mock::count(OpKind::launch), both ? 9u : 4u);
+    EXPECT_EQ(launches_named("cap_dec_"), both ? 5u : 0u);
     EXPECT_EQ(mock::count(OpKind::sync), w.syncs) << w.c.src_dev << w.c.dst_dev;
     EXPECT_EQ(mock::ops_not_on(kStream), 0u);
   }
 }
 
 // Capacity mode (cuda/capacity_encode.cu, capacity_decode.cu): encode is
-// count, plan and write; decode is setup, blocks, [hash], final. Host syncs
+// setup, count, plan and write; decode is setup, index, blocks, [hash],
+// final. Host syncs
 // as mode 0: one per call, plus the header read of a device frame decoded
 // to host memory.
-TEST(LaunchCounts, BackendCapacityCompressThreeLaunchesOneSync) {
+TEST(LaunchCounts, BackendCapacityCompressFourLaunchesOneSync) {
   cuda::ScopedBackendStream scope(kStream);
   const uint64_t n = 200000;
   std::vector<uint8_t> host_src(n * 2, 0x3F), host_dst(compress_bound(Dtype::bf16, n));
@@ -302,7 +391,8 @@ TEST(LaunchCounts, BackendCapacityCompressThreeLaunchesOneSync) {
       compress(Dtype::bf16, c.src_dev ? static_cast<const void*>(dsrc.p) : host_src.data(), n,
                c.dst_dev ? static_cast<void*>(ddst.p) : host_dst.data(), ddst.n, o);
       SCOPED_TRACE(describe());
-      EXPECT_EQ(mock::count(OpKind::launch), 3u);
+      EXPECT_EQ(mock::count(OpKind::launch), 4u);
+      EXPECT_EQ(launches_named("cap_setup_kernel"), 1u);
       EXPECT_EQ(launches_named("cap_count_kernel"), 1u);
       EXPECT_EQ(launches_named("cap_plan_kernel"), 1u);
       EXPECT_EQ(launches_named("cap_write_kernel"), 1u);
@@ -312,7 +402,9 @@ TEST(LaunchCounts, BackendCapacityCompressThreeLaunchesOneSync) {
       EXPECT_EQ(mock::ops_not_on(kStream), 0u);
       // A CTA per exponent block of 2^16 elements (4 blocks here).
       for (const auto& op : mock::ops())
-        if (op.kind == OpKind::launch && op.name.find("cap_plan_kernel") == std::string::npos) EXPECT_EQ(op.grid, 4u);
+        if (op.kind == OpKind::launch && (op.name.find("cap_count") != std::string::npos ||
+                                          op.name.find("cap_write") != std::string::npos))
+          EXPECT_EQ(op.grid, 4u);
     }
   }
 }
@@ -337,9 +429,9 @@ TEST(LaunchCounts, BackendCapacityDecompressSyncsPerCall) {
     uint64_t syncs, launches;
   };
   // Host src or dst: the host read the header, only the capacity decoder
-  // runs (setup, blocks, hash, final); device to device: both decoders.
-  for (Want w : {Want{{true, true}, 1, 8}, Want{{false, true}, 1, 4}, Want{{false, false}, 1, 4},
-                 Want{{true, false}, 2, 4}}) {
+  // runs (setup, index, blocks, hash, final); device to device: both.
+  for (Want w : {Want{{true, true}, 1, 9}, Want{{false, true}, 1, 5}, Want{{false, false}, 1, 5},
+                 Want{{true, false}, 2, 5}}) {
     DecompressOptions o;
     o.backend = "cuda";
     mock::reset();
@@ -347,7 +439,7 @@ TEST(LaunchCounts, BackendCapacityDecompressSyncsPerCall) {
                w.c.dst_dev ? static_cast<void*>(dout.p) : hout.data(), n * 2, o);
     SCOPED_TRACE(describe());
     EXPECT_EQ(mock::count(OpKind::launch), w.launches);
-    EXPECT_EQ(launches_named("cap_dec_"), 4u);
+    EXPECT_EQ(launches_named("cap_dec_"), 5u);
     EXPECT_EQ(mock::count(OpKind::sync), w.syncs) << w.c.src_dev << w.c.dst_dev;
     EXPECT_EQ(mock::ops_not_on(kStream), 0u);
     // One warp per exponent block; the grid is sized from the destination
