@@ -103,7 +103,7 @@ DecodeWs decode_ws(uint64_t total_dst_bytes, uint64_t count) {
 // kernel overrides the words of the mode-1 frames (and of headers that
 // fail, with the same status), the mode-0 kernels' stand for the rest.
 Status enqueue_decode_both(DecSetupArgs a, const DecodeWs& w, const CapDecArgs& ca_in, uint64_t* d_sizes,
-                           Status* d_statuses, uint64_t* d_corrupt, cudaStream_t stream) {
+                           Status* d_statuses, uint64_t* d_corrupt, bool fast_only, cudaStream_t stream) {
   DeviceInfo info;
   Status s = device_info(&info);
   if (s != Status::ok) return s;
@@ -116,6 +116,7 @@ Status enqueue_decode_both(DecSetupArgs a, const DecodeWs& w, const CapDecArgs& 
   if ((s = decode_launches(info, a, &dl)) != Status::ok || (s = cap_decode_launches(info, ca, &cl)) != Status::ok)
     return s;
   if ((s = enqueue_decode(a, d_sizes, d_statuses, d_corrupt, stream)) != Status::ok) return s;
+  if (fast_only) return Status::ok;  // mode-1 frames keep the mode-0 kernels' UNSUPPORTED_MODE
   return enqueue_capacity_decode(ca, CapDecDest{nullptr, d_sizes, d_statuses, d_corrupt}, stream);
 }
 
@@ -264,7 +265,7 @@ Status decompress_async(const void* src, uint64_t src_size, void* dst, uint64_t 
   ca.dst_capacity = a.dst_capacity;
   ca.limit = a.limit;
   ca.verify = cfg.verify_checksum ? 1u : 0u;
-  return enqueue_decode_both(a, w, ca, d_out_size, d_status, cfg.d_corrupt_blocks, stream);
+  return enqueue_decode_both(a, w, ca, d_out_size, d_status, cfg.d_corrupt_blocks, cfg.fast_frames_only, stream);
 }
 
 Status decompress_batch_async(const DecompressItem* d_items, uint64_t count, uint64_t total_dst_bytes,
@@ -288,7 +289,8 @@ Status decompress_batch_async(const DecompressItem* d_items, uint64_t count, uin
   ca.count = count;
   ca.limit = a.limit;
   ca.verify = cfg.verify_checksum ? 1u : 0u;
-  return enqueue_decode_both(a, w, ca, d_out_sizes, d_statuses, cfg.d_corrupt_blocks, stream);
+  return enqueue_decode_both(a, w, ca, d_out_sizes, d_statuses, cfg.d_corrupt_blocks, cfg.fast_frames_only,
+                             stream);
 }
 
 Status histogram_async(Dtype dtype, const void* src, uint64_t n_elems, uint64_t* d_counts, cudaStream_t stream) {

@@ -152,6 +152,13 @@ struct DecodeConfig {
   // Optional, device memory, one per frame: the first checksum block whose
   // check differs (CHECKSUM_MISMATCH of a v2 frame), else ~0 (kNoBlock).
   uint64_t* d_corrupt_blocks = nullptr;
+  // The caller knows every frame is fast mode (mode 0: e.g. the wire path,
+  // whose encoder never asks for capacity): skip the capacity kernels' 4-5
+  // launches, which every call otherwise enqueues because the mode of a
+  // device-resident frame is read only on the device. A mode-1 frame then
+  // fails with UNSUPPORTED_MODE (never decoded wrong). Default off: any
+  // frame decodes with no flag.
+  bool fast_frames_only = false;
 };
 
 struct DecompressItem {

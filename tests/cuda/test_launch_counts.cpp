@@ -160,6 +160,19 @@ TEST(LaunchCounts, AsyncDecodeIsOneKernelForEveryDtype) {
     EXPECT_EQ(launches_named("dec_main_kernel"), 1u);
     EXPECT_EQ(launches_named("cap_dec_"), verify ? 5u : 4u);
   }
+  // fast_frames_only: the mode-0 kernels alone.
+  for (bool verify : {false, true}) {
+    mock::reset();
+    cuda::DecodeConfig dc;
+    dc.verify_checksum = verify;
+    dc.fast_frames_only = true;
+    ASSERT_EQ(cuda::decompress_async(frame.p, bytes, out.p, bytes, dc, reinterpret_cast<uint64_t*>(res.p),
+                                     reinterpret_cast<Status*>(res.p + 8), ws.p, ws.n, kStream),
+              Status::ok);
+    expect_async_only(verify ? 4 : 3);
+    EXPECT_EQ(launches_named("dec_main_kernel"), 1u);
+    EXPECT_EQ(launches_named("cap_dec_"), 0u);
+  }
   // A batch of frames of mixed dtypes: still one main kernel.
   const uint64_t count = 5;
   Dev items(count * sizeof(cuda::DecompressItem)), bres(count * 16), bws(cuda::decompress_workspace_size(bytes, count));
