@@ -251,7 +251,8 @@ void prefetch_frame(const DecompressArgs& a) {
     const uint64_t end = std::min(a.src_size, off + len);
     for (; off < end; off += 64) prefetch_line(f + off);
   };
-  range(L.res_off, std::min<uint64_t>(L.res_size, 2048));
+  // bf16: the kernel prefetches stream 1 from kDecodePrefetchAhead elements on.
+  range(L.res_off, std::min<uint64_t>(L.res_size, cpu::kDecodePrefetchAhead));
   range(L.code_off, std::min<uint64_t>(L.code_size, 8192));
   range(L.count_off, 1);
   range(L.pos_off, 1);
