@@ -109,16 +109,18 @@ FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchI
 }
 
 // What the pages of a batch share when they have one shape: same dtype,
-// element count, chunk size and codebook, fast mode, no checksum (the usual
-// KV-cache batch). Made once per batch instead of per 16 KiB page.
+// element count and chunk size, one codebook or each its own (dynamic),
+// fast mode, no checksum (the usual KV-cache batch). Made once per batch
+// instead of per 16 KiB page.
 struct PageShape {
   Dtype dtype = Dtype::bf16;
   uint32_t dtype_id = 0;
   uint64_t n = 0;
   uint32_t chunk_log2 = 0;
-  FrameLayout layout0;  // coded_layout(.., 0 escapes): streams 1-4 do not move with E
-  FrameHeader header;   // make_header plus the codebook fields
-  Gap gaps[7];          // zero gaps before stream 4 (those after it come with streams 4-6)
+  bool dynamic = false;  // no shared codebook: each page's from its histogram
+  FrameLayout layout0;   // coded_layout(.., 0 escapes): streams 1-4 do not move with E
+  FrameHeader header;    // make_header plus the shared codebook's fields
+  Gap gaps[7];           // zero gaps before stream 4 (those after it come with streams 4-6)
   int n_gaps = 0;
 };
 
@@ -133,12 +135,26 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
   const uint64_t budget = t_budget.get(ps.dtype_id, a.n, a.chunk_log2, a.capacity, 0);
   if (budget == kNoEscapeBudget) return compress_impl(a, item);  // stored, or nothing fits
   auto* f = static_cast<uint8_t*>(a.dst);
+  FrameHeader h = ps.header;
+  cpu::EncodeTables own;
+  if (ps.dynamic) {  // as compress_impl: the histogram warms streams 1 and 3
+    uint64_t counts[256];
+    cpu::WarmOutput warm;
+    warm.res = f + ps.layout0.res_off;
+    warm.codes = f + ps.layout0.code_off;
+    cpu::exponent_histogram(a.dtype, a.src, a.n, counts, a.threads, &warm);
+    Codebook cb;
+    cb.dtype = a.dtype;
+    cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(ps.dtype_id)));
+    cpu::build_encode_tables(cb, geometry_of(ps.dtype_id).exp_bits, &own);
+    set_coded_fields(&h, 0, cb);
+  }
   cpu::PageEncode job;
   job.dtype = a.dtype;
   job.src = static_cast<const uint8_t*>(a.src);
   job.n = a.n;
   job.chunk_log2 = a.chunk_log2;
-  job.tables = item.tables;
+  job.tables = ps.dynamic ? &own : item.tables;
   job.layout0 = &ps.layout0;
   job.frame = f;
   job.capacity = a.capacity;
@@ -150,7 +166,6 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
   // general path does the page again from the start.
   if (cpu::encode_page(job, &escapes, &size, &streamed) != Status::ok) return compress_impl(a, item);
   zero_ranges(f, ps.gaps, ps.n_gaps);
-  FrameHeader h = ps.header;
   h.escape_count = escapes;
   h.frame_size = size;
   if (streamed) {
@@ -168,9 +183,10 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
 // The shape of args[0] when every item may take compress_page (they are
 // still checked one by one there); false: none.
 bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, PageShape* ps) {
-  if (count == 0 || item.codebook == nullptr || item.tables == nullptr) return false;
+  if (count == 0 || (item.codebook != nullptr && item.tables == nullptr)) return false;
   const CompressArgs& a = args[0];
   if (a.mode != Mode::fast || a.checksum || a.dtype == Dtype::fp8_e4m3 || a.codebook != item.codebook) return false;
+  ps->dynamic = item.codebook == nullptr;
   CompressArgs unbooked = a;
   unbooked.codebook = nullptr;
   if (check_compress_args(unbooked) != Status::ok || a.n == 0) return false;
@@ -181,7 +197,7 @@ bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, P
   ps->layout0 = coded_layout(ps->dtype_id, a.n, a.chunk_log2, 0);
   if (ps->layout0.count_size > cpu::page_counts_max()) return false;
   ps->header = make_header(ps->dtype_id, a.n, a.chunk_log2, false);
-  set_coded_fields(&ps->header, 0, *item.codebook);
+  if (!ps->dynamic) set_coded_fields(&ps->header, 0, *item.codebook);
   Gap all[7];
   const int k = coded_gaps(ps->layout0, all);
   ps->n_gaps = 0;
