@@ -136,7 +136,10 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
   if (budget == kNoEscapeBudget) return compress_impl(a, item);  // stored, or nothing fits
   auto* f = static_cast<uint8_t*>(a.dst);
   FrameHeader h = ps.header;
-  cpu::EncodeTables own;
+  // Raw storage: the tables' member initializers would clear ~530 bytes
+  // per page even where the batch's shared ones are used.
+  alignas(cpu::EncodeTables) unsigned char own_storage[sizeof(cpu::EncodeTables)];
+  const cpu::EncodeTables* tables = item.tables;
   if (ps.dynamic) {  // as compress_impl: the histogram warms streams 1 and 3
     uint64_t counts[256];
     cpu::WarmOutput warm;
@@ -146,7 +149,9 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
     Codebook cb;
     cb.dtype = a.dtype;
     cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(ps.dtype_id)));
-    cpu::build_encode_tables(cb, geometry_of(ps.dtype_id).exp_bits, &own);
+    auto* own = new (own_storage) cpu::EncodeTables();
+    cpu::build_encode_tables(cb, geometry_of(ps.dtype_id).exp_bits, own);
+    tables = own;
     set_coded_fields(&h, 0, cb);
   }
   cpu::PageEncode job;
@@ -154,7 +159,7 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
   job.src = static_cast<const uint8_t*>(a.src);
   job.n = a.n;
   job.chunk_log2 = a.chunk_log2;
-  job.tables = ps.dynamic ? &own : item.tables;
+  job.tables = tables;
   job.layout0 = &ps.layout0;
   job.frame = f;
   job.capacity = a.capacity;
