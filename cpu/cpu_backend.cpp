@@ -124,13 +124,14 @@ struct PageShape {
   int n_gaps = 0;
 };
 
-// One page of such a batch: the steps of compress_impl with the shared
-// parts made once (PageShape), and the frame's bytes past stream 3 and its
-// header written in one go each (cpu::encode_page). Anything off the shape,
-// and every page that is stored or fails, takes compress_impl.
+// One page of such a batch, on the calling thread (the API codes each item
+// on one): the steps of compress_impl with the shared parts made once
+// (PageShape), and the frame's bytes past stream 3 and its header written
+// in one go each (cpu::encode_page). Anything off the shape, and every page
+// that is stored or fails, takes compress_impl.
 FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const PageShape& ps) {
   if (a.n != ps.n || a.dtype != ps.dtype || a.chunk_log2 != ps.chunk_log2 || a.checksum || a.mode != Mode::fast ||
-      a.codebook != item.codebook || a.dst == nullptr || a.src == nullptr)
+      a.codebook != item.codebook || a.dst == nullptr || a.src == nullptr || a.threads != 1)
     return compress_impl(a, item);
   const uint64_t budget = t_budget.get(ps.dtype_id, a.n, a.chunk_log2, a.capacity, 0);
   if (budget == kNoEscapeBudget) return compress_impl(a, item);  // stored, or nothing fits
