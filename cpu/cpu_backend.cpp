@@ -108,6 +108,110 @@ FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchI
   return out;
 }
 
+// What the pages of a batch share when they have one shape: same dtype,
+// element count and chunk size, one codebook or each its own (dynamic),
+// fast mode, no checksum (the usual KV-cache batch). Made once per batch
+// instead of per 16 KiB page.
+struct PageShape {
+  Dtype dtype = Dtype::bf16;
+  uint32_t dtype_id = 0;
+  uint64_t n = 0;
+  uint32_t chunk_log2 = 0;
+  bool dynamic = false;  // no shared codebook: each page's from its histogram
+  FrameLayout layout0;   // coded_layout(.., 0 escapes): streams 1-4 do not move with E
+  FrameHeader header;    // make_header plus the shared codebook's fields
+  Gap gaps[7];           // zero gaps before stream 4 (those after it come with streams 4-6)
+  int n_gaps = 0;
+};
+
+// One page of such a batch, on the calling thread (the API codes each item
+// on one): the steps of compress_impl with the shared parts made once
+// (PageShape), and the frame's bytes past stream 3 and its header written
+// in one go each (cpu::encode_page). Anything off the shape, and every page
+// that is stored or fails, takes compress_impl.
+FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const PageShape& ps) {
+  if (a.n != ps.n || a.dtype != ps.dtype || a.chunk_log2 != ps.chunk_log2 || a.checksum || a.mode != Mode::fast ||
+      a.codebook != item.codebook || a.dst == nullptr || a.src == nullptr || a.threads != 1)
+    return compress_impl(a, item);
+  const uint64_t budget = t_budget.get(ps.dtype_id, a.n, a.chunk_log2, a.capacity, 0);
+  if (budget == kNoEscapeBudget) return compress_impl(a, item);  // stored, or nothing fits
+  auto* f = static_cast<uint8_t*>(a.dst);
+  FrameHeader h = ps.header;
+  // Raw storage: the tables' member initializers would clear ~530 bytes
+  // per page even where the batch's shared ones are used.
+  alignas(cpu::EncodeTables) unsigned char own_storage[sizeof(cpu::EncodeTables)];
+  const cpu::EncodeTables* tables = item.tables;
+  if (ps.dynamic) {  // as compress_impl: the histogram warms streams 1 and 3
+    uint64_t counts[256];
+    cpu::WarmOutput warm;
+    warm.res = f + ps.layout0.res_off;
+    warm.codes = f + ps.layout0.code_off;
+    cpu::exponent_histogram(a.dtype, a.src, a.n, counts, a.threads, &warm);
+    Codebook cb;
+    cb.dtype = a.dtype;
+    cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(ps.dtype_id)));
+    auto* own = new (own_storage) cpu::EncodeTables();
+    cpu::build_encode_tables(cb, geometry_of(ps.dtype_id).exp_bits, own);
+    tables = own;
+    set_coded_fields(&h, 0, cb);
+  }
+  cpu::PageEncode job;
+  job.dtype = a.dtype;
+  job.src = static_cast<const uint8_t*>(a.src);
+  job.n = a.n;
+  job.chunk_log2 = a.chunk_log2;
+  job.tables = tables;
+  job.layout0 = &ps.layout0;
+  job.frame = f;
+  job.capacity = a.capacity;
+  job.budget = budget;
+  job.stream_output = item.stream_output;
+  uint64_t escapes = 0, size = 0;
+  bool streamed = false;
+  // Past the escape budget (the page is stored) or on an error, the
+  // general path does the page again from the start.
+  if (cpu::encode_page(job, &escapes, &size, &streamed) != Status::ok) return compress_impl(a, item);
+  zero_ranges(f, ps.gaps, ps.n_gaps);
+  h.escape_count = escapes;
+  h.frame_size = size;
+  if (streamed) {
+    alignas(16) uint8_t head[64];
+    write_header(h, head);
+    cpu::write_frame_bytes(f, head, 64, true);
+  } else {
+    write_header(h, f);
+  }
+  FrameOutcome out;
+  out.frame_size = size;
+  return out;
+}
+
+// The shape of args[0] when every item may take compress_page (they are
+// still checked one by one there); false: none.
+bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, PageShape* ps) {
+  if (count == 0 || (item.codebook != nullptr && item.tables == nullptr)) return false;
+  const CompressArgs& a = args[0];
+  if (a.mode != Mode::fast || a.checksum || a.dtype == Dtype::fp8_e4m3 || a.codebook != item.codebook) return false;
+  ps->dynamic = item.codebook == nullptr;
+  CompressArgs unbooked = a;
+  unbooked.codebook = nullptr;
+  if (check_compress_args(unbooked) != Status::ok || a.n == 0) return false;
+  ps->dtype = a.dtype;
+  ps->dtype_id = static_cast<uint32_t>(a.dtype);
+  ps->n = a.n;
+  ps->chunk_log2 = a.chunk_log2;
+  ps->layout0 = coded_layout(ps->dtype_id, a.n, a.chunk_log2, 0);
+  if (ps->layout0.count_size > cpu::page_counts_max()) return false;
+  ps->header = make_header(ps->dtype_id, a.n, a.chunk_log2, false);
+  if (!ps->dynamic) set_coded_fields(&ps->header, 0, *item.codebook);
+  Gap all[7];
+  const int k = coded_gaps(ps->layout0, all);
+  ps->n_gaps = 0;
+  for (int g = 0; g < k; ++g)
+    if (all[g].off < ps->layout0.count_off) ps->gaps[ps->n_gaps++] = all[g];
+  return true;
+}
+
 FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = BatchItem()) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
@@ -169,7 +273,8 @@ void prefetch_frame(const DecompressArgs& a) {
     const uint64_t end = std::min(a.src_size, off + len);
     for (; off < end; off += 64) prefetch_line(f + off);
   };
-  range(L.res_off, 256);
+  // bf16: the kernel prefetches stream 1 from kDecodePrefetchAhead elements on.
+  range(L.res_off, std::min<uint64_t>(L.res_size, cpu::kDecodePrefetchAhead));
   range(L.code_off, std::min<uint64_t>(L.code_size, 8192));
   range(L.count_off, 1);
   range(L.pos_off, 1);
@@ -211,8 +316,14 @@ class CpuBackend final : public Backend {
       item.codebook = cb;
       item.tables = &shared;
     }
-    run_items(count, cpu::batch_threads(threads, bytes, count), out,
-              [&](size_t i) { return compress_impl(args[i], item); });
+    PageShape shape;
+    if (page_shape(args, count, item, &shape)) {
+      run_items(count, cpu::batch_threads(threads, bytes, count), out,
+                [&](size_t i) { return compress_page(args[i], item, shape); });
+    } else {
+      run_items(count, cpu::batch_threads(threads, bytes, count), out,
+                [&](size_t i) { return compress_impl(args[i], item); });
+    }
   }
   void decompress_batch(const DecompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
     uint64_t bytes = 0;

@@ -121,13 +121,6 @@ struct Fp32Block {
 // So the loop has no per-vector escape branch (mispredicts there throw away
 // the loads in flight).
 constexpr uint64_t kSub = 1024;
-// bf16: elements ahead of the loop whose stream 1 and 3 lines it
-// prefetches: the hardware prefetchers stop at each 4 KiB page and
-// restart on every small frame of a batch.
-// Measured on the Zen 5 dev VM, 4096 pages of 16 KiB, one thread: batch
-// decode 7.6 -> 9.9 GB/s together with the batch's frame prefetch
-// (cpu_backend.cpp) and the per-worker fence (bench/results/cpu_v2.md).
-constexpr uint64_t kPrefetchAhead = 1024;
 
 // With a FusedXxh3 (bf16 only), the sub-blocks below `hashed_end` (whole
 // checksum blocks from `begin`) are hashed by it, from L1, instead of `tap`.
@@ -148,8 +141,8 @@ HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t 
     uint8_t* out = kStream ? bounce : dst + first * B;
     for (; i + N <= lim && Block::Fits(x, i); i += N) {
       if constexpr (std::is_same<Traits, Bf16Traits>::value) {
-        hwy::Prefetch(x.s.res + i + kPrefetchAhead);
-        hwy::Prefetch(x.s.codes + (i + kPrefetchAhead) / 2);
+        hwy::Prefetch(x.s.res + i + kDecodePrefetchAhead);
+        hwy::Prefetch(x.s.codes + (i + kDecodePrefetchAhead) / 2);
       }
       const V8 c = UnpackNibbles(x.s.codes + i / 2);
       max_code = hn::Max(max_code, c);

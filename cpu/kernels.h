@@ -91,6 +91,18 @@ struct ConstStreams {
   bool stream = false;
 };
 
+// bf16 decode: elements ahead of the kernel's loop whose stream 1 and 3
+// lines it prefetches (the hardware prefetchers stop at each 4 KiB page and
+// restart on every small frame of a batch); a batch prefetches the lines of
+// the next frame's first ones itself (cpu_backend.cpp). Measured on the
+// Zen 5 dev VM, one thread, 64 MiB of bf16 from DRAM, the distances
+// alternating in one process (bench/results/cpu_v2.md, branch batch3):
+// 1024 -> 2048 took 4096 pages of 16 KiB from ~1045 to ~905 ns per page
+// and one 64 MiB buffer from ~700 to ~660 ns per 16 KiB; 3072 was no better
+// for one buffer and worse for pages (past the end of a page it fetches
+// lines of no use).
+inline constexpr uint64_t kDecodePrefetchAhead = 2048;
+
 // Orders this thread's non-temporal stores before anything it does next
 // (sfence). The kernels do not fence: a fence, and any locked instruction,
 // waits for the write-combining buffers to drain, so a worker fences once

@@ -26,6 +26,10 @@
 #include "cpu/kernels.h"
 #include "hwy/cache_control.h"
 
+#if defined(__SSE2__) && !defined(HWY_DISABLE_CACHE_CONTROL)
+#include <emmintrin.h>
+#endif
+
 namespace splitzip {
 namespace cpu {
 
@@ -211,6 +215,14 @@ Status encode_one_thread(const CodedEncode& job, const FrameLayout& L0, const En
   return Status::ok;
 }
 
+// Streams 4-6 of a page and their gaps, composed here before they go out
+// (encode_page); kept at most kScratchKeep bytes between calls.
+thread_local std::vector<uint8_t> t_tail;
+
+// The largest stream 4 a page keeps in scratch: 2 bytes per chunk, 2048
+// chunks (2 Mi elements at the default chunk size) -- well past a page.
+constexpr uint64_t kPageCountsMax = 4096;
+
 // The escapes of elements [i, j), read from streams 4-6 from *e_idx on and
 // checked against rules 16 and 17 (the first failing rule lands in *rule);
 // only valid ones are listed for the kernel to patch. One walk for the
@@ -323,6 +335,86 @@ Status decode_one_thread(const FrameHeader& h, const uint8_t* f, const FrameLayo
 }
 
 }  // namespace
+
+uint64_t page_counts_max() { return kPageCountsMax; }
+
+void write_frame_bytes(uint8_t* dst, const uint8_t* src, uint64_t bytes, bool stream) {
+#if defined(__SSE2__) && !defined(HWY_DISABLE_CACHE_CONTROL)
+  // This file is built for the baseline target (Highway's static target
+  // may be its scalar one), where SSE2's 16-byte stream store exists.
+  if (stream && reinterpret_cast<uintptr_t>(dst) % 16 == 0 && bytes % 16 == 0) {
+    for (uint64_t i = 0; i < bytes; i += 16)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+    return;
+  }
+#else
+  (void)stream;  // elsewhere the kernels' stream stores are plain ones too
+#endif
+  std::memcpy(dst, src, bytes);
+}
+
+Status encode_page(const PageEncode& job, uint64_t* escapes_out, uint64_t* frame_size_out, bool* streamed) {
+  const FrameLayout& L0 = *job.layout0;
+  const uint64_t n = job.n;
+  uint8_t* const f = job.frame;
+  if (L0.frame_size > job.capacity || L0.count_size > kPageCountsMax) return Status::internal_error;
+  Streams s;
+  s.res = f + L0.res_off;
+  s.high = f + L0.high_off;
+  s.codes = f + L0.code_off;
+  s.high_size = L0.high_size;
+  // As encode_coded; the frame start aligned too, so that streams 4-6 and
+  // the header can go out non-temporal as well.
+  s.stream = job.dtype == Dtype::bf16 && (L0.count_off >= stream_min_bytes() || job.stream_output) &&
+             reinterpret_cast<uintptr_t>(f) % 16 == 0;
+  EscapeSink& sink = t_sink;
+  const ScratchTrim trim(&sink);
+  std::vector<uint8_t>& tail = t_tail;
+  struct Trim {
+    ~Trim() { trim_vector(t_tail); }
+  } tail_trim;
+  sink.size = 0;
+  sink.chunk_log2 = job.chunk_log2;
+  try {
+    if (tail.size() < kPageCountsMax) tail.resize(kPageCountsMax);
+    // The counts the kernel bumps live in L1 scratch, not in the frame's
+    // line (a store miss there, then a load of it, per page).
+    sink.counts = tail.data();
+    std::memset(sink.counts, 0, L0.count_size);
+    for (uint64_t i = 0; i < n;) {
+      const uint64_t j = std::min(n, i + kStep);
+      encode_range(job.dtype, job.src, i, j, *job.tables, s, &sink, nullptr);
+      if (sink.size > job.budget) break;  // the frame is stored
+      i = j;
+    }
+  } catch (...) {  // bad_alloc from the escape vectors or the scratch
+    return Status::out_of_memory;
+  }
+  const uint64_t escapes = sink.size;
+  if (escapes > job.budget) return Status::escape_overflow;
+  const FrameLayout L = coded_layout(static_cast<uint32_t>(job.dtype), n, job.chunk_log2, escapes);
+  if (L.frame_size > job.capacity) return Status::internal_error;
+  // [count_off, frame_size): stream 4, its gap, streams 5 and 6 with
+  // theirs (no stream 7 without a checksum), composed in the scratch.
+  const uint64_t tail_bytes = L.frame_size - L.count_off;
+  try {
+    if (tail.size() < tail_bytes) tail.resize(tail_bytes);
+  } catch (...) {
+    return Status::out_of_memory;
+  }
+  uint8_t* const t = tail.data();
+  std::memset(t + L.count_size, 0, tail_bytes - L.count_size);
+  if (escapes != 0) {
+    store_u16_le(t + (L.pos_off - L.count_off), sink.pos.data(), escapes);
+    std::memcpy(t + (L.exp_off - L.count_off), sink.exp.data(), escapes);
+  }
+  write_frame_bytes(f + L.count_off, t, tail_bytes, s.stream);
+  *escapes_out = escapes;
+  *frame_size_out = L.frame_size;
+  *streamed = s.stream;
+  return Status::ok;
+}
 
 Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
   const uint32_t id = static_cast<uint32_t>(job.dtype);

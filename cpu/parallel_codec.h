@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/header.h"
+#include "core/layout.h"
 #include "cpu/kernels.h"
 #include "splitzip/splitzip.hpp"
 
@@ -37,6 +38,38 @@ struct CodedEncode {
   // after its last frame instead of this call fencing (see cpu/kernels.h).
   bool caller_fences = false;
 };
+
+// One small frame of a batch of same-shaped pages (cpu/cpu_backend.cpp), on
+// the calling thread without a checksum: streams 1..3 as encode_coded()
+// writes them, while the escape counts stay in L1 scratch; then streams 4-6
+// and every zero gap from stream 4 on are written in one go from that
+// scratch, non-temporal with `stream` (so, with the header written the same
+// way, no line of the frame is read for ownership).
+struct PageEncode {
+  Dtype dtype = Dtype::bf16;
+  const uint8_t* src = nullptr;
+  uint64_t n = 0;
+  uint32_t chunk_log2 = kDefaultChunkLog2;
+  const EncodeTables* tables = nullptr;
+  const FrameLayout* layout0 = nullptr;  // coded_layout(dtype, n, chunk_log2, 0)
+  uint8_t* frame = nullptr;
+  uint64_t capacity = 0;
+  uint64_t budget = 0;
+  bool stream_output = false;  // as CodedEncode; the batch worker fences
+};
+
+// ok with *escapes and *frame_size, or escape_overflow (nothing usable
+// written), out_of_memory, internal_error (frame larger than capacity).
+// *streamed: the frame's streams went out non-temporal (write_frame_bytes).
+Status encode_page(const PageEncode& job, uint64_t* escapes, uint64_t* frame_size, bool* streamed);
+
+// Largest stream 4 (escape counts) encode_page() keeps in L1 scratch;
+// larger frames take encode_coded().
+uint64_t page_counts_max();
+
+// dst = src (bytes); with `stream` as non-temporal stores (dst and bytes
+// 16-byte multiples), left unfenced like the kernels' (flush_streams()).
+void write_frame_bytes(uint8_t* dst, const uint8_t* src, uint64_t bytes, bool stream);
 
 // How a batch item is decoded: non-temporal stores however small the
 // output (the batch's total is past stream_min_bytes()), and on one thread

@@ -129,6 +129,85 @@ TEST(Batch, StreamingBatchMatchesSingleCalls) {
 }
 #endif
 
+// Pages of one shape (one dtype and size, one codebook or each its own, no
+// checksum: the usual KV batch) take the CPU backend's page path. Every page must come out as a
+// single call writes it: odd sizes (zero gaps before stream 4), two kernel
+// steps (40000 elements), a page past its escape budget (stored), a
+// destination too small, frames 8 bytes apart (every other one not 16-byte
+// aligned), with and without non-temporal stores.
+void same_shape_pages_match() {
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2}) {
+    for (uint64_t n : {8192u, 8191u, 1001u, 40000u}) {
+      const size_t count = 9;
+      const uint32_t eb = dtype_bytes(d);
+      synth::Params sp;
+      sp.escape_rate = 0.002;
+      std::vector<uint8_t> data = synth::generate(synth::Generator::heavy_tail, d, n * count, 91, sp);
+      uint32_t x = 12345;  // page 4: every exponent, so most are escapes
+      for (uint64_t b = 4 * n * eb; b < 5 * n * eb; ++b) {
+        x = x * 1103515245u + 12345u;
+        data[b] = static_cast<uint8_t>(x >> 16);
+      }
+      const void* bufs[1] = {data.data()};
+      const uint64_t ns[1] = {n * 4};  // pages 0-3: the codebook of the KV-like pages
+      Codebook cb;
+      ASSERT_EQ(calibrate(d, bufs, ns, 1, &cb), Status::ok);
+      for (const Codebook* book : {static_cast<const Codebook*>(&cb), static_cast<const Codebook*>(nullptr)}) {
+        const uint64_t bound = compress_bound(d, n);
+        const uint64_t small = 40;  // page 6: too small for any frame
+        CompressOptions ref;
+        ref.backend = "reference";
+        ref.codebook = book;
+        ref.checksum = false;
+        std::vector<Result> want(count);
+        std::vector<std::vector<uint8_t>> want_frames(count);
+        for (size_t i = 0; i < count; ++i) {
+          want_frames[i].assign(bound, 0);
+          want[i] = compress(d, data.data() + i * n * eb, n, want_frames[i].data(), i == 6 ? small : bound, ref);
+        }
+        ASSERT_EQ(want[6].status, Status::dst_too_small);
+        FrameInfo info;
+        ASSERT_EQ(frame_info(want_frames[4].data(), want[4].size, &info), Status::ok);
+        ASSERT_TRUE(info.stored);  // the page path's fallback is taken
+        ASSERT_EQ(frame_info(want_frames[0].data(), want[0].size, &info), Status::ok);
+        ASSERT_FALSE(info.stored);
+        for (int threads : {1, 2}) {
+          for (uint64_t stream_min : {uint64_t{1}, uint64_t{0}}) {
+#ifdef SPLITZIP_HAVE_CPU
+            cpu::set_stream_min_bytes(stream_min);
+#endif
+            SCOPED_TRACE(std::string(dtype_name(d)) + " n " + std::to_string(n) + " threads " +
+                         std::to_string(threads) + (stream_min ? " streamed" : "") +
+                         (book ? " calibrated" : " dynamic"));
+            const uint64_t stride = bound + 8;
+            std::vector<uint8_t> packed(stride * count + 16, 0xEE);
+            std::vector<CompressItem> items(count);
+            for (size_t i = 0; i < count; ++i)
+              items[i] = {data.data() + i * n * eb, n, packed.data() + i * stride, i == 6 ? small : bound};
+            CompressOptions o = ref;
+            o.backend = "cpu";
+            o.threads = threads;
+            std::vector<Result> res(count);
+            EXPECT_EQ(compress_batch(d, items.data(), count, res.data(), o), Status::dst_too_small);
+            for (size_t i = 0; i < count; ++i) {
+              ASSERT_EQ(res[i].status, want[i].status) << "page " << i;
+              if (!want[i].ok()) continue;
+              ASSERT_EQ(res[i].size, want[i].size) << "page " << i;
+              EXPECT_EQ(0, std::memcmp(packed.data() + i * stride, want_frames[i].data(), want[i].size))
+                  << "page " << i;
+            }
+          }
+        }
+      }
+#ifdef SPLITZIP_HAVE_CPU
+      cpu::set_stream_min_bytes(0);
+#endif
+    }
+  }
+}
+
+TEST(Batch, SameShapePagesMatchSingleCalls) { same_shape_pages_match(); }
+
 TEST(Batch, PerItemErrors) {
   const Pages p = make_pages(Dtype::bf16, 8);
   const size_t count = p.n.size();
