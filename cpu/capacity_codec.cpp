@@ -39,6 +39,7 @@
 #include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
+#include "cpu/capacity_encode.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 
@@ -65,13 +66,17 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
                  uint32_t counts[256]) {
   const uint8_t* in = src + first * T::kBytes;
   uint8_t* res = f + L.res_off + first * T::kResBytes;
-  for (uint32_t i = 0; i < m; ++i) {
-    typename T::Bits v;
-    std::memcpy(&v, in + i * T::kBytes, sizeof v);
-    const uint32_t e = T::exponent(v);
-    exps[i] = static_cast<uint8_t>(e);
-    const uint32_t r = T::residual(v);
-    for (uint32_t b = 0; b < T::kResBytes; ++b) res[i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
+  if constexpr (T::kId == Bf16Traits::kId) {
+    cpu::cap_split_bf16(in, m, res, exps);
+  } else {
+    for (uint32_t i = 0; i < m; ++i) {
+      typename T::Bits v;
+      std::memcpy(&v, in + i * T::kBytes, sizeof v);
+      const uint32_t e = T::exponent(v);
+      exps[i] = static_cast<uint8_t>(e);
+      const uint32_t r = T::residual(v);
+      for (uint32_t b = 0; b < T::kResBytes; ++b) res[i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
+    }
   }
   // The nibble mode's SIMD histogram (a 16-exponent window counted with byte
   // compares when the block's values sit in one, as KV data does).
@@ -106,49 +111,18 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
   cap_codes(t, code);
   uint32_t cl[256];  // code | len << 16
   for (uint32_t e = 0; e < 256; ++e) cl[e] = code[e] | (uint32_t{t.len[e]} << 16);
-  uint8_t* ptr[kCapStreams];
-  uint64_t acc[kCapStreams];
-  uint32_t nb[kCapStreams];
+  cpu::CapWriters w;
   for (uint32_t s = 0; s < kCapStreams; ++s) {
-    ptr[s] = sc->streams + s * kStreamSlot;
-    acc[s] = 0;
-    nb[s] = 0;
+    w.ptr[s] = sc->streams + s * kStreamSlot;
+    w.acc[s] = 0;
+    w.nb[s] = 0;
   }
   const uint32_t full = m / kCapStreams;  // codes every stream has
   const uint32_t k = full & ~3u;  // rows coded four at a time
-  // Four streams at a time, their writers in registers (locals whose
-  // addresses do not escape): four codes (<= 48 bits) per 8-byte store.
-  for (uint32_t s0 = 0; s0 < kCapStreams; s0 += 4) {
-    uint64_t a[4];
-    uint32_t n[4];
-    uint8_t* p[4];
-    for (uint32_t i = 0; i < 4; ++i) {
-      a[i] = acc[s0 + i];
-      n[i] = nb[s0 + i];
-      p[i] = ptr[s0 + i];
-    }
-    for (uint32_t r = 0; r < k; r += 4) {
-      const uint8_t* row = exps + r * kCapStreams + s0;
-      for (uint32_t q = 0; q < 4; ++q)
-        for (uint32_t i = 0; i < 4; ++i) {
-          const uint32_t x = cl[row[q * kCapStreams + i]];
-          a[i] |= uint64_t{x & 0xFFFFu} << n[i];
-          n[i] += x >> 16;
-        }
-      for (uint32_t i = 0; i < 4; ++i) {
-        store64(p[i], a[i]);
-        const uint32_t bytes = n[i] >> 3;  // <= 6
-        p[i] += bytes;
-        a[i] >>= 8 * bytes;
-        n[i] &= 7;
-      }
-    }
-    for (uint32_t i = 0; i < 4; ++i) {
-      acc[s0 + i] = a[i];
-      nb[s0 + i] = n[i];
-      ptr[s0 + i] = p[i];
-    }
-  }
+  cpu::cap_pack_rows(exps, k, cl, t.first, t.last, &w);
+  uint8_t** ptr = w.ptr;
+  uint64_t* acc = w.acc;
+  uint32_t* nb = w.nb;
   for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, one code at a time
     const uint32_t s = j % kCapStreams;
     const uint32_t x = cl[exps[j]];

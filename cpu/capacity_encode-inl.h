@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// Capacity-mode encode kernels, compiled once per Highway target
+// (cpu/capacity_encode_kernels.cpp):
+//  - CapPackRows: a block's 32 bit writers with one vector lane per stream.
+//    Per chunk of 64 rows: byte-table lookups (pshufb, 16 exponent values
+//    per window) turn the exponents into 16-bit entries code | len << 12;
+//    then, four rows at a time, u64 lanes join each stream's four codes
+//    (<= 48 bits) and add them to its pending bits; each lane's word and
+//    write pointer go to a small buffer, and a scalar loop stores the words
+//    (8 bytes per stream per four rows, as the scalar writer).
+//  - CapSplitBf16: residual bytes and exponents of bf16 values, a vector at
+//    a time.
+#if defined(SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
+#undef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
+#else
+#define SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+#include "cpu/capacity_encode.h"
+#include "cpu/simd-inl.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace splitzip {
+namespace cpu {
+namespace HWY_NAMESPACE {
+
+HWY_INLINE uint64_t CapLoad64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+HWY_INLINE void CapStore64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
+
+// Four streams at a time, their writers in registers: four codes (<= 48
+// bits) per 8-byte store.
+HWY_INLINE void PackRowsScalar(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], CapWriters* w) {
+  for (uint32_t s0 = 0; s0 < kCapStreams; s0 += 4) {
+    uint64_t a[4];
+    uint32_t n[4];
+    uint8_t* p[4];
+    for (uint32_t i = 0; i < 4; ++i) {
+      a[i] = w->acc[s0 + i];
+      n[i] = w->nb[s0 + i];
+      p[i] = w->ptr[s0 + i];
+    }
+    for (uint32_t r = 0; r < rows; r += 4) {
+      const uint8_t* row = exps + r * kCapStreams + s0;
+      for (uint32_t q = 0; q < 4; ++q)
+        for (uint32_t i = 0; i < 4; ++i) {
+          const uint32_t x = cl[row[q * kCapStreams + i]];
+          a[i] |= uint64_t{x & 0xFFFFu} << n[i];
+          n[i] += x >> 16;
+        }
+      for (uint32_t i = 0; i < 4; ++i) {
+        CapStore64(p[i], a[i]);
+        const uint32_t bytes = n[i] >> 3;  // <= 6
+        p[i] += bytes;
+        a[i] >>= 8 * bytes;
+        n[i] &= 7;
+      }
+    }
+    for (uint32_t i = 0; i < 4; ++i) {
+      w->acc[s0 + i] = a[i];
+      w->nb[s0 + i] = n[i];
+      w->ptr[s0 + i] = p[i];
+    }
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+
+constexpr uint32_t kPackChunkRows = 64;  // rows per lookup pass: entries and words stay in L1
+
+// 16 u16 entries of one row, zero-extended to u64 lanes.
+HWY_INLINE hn::Vec<D64> LoadEntries(const uint16_t* p) {
+  const D64 d64;
+  const hn::Rebind<uint16_t, D64> d16;
+  const hn::Rebind<uint32_t, D64> d32;
+  return hn::PromoteTo(d64, hn::PromoteTo(d32, hn::LoadU(d16, p)));
+}
+
+HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first,
+                             uint32_t last, CapWriters* wr) {
+  const D8 d8;
+  const D16 d16;
+  const D64 d64;
+  const hn::Half<D8> dh;
+  using V64 = hn::Vec<D64>;
+  constexpr size_t N8 = hn::MaxLanes(D8());
+  constexpr size_t N64 = hn::MaxLanes(D64());
+  constexpr size_t kVecs = kCapStreams / N64;  // vectors of stream lanes
+  static_assert(kCapStreams % N64 == 0 && (4 * kCapStreams) % N8 == 0, "whole vectors per four rows");
+  static_assert(sizeof(uintptr_t) == 8, "write pointers in u64 lanes");
+
+  // Byte tables per 16-value window: low code byte, and code >> 8 | len << 4.
+  const uint32_t windows = (last - first) / 16 + 1;
+  alignas(16) uint8_t lo_tab[16][16], hi_tab[16][16];
+  for (uint32_t w = 0; w < windows; ++w)
+    for (uint32_t x = 0; x < 16; ++x) {
+      const uint32_t e = first + 16 * w + x;
+      const uint32_t v = e <= last ? cl[e] : 0;
+      lo_tab[w][x] = static_cast<uint8_t>(v);
+      hi_tab[w][x] = static_cast<uint8_t>(((v >> 8) & 0xFu) | ((v >> 16) << 4));
+    }
+  V8 base[16], lo_lut[16], hi_lut[16];
+  for (uint32_t w = 0; w < windows; ++w) {
+    base[w] = hn::Set(d8, static_cast<uint8_t>(first + 16 * w));
+    lo_lut[w] = hn::LoadDup128(d8, lo_tab[w]);
+    hi_lut[w] = hn::LoadDup128(d8, hi_tab[w]);
+  }
+
+  V64 acc[kVecs], nb[kVecs], ptr[kVecs];
+  {
+    alignas(64) uint64_t a[kCapStreams], n[kCapStreams], p[kCapStreams];
+    for (uint32_t s = 0; s < kCapStreams; ++s) {
+      a[s] = wr->acc[s];
+      n[s] = wr->nb[s];
+      p[s] = reinterpret_cast<uintptr_t>(wr->ptr[s]);
+    }
+    for (size_t j = 0; j < kVecs; ++j) {
+      acc[j] = hn::Load(d64, a + j * N64);
+      nb[j] = hn::Load(d64, n + j * N64);
+      ptr[j] = hn::Load(d64, p + j * N64);
+    }
+  }
+  alignas(64) uint16_t ent[kPackChunkRows * kCapStreams];
+  alignas(64) uint64_t words[kPackChunkRows / 4 * kCapStreams];
+  alignas(64) uint64_t where[kPackChunkRows / 4 * kCapStreams];
+  const V64 code_mask = hn::Set(d64, 0xFFF);
+  const V64 low3 = hn::Set(d64, 7);
+  for (uint32_t r0 = 0; r0 < rows; r0 += kPackChunkRows) {
+    const uint32_t rc = rows - r0 < kPackChunkRows ? rows - r0 : kPackChunkRows;
+    const uint8_t* src = exps + size_t{r0} * kCapStreams;
+    // Entries code | len << 12, element order.
+    for (size_t k = 0; k < size_t{rc} * kCapStreams; k += N8) {
+      const V8 e = hn::LoadU(d8, src + k);
+      V8 lo = hn::Zero(d8), hi = hn::Zero(d8);
+      for (uint32_t w = 0; w < windows; ++w) {
+        const V8 idx = WindowIndex(hn::Sub(e, base[w]));
+        lo = hn::Or(lo, hn::TableLookupBytesOr0(lo_lut[w], idx));
+        hi = hn::Or(hi, hn::TableLookupBytesOr0(hi_lut[w], idx));
+      }
+      const auto e0 = hn::Or(hn::PromoteTo(d16, hn::LowerHalf(dh, lo)),
+                             hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::LowerHalf(dh, hi))));
+      const auto e1 = hn::Or(hn::PromoteTo(d16, hn::UpperHalf(dh, lo)),
+                             hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::UpperHalf(dh, hi))));
+      hn::Store(e0, d16, ent + k);
+      hn::Store(e1, d16, ent + k + N8 / 2);
+    }
+    // Four rows per step: each stream's four codes joined in its lane.
+    for (uint32_t g = 0; g < rc; g += 4) {
+      const uint16_t* row = ent + size_t{g} * kCapStreams;
+      uint64_t* wo = words + size_t{g / 4} * kCapStreams;
+      uint64_t* at = where + size_t{g / 4} * kCapStreams;
+      for (size_t j = 0; j < kVecs; ++j) {
+        const size_t s0 = j * N64;
+        const V64 x0 = LoadEntries(row + s0);
+        const V64 x1 = LoadEntries(row + kCapStreams + s0);
+        const V64 x2 = LoadEntries(row + 2 * kCapStreams + s0);
+        const V64 x3 = LoadEntries(row + 3 * kCapStreams + s0);
+        const V64 l0 = hn::ShiftRight<12>(x0);
+        const V64 l01 = hn::Add(l0, hn::ShiftRight<12>(x1));
+        const V64 l012 = hn::Add(l01, hn::ShiftRight<12>(x2));
+        const V64 len = hn::Add(l012, hn::ShiftRight<12>(x3));
+        V64 w = hn::And(x0, code_mask);
+        w = hn::Or(w, hn::Shl(hn::And(x1, code_mask), l0));
+        w = hn::Or(w, hn::Shl(hn::And(x2, code_mask), l01));
+        w = hn::Or(w, hn::Shl(hn::And(x3, code_mask), l012));
+        const V64 a = hn::Or(acc[j], hn::Shl(w, nb[j]));
+        const V64 n = hn::Add(nb[j], len);  // <= 7 + 48
+        hn::Store(a, d64, wo + s0);
+        hn::Store(ptr[j], d64, at + s0);
+        ptr[j] = hn::Add(ptr[j], hn::ShiftRight<3>(n));
+        acc[j] = hn::Shr(a, hn::AndNot(low3, n));
+        nb[j] = hn::And(n, low3);
+      }
+    }
+    for (size_t i = 0; i < size_t{rc} / 4 * kCapStreams; ++i)
+      CapStore64(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(where[i])), words[i]);
+  }
+  alignas(64) uint64_t a[kCapStreams], n[kCapStreams], p[kCapStreams];
+  for (size_t j = 0; j < kVecs; ++j) {
+    hn::Store(acc[j], d64, a + j * N64);
+    hn::Store(nb[j], d64, n + j * N64);
+    hn::Store(ptr[j], d64, p + j * N64);
+  }
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    wr->acc[s] = a[s];
+    wr->nb[s] = static_cast<uint32_t>(n[s]);
+    wr->ptr[s] = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(p[s]));
+  }
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+void CapPackRows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
+                 CapWriters* w) {
+#if HWY_TARGET != HWY_SCALAR
+  PackRowsSimd(exps, rows, cl, first, last, w);
+#else
+  (void)first;
+  (void)last;
+  PackRowsScalar(exps, rows, cl, w);
+#endif
+}
+
+void CapSplitBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps) {
+  uint64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const D8 d8;
+  const size_t N = hn::Lanes(d8);
+  const V8 k7f = hn::Set(d8, 0x7F);
+  for (; i + N <= m; i += N) {
+    const V8 b0 = hn::LoadU(d8, in + 2 * i);
+    const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
+    const V8 lo = hn::ConcatEven(d8, b1, b0);  // low bytes: mantissa bits 0..6, exponent bit 0
+    const V8 hi = hn::ConcatOdd(d8, b1, b0);   // high bytes: sign, exponent bits 1..7
+    hn::StoreU(hn::Or(hn::Add(hi, hi), hn::ShiftRight<7>(lo)), d8, exps + i);
+    hn::StoreU(hn::Or(hn::And(lo, k7f), hn::AndNot(k7f, hi)), d8, res + i);
+  }
+#endif
+  for (; i < m; ++i) {
+    const uint32_t v = in[2 * i] | uint32_t{in[2 * i + 1]} << 8;
+    exps[i] = static_cast<uint8_t>(v >> 7);
+    res[i] = static_cast<uint8_t>(((v >> 8) & 0x80u) | (v & 0x7Fu));
+  }
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace cpu
+}  // namespace splitzip
+HWY_AFTER_NAMESPACE();
+
+#endif  // SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// Capacity-mode encode kernels (cpu/capacity_encode-inl.h, compiled per
+// Highway target), called by cpu/capacity_codec.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/capacity/format.h"
+
+namespace splitzip {
+namespace cpu {
+
+// The 32 bit writers of a block (FORMAT.md 4.6.2): stream s's next byte,
+// its pending bits (fewer than 8, LSB-first) and their count.
+struct CapWriters {
+  uint8_t* ptr[kCapStreams];
+  uint64_t acc[kCapStreams];
+  uint32_t nb[kCapStreams];
+};
+
+// Codes rows [0, rows) of a block's exponents (row r = elements 32r..32r+31,
+// one code per stream; rows % 4 == 0) into the writers. cl[e] = code | len
+// << 16 (codes bit-reversed as cap_codes); first..last: the table's span.
+// Each writer stores 8 bytes at its pointer per four codes, as the scalar
+// writer did: the bytes past a stream's end are overwritten or not copied.
+void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
+                   CapWriters* w);
+
+// bf16 split of m elements: residual bytes (FORMAT.md 2) to res, exponents
+// to exps.
+void cap_split_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps);
+
+}  // namespace cpu
+}  // namespace splitzip
