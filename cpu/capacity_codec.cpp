@@ -63,11 +63,13 @@ struct EncScratch {
 // Split one block: residual parts into the frame, exponents and counts out.
 template <class T>
 void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout& L, uint8_t* f, uint8_t* exps,
-                 uint32_t counts[256]) {
+                 uint32_t counts[256], bool stream, int32_t* window) {
   const uint8_t* in = src + first * T::kBytes;
   uint8_t* res = f + L.res_off + first * T::kResBytes;
+  uint64_t c64[256] = {};
   if constexpr (T::kId == Bf16Traits::kId) {
-    cpu::cap_split_bf16(in, m, res, exps);
+    // One vector pass: residuals, exponents and their counts.
+    cpu::cap_split_count_bf16(in, m, res, exps, stream, c64, window);
   } else {
     for (uint32_t i = 0; i < m; ++i) {
       typename T::Bits v;
@@ -77,11 +79,10 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
       const uint32_t r = T::residual(v);
       for (uint32_t b = 0; b < T::kResBytes; ++b) res[i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
     }
+    // The nibble mode's SIMD histogram (a 16-exponent window counted with
+    // byte compares when the block's values sit in one, as KV data does).
+    cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
   }
-  // The nibble mode's SIMD histogram (a 16-exponent window counted with byte
-  // compares when the block's values sit in one, as KV data does).
-  uint64_t c64[256] = {};
-  cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
   for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
   if (T::kResHighBits) {
     // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
@@ -378,6 +379,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   constexpr uint64_t kRoundBlocks = 16;
   const uint64_t per_round = kRoundBlocks * static_cast<uint64_t>(threads);
   std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
+  const bool stream = bytes >= cpu::stream_min_bytes();  // residuals past the caches: non-temporal stores
   uint64_t exp_bytes = 0;
 #pragma omp parallel num_threads(threads)
   {
@@ -386,6 +388,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     std::vector<uint8_t> buf;
     buf.reserve(kRoundBlocks * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
+    int32_t window = -1;  // the split's count window, carried from block to block (bf16)
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
       const uint64_t b0 = std::min(n_blocks, r0 + kRoundBlocks * static_cast<uint64_t>(t));
@@ -394,7 +397,8 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
       for (uint64_t b = b0; b < b1; ++b) {
         const uint64_t first = b << kCapBlockLog2;
         const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
-        with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts); });
+        with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
+        });
         const size_t before = buf.size();
         encode_block(sc->exps, m, counts, sc.get(), &buf);
         sizes[b] = static_cast<uint32_t>(buf.size() - before);

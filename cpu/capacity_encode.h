@@ -26,9 +26,13 @@ struct CapWriters {
 void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
                    CapWriters* w);
 
-// bf16 split of m elements: residual bytes (FORMAT.md 2) to res, exponents
-// to exps.
-void cap_split_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps);
+// bf16 split of m elements: residual bytes (FORMAT.md 2) to res (stream:
+// non-temporal stores), exponents to exps, and their counts added to counts. *window: the start of
+// a 16-value window of exponents that a vector counter counts while
+// splitting (-1: count after the split with scalar tables); set for the
+// next block from this one's counts. Start a frame with -1.
+void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window);
 
 }  // namespace cpu
 }  // namespace splitzip

@@ -16,6 +16,7 @@
 #include "core/reference.h"
 #include "core/synthetic.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/test_data.h"
@@ -116,7 +117,7 @@ TEST_P(CapacityCpu, RealKv) {
 // window per 16 exponent values: blocks whose exponents span 1..256 values
 // and that still code (most values share one exponent, so the frame is not
 // stored), with block lengths that leave rows and elements for the scalar
-// tail.
+// tail; the bf16 split with non-temporal residual stores forced on and off.
 TEST_P(CapacityCpu, WideExponentSpans) {
   const uint64_t sizes[] = {65536, 2 * 65536 + 32 * 129 + 7, 4096 + 31};
   for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32})
@@ -142,7 +143,11 @@ TEST_P(CapacityCpu, WideExponentSpans) {
         }
         const auto ref = enc(d, in, false, 1, false);
         ASSERT_EQ(ref[49], kModeCapacity);  // coded, not stored
-        for (int t : {1, 2}) ASSERT_EQ(enc(d, in, false, t, true), ref) << "threads " << t;
+        for (bool stream : {false, true}) {
+          cpu::set_stream_min_bytes(stream ? 1 : 0);
+          for (int t : {1, 2}) EXPECT_EQ(enc(d, in, false, t, true), ref) << "threads " << t << " stream " << stream;
+          cpu::set_stream_min_bytes(0);
+        }
       }
 }
 
