@@ -46,7 +46,7 @@
 namespace splitzip {
 namespace {
 
-constexpr uint32_t kStreamSlot = 3200;  // >= 2048 codes * 12 bits / 8 + 8 slack
+constexpr uint32_t kStreamSlot = 3200;  // >= 2048 codes * 12 bits / 8 + 16 slack (cap_pack_rows)
 
 inline uint64_t load64(const uint8_t* p) {
   uint64_t v;
@@ -119,7 +119,7 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
     w.nb[s] = 0;
   }
   const uint32_t full = m / kCapStreams;  // codes every stream has
-  const uint32_t k = full & ~3u;  // rows coded four at a time
+  const uint32_t k = full & ~7u;  // rows coded eight at a time
   cpu::cap_pack_rows(exps, k, cl, t.first, t.last, &w);
   uint8_t** ptr = w.ptr;
   uint64_t* acc = w.acc;

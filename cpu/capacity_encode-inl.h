@@ -86,6 +86,25 @@ HWY_INLINE hn::Vec<D64> LoadEntries(const uint16_t* p) {
   return hn::PromoteTo(d64, hn::PromoteTo(d32, hn::LoadU(d16, p)));
 }
 
+// Four rows' codes of N64 streams joined per lane (<= 48 bits), their
+// total length to *len.
+HWY_INLINE hn::Vec<D64> JoinFour(const uint16_t* row, hn::Vec<D64>* len) {
+  const D64 d64;
+  const auto code_mask = hn::Set(d64, 0xFFF);
+  const auto x0 = LoadEntries(row);
+  const auto x1 = LoadEntries(row + kCapStreams);
+  const auto x2 = LoadEntries(row + 2 * kCapStreams);
+  const auto x3 = LoadEntries(row + 3 * kCapStreams);
+  const auto l0 = hn::ShiftRight<12>(x0);
+  const auto l01 = hn::Add(l0, hn::ShiftRight<12>(x1));
+  const auto l012 = hn::Add(l01, hn::ShiftRight<12>(x2));
+  *len = hn::Add(l012, hn::ShiftRight<12>(x3));
+  auto w = hn::And(x0, code_mask);
+  w = hn::Or(w, hn::Shl(hn::And(x1, code_mask), l0));
+  w = hn::Or(w, hn::Shl(hn::And(x2, code_mask), l01));
+  return hn::Or(w, hn::Shl(hn::And(x3, code_mask), l012));
+}
+
 HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first,
                              uint32_t last, CapWriters* wr) {
   const D8 d8;
@@ -131,10 +150,14 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t 
     }
   }
   alignas(64) uint16_t ent[kPackChunkRows * kCapStreams];
-  alignas(64) uint64_t words[kPackChunkRows / 4 * kCapStreams];
-  alignas(64) uint64_t where[kPackChunkRows / 4 * kCapStreams];
-  const V64 code_mask = hn::Set(d64, 0xFFF);
+  alignas(64) uint64_t words[kPackChunkRows / 8 * 2 * kCapStreams];
+  alignas(64) uint64_t where[kPackChunkRows / 8 * kCapStreams];
   const V64 low3 = hn::Set(d64, 7);
+  const V64 k64 = hn::Set(d64, 64);
+  // The interleaved pairs' stream lanes: 0, 2, 4, .. then 1, 3, ..
+  alignas(64) uint64_t order[N64];
+  for (size_t i = 0; i < N64; ++i) order[i] = i < N64 / 2 ? 2 * i : 2 * (i - N64 / 2) + 1;
+  const auto pair_order = hn::SetTableIndices(d64, order);
   for (uint32_t r0 = 0; r0 < rows; r0 += kPackChunkRows) {
     const uint32_t rc = rows - r0 < kPackChunkRows ? rows - r0 : kPackChunkRows;
     const uint8_t* src = exps + size_t{r0} * kCapStreams;
@@ -154,41 +177,42 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t 
       hn::Store(e0, d16, ent + k);
       hn::Store(e1, d16, ent + k + N8 / 2);
     }
-    // Four rows per step: each stream's four codes joined in its lane.
-    for (uint32_t g = 0; g < rc; g += 4) {
+    // Eight rows per step: each stream's codes joined in its lane, four
+    // rows (<= 48 bits) at a time, then with the pending bits into a
+    // 128-bit word (lo, hi; <= 7 + 96 bits) that leaves as one 16-byte store.
+    for (uint32_t g = 0; g < rc; g += 8) {
       const uint16_t* row = ent + size_t{g} * kCapStreams;
-      uint64_t* wo = words + size_t{g / 4} * kCapStreams;
-      uint64_t* at = where + size_t{g / 4} * kCapStreams;
+      uint64_t* wo = words + size_t{g / 8} * 2 * kCapStreams;
+      uint64_t* at = where + size_t{g / 8} * kCapStreams;
       for (size_t j = 0; j < kVecs; ++j) {
         const size_t s0 = j * N64;
-        const V64 x0 = LoadEntries(row + s0);
-        const V64 x1 = LoadEntries(row + kCapStreams + s0);
-        const V64 x2 = LoadEntries(row + 2 * kCapStreams + s0);
-        const V64 x3 = LoadEntries(row + 3 * kCapStreams + s0);
-        const V64 l0 = hn::ShiftRight<12>(x0);
-        const V64 l01 = hn::Add(l0, hn::ShiftRight<12>(x1));
-        const V64 l012 = hn::Add(l01, hn::ShiftRight<12>(x2));
-        const V64 len = hn::Add(l012, hn::ShiftRight<12>(x3));
-        V64 w = hn::And(x0, code_mask);
-        w = hn::Or(w, hn::Shl(hn::And(x1, code_mask), l0));
-        w = hn::Or(w, hn::Shl(hn::And(x2, code_mask), l01));
-        w = hn::Or(w, hn::Shl(hn::And(x3, code_mask), l012));
-        const V64 a = hn::Or(acc[j], hn::Shl(w, nb[j]));
-        const V64 n = hn::Add(nb[j], len);  // <= 7 + 48
-        hn::Store(a, d64, wo + s0);
-        hn::Store(ptr[j], d64, at + s0);
+        V64 len1, len2;
+        const V64 w1 = JoinFour(row + s0, &len1);
+        const V64 w2 = JoinFour(row + 4 * kCapStreams + s0, &len2);
+        const V64 a = hn::Or(acc[j], hn::Shl(w1, nb[j]));
+        const V64 sh = hn::Add(nb[j], len1);  // <= 7 + 48
+        const V64 lo = hn::Or(a, hn::Shl(w2, sh));
+        const V64 hi = hn::Shr(w2, hn::Sub(k64, sh));  // a count of 64 gives 0
+        const V64 n = hn::Add(sh, len2);               // <= 7 + 96
+        // Stream pairs (lo, hi) side by side: lanes 0, 2, 4, .. then 1, 3, ..
+        hn::Store(hn::InterleaveLower(d64, lo, hi), d64, wo + 2 * s0);
+        hn::Store(hn::InterleaveUpper(d64, lo, hi), d64, wo + 2 * s0 + N64);
+        hn::Store(hn::TableLookupLanes(ptr[j], pair_order), d64, at + s0);  // the pairs' order
         ptr[j] = hn::Add(ptr[j], hn::ShiftRight<3>(n));
-        acc[j] = hn::Shr(a, hn::AndNot(low3, n));
+        // The bits past the whole bytes: lo >> c | hi << (64 - c) | hi >> (c - 64),
+        // c = 8 * bytes; counts of 64 or more (wrapped negatives too) give 0.
+        const V64 c = hn::AndNot(low3, n);
+        acc[j] = hn::Or(hn::Shr(lo, c), hn::Or(hn::Shl(hi, hn::Sub(k64, c)), hn::Shr(hi, hn::Sub(c, k64))));
         nb[j] = hn::And(n, low3);
       }
     }
-    // Scalar stores: GCC would turn this loop into vpscatterqq, which the
-    // opaque index prevents (the scatter took 4/10 of the kernel's time).
-    for (size_t i = 0; i < size_t{rc} / 4 * kCapStreams; ++i) {
+    // Scalar stores: GCC would turn this loop into a vpscatterqq, slower
+    // here, which the opaque index prevents.
+    for (size_t i = 0; i < size_t{rc} / 8 * kCapStreams; ++i) {
 #if defined(__GNUC__)
       __asm__("" : "+r"(i));
 #endif
-      CapStore64(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(where[i])), words[i]);
+      std::memcpy(reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(where[i])), words + 2 * i, 16);
     }
   }
   alignas(64) uint64_t a[kCapStreams], n[kCapStreams], p[kCapStreams];

@@ -19,10 +19,10 @@ struct CapWriters {
 };
 
 // Codes rows [0, rows) of a block's exponents (row r = elements 32r..32r+31,
-// one code per stream; rows % 4 == 0) into the writers. cl[e] = code | len
+// one code per stream; rows % 8 == 0) into the writers. cl[e] = code | len
 // << 16 (codes bit-reversed as cap_codes); first..last: the table's span.
-// Each writer stores 8 bytes at its pointer per four codes, as the scalar
-// writer did: the bytes past a stream's end are overwritten or not copied.
+// A writer stores up to 16 bytes at its pointer (zero bits past its pending
+// ones): a stream's slot needs 16 bytes of slack.
 void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
                    CapWriters* w);
 
