@@ -240,6 +240,12 @@ void CapPackRows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uin
 #endif
 }
 
+// Input bytes the split prefetches ahead of its loads (past the block's
+// end too: the next block's start). 256 MiB bf16, one thread, encode GB/s:
+// none 6.1 / 4.3 (AVX-512 / AVX2), 1 KiB 5.8 / 4.1, 4 KiB 6.0-6.6 / 4.3-4.6,
+// 16 KiB 6.5-6.6 / 4.5-4.6.
+constexpr uint64_t kSplitPrefetch = 16384;
+
 // Residual bytes and exponents of in[i0, i1) (i1 - i0 a multiple of the
 // vector length when kStream: aligned non-temporal residual stores).
 template <bool kStream>
@@ -250,6 +256,7 @@ HWY_INLINE void SplitBf16Range(const uint8_t* in, uint64_t i0, uint64_t i1, uint
   const size_t N = hn::Lanes(d8);
   const V8 k7f = hn::Set(d8, 0x7F);
   for (; i + N <= i1; i += N) {
+    for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(in + 2 * i + kSplitPrefetch + q);
     const V8 b0 = hn::LoadU(d8, in + 2 * i);
     const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
     const V8 lo = hn::ConcatEven(d8, b1, b0);  // low bytes: mantissa bits 0..6, exponent bit 0
@@ -300,6 +307,7 @@ HWY_INLINE void SplitCountWindowBf16(const uint8_t* in, uint64_t m, uint8_t* res
   const V8 k7f = hn::Set(d8, 0x7F);
   const auto vec = [&](uint64_t k) {
     const uint64_t i = k * N;
+    for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(in + 2 * i + kSplitPrefetch + q);
     const V8 b0 = hn::LoadU(d8, in + 2 * i);
     const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
     const V8 lo = hn::ConcatEven(d8, b1, b0);
