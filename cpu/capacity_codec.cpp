@@ -2,9 +2,16 @@
 // Fast host capacity mode (FORMAT.md 4.6). Table rules, code lengths, codes
 // and the decode table come from core/capacity/format.h (shared with the
 // reference); this file only moves bits quickly:
-//  - encode: per block one pass splits the elements (residual bytes straight
-//    into the frame, exponents into an L2-resident buffer) and counts; then
-//    32 bit writers, four codes per writer per step, one 8-byte store each.
+//  - encode (kernels compiled per Highway target, cpu/capacity_encode-inl.h):
+//    per block one vector pass splits bf16 elements (residual bytes straight
+//    into the frame, non-temporal past the caches; exponents into an
+//    L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
+//    mode's window counter in the same loop (AVX2: the histogram after the
+//    split); then the 32 bit writers run with one u64 vector lane per
+//    stream: pshufb lookups give 16-bit code | len entries, each lane joins
+//    its stream's eight codes per step into a 128-bit word with the pending
+//    bits, and a scalar loop stores the words (one 16-byte store per stream
+//    per eight codes). Other dtypes split element by element.
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes, stored with one
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads
