@@ -252,7 +252,8 @@ void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256], const 
   }
 }
 
-void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
+// inline: cpu/capacity_encode-inl.h includes this file too (its window counter).
+inline void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   const auto* src = static_cast<const uint8_t*>(src_v);
   switch (dtype) {
     case Dtype::bf16: HistogramTyped<Bf16Traits>(src, n, counts, warm); break;

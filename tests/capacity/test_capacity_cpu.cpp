@@ -16,6 +16,7 @@
 #include "core/reference.h"
 #include "core/synthetic.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/test_data.h"
@@ -110,6 +111,44 @@ TEST_P(CapacityCpu, RealKv) {
       ASSERT_EQ(out, r.bytes) << r.name;
     }
   }
+}
+
+// The encoder's vector writers take a block's codes through one lookup
+// window per 16 exponent values: blocks whose exponents span 1..256 values
+// and that still code (most values share one exponent, so the frame is not
+// stored), with block lengths that leave rows and elements for the scalar
+// tail; the bf16 split with non-temporal residual stores forced on and off.
+TEST_P(CapacityCpu, WideExponentSpans) {
+  const uint64_t sizes[] = {65536, 2 * 65536 + 32 * 129 + 7, 4096 + 31};
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32})
+    for (uint32_t span : {1u, 2u, 16u, 17u, 40u, 129u, 256u})
+      for (uint64_t n : sizes) {
+        SCOPED_TRACE(std::string(dtype_name(d)) + " span " + std::to_string(span) + " n=" + std::to_string(n));
+        const uint32_t bytes = dtype_bytes(d);
+        std::vector<uint8_t> in(n * bytes);
+        for (uint64_t i = 0; i < n; ++i) {
+          const uint64_t r = synth::random_u64(span * 7 + n, i);
+          // 3 in 4 values share one exponent, the rest spread over the span
+          // (fp16 keeps the low 5 bits).
+          const uint32_t e = (r & 3) ? 120 % span : static_cast<uint32_t>((r >> 8) % span);
+          const uint32_t man = static_cast<uint32_t>(r >> 32);
+          uint32_t v;
+          if (d == Dtype::bf16)
+            v = (man & 0x807Fu) | (e << 7);
+          else if (d == Dtype::fp16)
+            v = (man & 0x83FFu) | ((e & 31u) << 10);
+          else
+            v = (man & 0x807FFFFFu) | (e << 23);
+          std::memcpy(in.data() + i * bytes, &v, bytes);
+        }
+        const auto ref = enc(d, in, false, 1, false);
+        ASSERT_EQ(ref[49], kModeCapacity);  // coded, not stored
+        for (bool stream : {false, true}) {
+          cpu::set_stream_min_bytes(stream ? 1 : 0);
+          for (int t : {1, 2}) EXPECT_EQ(enc(d, in, false, t, true), ref) << "threads " << t << " stream " << stream;
+          cpu::set_stream_min_bytes(0);
+        }
+      }
 }
 
 // The decoder's kernels against element-by-element loops: the transpose of

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+// Capacity-mode encode kernels (cpu/capacity_encode-inl.h, compiled per
+// Highway target), called by cpu/capacity_codec.cpp.
+#pragma once
+
+#include <cstdint>
+
+#include "core/capacity/format.h"
+
+namespace splitzip {
+namespace cpu {
+
+// The 32 bit writers of a block (FORMAT.md 4.6.2): stream s's next byte,
+// its pending bits (fewer than 8, LSB-first) and their count.
+struct CapWriters {
+  uint8_t* ptr[kCapStreams];
+  uint64_t acc[kCapStreams];
+  uint32_t nb[kCapStreams];
+};
+
+// Codes rows [0, rows) of a block's exponents (row r = elements 32r..32r+31,
+// one code per stream; rows % 8 == 0) into the writers. cl[e] = code | len
+// << 16 (codes bit-reversed as cap_codes); first..last: the table's span.
+// A writer stores up to 16 bytes at its pointer (zero bits past its pending
+// ones): a stream's slot needs 16 bytes of slack.
+void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
+                   CapWriters* w);
+
+// bf16 split of m elements: residual bytes (FORMAT.md 2) to res (stream:
+// non-temporal stores), exponents to exps, and their counts added to counts. *window: the start of
+// a 16-value window of exponents that a vector counter counts while
+// splitting (-1: count after the split with scalar tables); set for the
+// next block from this one's counts. Start a frame with -1.
+void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window);
+
+}  // namespace cpu
+}  // namespace splitzip

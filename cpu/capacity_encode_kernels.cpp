@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// Compiles cpu/capacity_encode-inl.h once per Highway target and dispatches at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/capacity_encode_kernels.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "cpu/capacity_encode-inl.h"
+#include "hwy/highway.h"
+
+#if HWY_ONCE
+namespace splitzip {
+namespace cpu {
+
+HWY_EXPORT(CapPackRows);
+HWY_EXPORT(CapSplitCountBf16);
+
+void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
+                   CapWriters* w) {
+  HWY_DYNAMIC_DISPATCH(CapPackRows)(exps, rows, cl, first, last, w);
+}
+
+void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountBf16)(in, m, res, exps, stream, counts, window);
+}
+
+}  // namespace cpu
+}  // namespace splitzip
+#endif  // HWY_ONCE
