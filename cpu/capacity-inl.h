@@ -16,7 +16,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/dtype_traits.h"
 #include "cpu/kernels.h"
+#include "cpu/simd-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -147,6 +149,105 @@ bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* 
   }
   return ok;
 }
+
+// ---- fp16 / fp32: exponents (element order) joined with the residuals ----
+
+// Elements [j0, count) one at a time (the vector loops' tails; HWY_SCALAR).
+// The 3-bit part's second byte is read only below high_end.
+HWY_INLINE void JoinFp16Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* res,
+                             const uint8_t* high, const uint8_t* high_end, uint8_t* out) {
+  for (uint32_t i = j0; i < count; ++i) {
+    const uint64_t bit = 3u * uint64_t{i};
+    const uint8_t* q = high + (bit >> 3);
+    uint32_t w = q[0];
+    if (q + 1 < high_end) w |= uint32_t{q[1]} << 8;
+    const uint32_t r = res[i] | ((w >> (bit & 7)) & 7u) << 8;
+    const uint16_t v = Fp16Traits::join(exps[i], r);
+    std::memcpy(out + 2 * uint64_t{i}, &v, 2);
+  }
+}
+
+HWY_INLINE void JoinFp32Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* res, uint8_t* out) {
+  for (uint32_t i = j0; i < count; ++i) {
+    const uint8_t* q = res + 3 * uint64_t{i};
+    const uint32_t v = Fp32Traits::join(exps[i], q[0] | uint32_t{q[1]} << 8 | uint32_t{q[2]} << 16);
+    std::memcpy(out + 4 * uint64_t{i}, &v, 4);
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// fp16: low byte = residual byte; high byte = sign | exponent << 2 | two
+// mantissa bits (sign and mantissa bits from the 3-bit part, unpacked as in
+// the fast mode's decoder). Vectors while their 3-bit loads stay below
+// high_end (LoadBlocks<6> reads 16 bytes per 128-bit block).
+template <bool kStream>
+HWY_INLINE uint32_t JoinFp16Vec(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                                const uint8_t* high_end, uint8_t* out) {
+  const D8 d8;
+  const D16 d16;
+  const uint32_t N = static_cast<uint32_t>(hn::Lanes(d8));
+  const ZipOrder zip;
+  uint32_t j = 0;
+  for (; j + N <= count && high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= high_end; j += N) {
+    const V8 r3 = Unpack3(LoadBlocks<6>(d8, high + 3 * j / 8));
+    const V8 e = hn::LoadU(d8, exps + j);
+    // e < 32 and r3 < 8: the 16-bit shifts move no bit into the next byte.
+    const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
+    const V8 e2 = hn::BitCast(d8, hn::ShiftLeft<2>(hn::BitCast(d16, e)));
+    const V8 hi = zip(hn::Or(hn::Or(sign, e2), hn::And(r3, hn::Set(d8, 3))));
+    const V8 lo = zip(hn::LoadU(d8, res + j));
+    StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), out + 2 * uint64_t{j});
+    StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), out + 2 * uint64_t{j} + N);
+  }
+  return j;
+}
+
+// fp32: per u32 lane residual bytes 0, 1, 2 and byte 2 again (its bit 7,
+// the sign, kept at bit 31 by the mask), | exponent << 23. Vectors while
+// their residual loads (16 bytes at 12-byte steps) stay below res_end.
+template <bool kStream>
+HWY_INLINE uint32_t JoinFp32Vec(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end,
+                                uint8_t* out) {
+  const D8 d8;
+  const D32 d32;
+  const hn::Rebind<uint8_t, D32> dq;
+  const uint32_t N = static_cast<uint32_t>(hn::Lanes(d32));
+  alignas(16) static constexpr uint8_t kSpread[16] = {0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11};
+  const V8 spread = hn::LoadDup128(d8, kSpread);
+  uint32_t j = 0;
+  for (; j + N <= count && res + 3 * uint64_t{j + N} + 4 <= res_end; j += N) {
+    const V8 rb = LoadBlocks<12>(d8, res + 3 * uint64_t{j});
+    const auto r = hn::And(hn::BitCast(d32, hn::TableLookupBytes(rb, spread)), hn::Set(d32, 0x807FFFFFu));
+    const auto v = hn::Or(r, hn::ShiftLeft<23>(hn::PromoteTo(d32, hn::LoadU(dq, exps + j))));
+    StoreOut<kStream>(hn::BitCast(d8, v), out + 4 * uint64_t{j});
+  }
+  return j;
+}
+
+void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                 const uint8_t* high_end, uint8_t* out, bool stream) {
+  const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
+                         ? JoinFp16Vec<true>(exps, count, res, high, high_end, out)
+                         : JoinFp16Vec<false>(exps, count, res, high, high_end, out);
+  JoinFp16Tail(exps, j, count, res, high, high_end, out);
+}
+
+void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
+                 bool stream) {
+  const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
+                         ? JoinFp32Vec<true>(exps, count, res, res_end, out)
+                         : JoinFp32Vec<false>(exps, count, res, res_end, out);
+  JoinFp32Tail(exps, j, count, res, out);
+}
+#else
+void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                 const uint8_t* high_end, uint8_t* out, bool) {
+  JoinFp16Tail(exps, 0, count, res, high, high_end, out);
+}
+void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t*, uint8_t* out, bool) {
+  JoinFp32Tail(exps, 0, count, res, out);
+}
+#endif
 
 #if HWY_TARGET != HWY_SCALAR
 namespace hn = hwy::HWY_NAMESPACE;

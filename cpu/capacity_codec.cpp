@@ -356,6 +356,9 @@ void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t j
   }
 }
 
+// Indices per fp16 / fp32 join chunk (4096 exponents).
+constexpr uint32_t kJoinChunk = 128;
+
 // The block's values from its exponents (where decode_block left them) and
 // residuals: the SIMD transpose for whole 16-index tiles of the rows, the
 // rest element by element.
@@ -368,6 +371,22 @@ void finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t
     j0 = n16 * kCapStreams;
     if constexpr (T::kId == Bf16Traits::kId) {
       cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, f + L.res_off + first, dst + 2 * first, stream);
+    } else if constexpr (T::kId == Fp16Traits::kId || T::kId == Fp32Traits::kId) {
+      // Chunks of kJoinChunk indices: the transposed exponents are joined
+      // while they are in L1. first is a multiple of 8 elements, so each
+      // chunk's 3-bit part starts at a whole byte.
+      const uint8_t* res_end = f + L.res_off + L.res_size;
+      const uint8_t* high_end = f + L.high_off + L.high_size;
+      for (uint32_t c = 0; c < n16; c += kJoinChunk) {
+        const uint32_t cnt = std::min(kJoinChunk, n16 - c);
+        const uint64_t e0 = first + uint64_t{c} * kCapStreams;  // the chunk's first element
+        cpu::cap_transpose(sc->rows + c, kRowStride, cnt, sc->exps);
+        if constexpr (T::kId == Fp16Traits::kId)
+          cpu::cap_join_fp16(sc->exps, cnt * kCapStreams, f + L.res_off + e0, f + L.high_off + 3 * e0 / 8, high_end,
+                             dst + 2 * e0, stream);
+        else
+          cpu::cap_join_fp32(sc->exps, cnt * kCapStreams, f + L.res_off + 3 * e0, res_end, dst + 4 * e0, stream);
+      }
     } else {
       cpu::cap_transpose(sc->rows, kRowStride, n16, sc->exps);
       join_block<T>(f, L, first, 0, j0, sc->exps, dst);
@@ -497,6 +516,10 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
   const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
+  const uint64_t res_bytes = h.dtype == static_cast<uint32_t>(Dtype::fp32) ? 3
+                             : h.dtype == static_cast<uint32_t>(Dtype::bf16) || h.dtype == static_cast<uint32_t>(Dtype::fp16)
+                                 ? 1
+                                 : 0;
 #pragma omp parallel num_threads(threads)
   {
     auto sc = std::make_unique<DecScratch>();
@@ -510,9 +533,14 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
       // The residuals too: their reads are spread over the tiles' transposes.
       if (b + 1 < L.n_blocks) {
         for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
-        if (h.dtype == static_cast<uint32_t>(Dtype::bf16)) {
-          const uint8_t* r = f + L.res_off + ((b + 1) << kCapBlockLog2);
-          for (uint64_t o = 0; o < cap_block_len(n, b + 1); o += 64) __builtin_prefetch(r + o);
+        if (res_bytes != 0) {  // the dtypes with SIMD joins (finish_block)
+          const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
+          const uint8_t* r = f + L.res_off + res_bytes * e0;
+          for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
+          if (h.dtype == static_cast<uint32_t>(Dtype::fp16)) {
+            const uint8_t* q = f + L.high_off + 3 * e0 / 8;
+            for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
+          }
         }
       }
       ExpLayout layout;

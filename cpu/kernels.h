@@ -172,6 +172,14 @@ bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps);
 void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                              bool stream);
+// fp16 / fp32 values [0, count) from exps (element order) and their residual
+// parts: res (1 byte per element for fp16, 3 for fp32) and, for fp16, the
+// packed 3-bit part with element 0 at bit 0 of high. Reads stay below
+// high_end / res_end. stream: as above.
+void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                   const uint8_t* high_end, uint8_t* out, bool stream);
+void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
+                   bool stream);
 
 // fp8_e4m3 (FORMAT.md 4.7) over the 8-element format groups [g0, g0 + gn)
 // of an n-element buffer, byte-identical to core/fp8_e4m3.h's group
