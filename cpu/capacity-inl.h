@@ -41,28 +41,39 @@ HWY_INLINE uint64_t Load64(const uint8_t* p) {
 // One stream's reader: a 64-bit bit buffer refilled without branches (at
 // least 56 valid bits after a refill, enough for four lookups of <= 12).
 // The next load's address is known a round ahead, so the load is off the
-// lookups' dependency chain. cnt is kept mod 64: a lookup subtracts its
-// entry >> 24 whole (bits + 64 * codes), which saves a mask per lookup.
+// lookups' dependency chain. The output pointer and the bit count share one
+// register, z = 64 * out + u (u = 64 - valid bits, 1..63): a lookup adds
+// its entry >> 24 whole (bits + 64 * codes), one add for both, and a lane
+// needs three registers, so four lanes, the table and the round count fit
+// in the 15.
 struct Lane {
   uint64_t buf;
   const uint8_t* p;  // next byte to load
-  uint8_t* out;      // the next code's place in the row
-  uint64_t cnt;      // valid bits in buf, mod 64
-  uint64_t bits() const { return cnt & 63; }
-  HWY_INLINE void refill() {
-    const uint64_t c = bits();
-    buf |= Load64(p) << c;
-    p += (63 - c) >> 3;
-    cnt = c | 56;
+  uint64_t z;        // 64 * (the next code's place in the row) + 64 - valid bits
+  uint8_t* out() const { return reinterpret_cast<uint8_t*>(z >> 6); }
+  uint64_t bits() const { return 64 - (z & 63); }
+  // Starts with 56 valid bits (the loaded bits above them are loaded again).
+  HWY_INLINE void start(const uint8_t* base, uint8_t* row) {
+    buf = Load64(base);
+    p = base + 7;
+    z = 64 * reinterpret_cast<uint64_t>(row) + 8;
   }
-  // Up to three codes (multi-code entry: symbols, bits << 24, codes << 30).
+  HWY_INLINE void refill() {
+    const uint64_t u = z & 63;
+    buf |= Load64(p) << ((0 - z) & 63);  // << valid bits
+    const uint64_t adv = (u - 1) >> 3;    // whole bytes below 64 valid bits
+    p += adv;
+    z -= 8 * adv;
+  }
+  // Up to three codes (multi-code entry: symbols, bits << 24, codes << 30;
+  // x86 and AArch64 take a 64-bit shift's count mod 64). u stays below 64:
+  // <= 8 after a refill, + <= 48 per round.
   HWY_INLINE void step(const uint32_t* multi) {
     const uint32_t e = multi[buf & 4095u];
-    std::memcpy(out, &e, 4);  // bytes past the codes are rewritten later or row slack
-    out += e >> 30;
+    std::memcpy(out(), &e, 4);  // bytes past the codes are rewritten later or row slack
     const uint32_t sh = e >> 24;
     buf >>= sh & 63;
-    cnt -= sh;
+    z += sh;
   }
   HWY_INLINE void round(const uint32_t* multi) {
     refill();
@@ -81,7 +92,7 @@ struct LaneLimits {
   HWY_INLINE uint64_t safe_rounds(const Lane& l) const {
     const uint64_t c = consumed(l);
     if (c > end_bits) return 0;
-    const uint64_t by_out = static_cast<uint64_t>(out_end - l.out) / 12;
+    const uint64_t by_out = static_cast<uint64_t>(out_end - l.out()) / 12;
     const uint64_t by_in = (end_bits - c) / 48 + 1;
     return by_out < by_in ? by_out : by_in;
   }
@@ -94,16 +105,16 @@ struct LaneLimits {
 HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint8_t* lens) {
   for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
     for (; k > 0; --k) l.round(multi);
-  while (l.out < lim.out_end) {
-    if (l.bits() < 12) {
+  while (l.out() < lim.out_end) {
+    if (l.bits() <= 12) {  // a lookup needs 12 bits, and u must stay below 64
       if (lim.consumed(l) > lim.end_bits) return false;
       l.refill();
     }
     const uint32_t sym = multi[l.buf & 4095u] & 0xFFu;
     const uint32_t len = lens[sym];
-    *l.out++ = static_cast<uint8_t>(sym);
+    *l.out() = static_cast<uint8_t>(sym);
     l.buf >>= len;
-    l.cnt -= len;
+    l.z += 64 + len;
   }
   return true;
 }
@@ -119,7 +130,7 @@ bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* 
     LaneLimits lim[4];
     for (int i = 0; i < 4; ++i) {
       const CapStreamIn& x = in[s0 + i];
-      l[i] = {0, x.base, x.row, 0};
+      l[i].start(x.base, x.row);
       lim[i] = {x.base, x.row + x.len, x.end_bits};
     }
     Lane a = l[0], b = l[1], c = l[2], d = l[3];
