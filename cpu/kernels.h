@@ -175,7 +175,8 @@ void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, c
 // fp16 / fp32 values [0, count) from exps (element order) and their residual
 // parts: res (1 byte per element for fp16, 3 for fp32) and, for fp16, the
 // packed 3-bit part with element 0 at bit 0 of high. Reads stay below
-// high_end / res_end. stream: as above.
+// high_end / res_end. stream: as above, without the fence: the caller
+// calls hwy::FlushStream() before the values are read elsewhere.
 void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
                    const uint8_t* high_end, uint8_t* out, bool stream);
 void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
