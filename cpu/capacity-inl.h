@@ -5,7 +5,8 @@
 // element order with 16x16 byte transposes, and for bf16 join them with the
 // residual bytes in the same pass. AVX-512 and AVX2 transpose 512/256-bit
 // rows (64/32 indices per load) and write each index's 32 values as one
-// whole 64-byte line; other targets and the tail use 128-bit tiles.
+// whole 64-byte line; other targets and the tail use 128-bit tiles. fp16
+// and fp32 join the transposed exponents in a second vector pass.
 #if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_INL_H_

@@ -8,16 +8,19 @@
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes, stored with one
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads
-//    are off the lookups' dependency chain; four streams interleaved, in
+//    are off the lookups' dependency chain; the output pointer and the bit
+//    count share a register, so four streams interleave without spills, in
 //    runs of rounds checked once per run), compiled per Highway target for
 //    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
 //    transposes puts the exponents back in element order, for bf16 fused
 //    with the join of the residual bytes (512/256-bit vectors on AVX-512 /
-//    AVX2, whole 64-byte output lines; non-temporal stores for outputs past
-//    the caches). The multi-code table is built by enumerating code
+//    AVX2, whole 64-byte output lines), for fp16 / fp32 followed by a SIMD
+//    join per 4096-element chunk while its exponents are in L1 (the fp16
+//    3-bit part unpacked as in the fast mode); non-temporal stores for
+//    outputs past the caches. The multi-code table is built by enumerating code
 //    sequences (each window written once) and reused while consecutive
-//    blocks carry the same table; the next block's streams and residuals are
-//    prefetched (32 short streams defeat the hardware prefetcher). (A
+//    blocks carry the same table; the next block's streams and residual
+//    parts are prefetched (32 short streams defeat the hardware prefetcher). (A
 //    Highway lockstep decoder with one AVX-512 lane per stream, two gathers
 //    per 16 codes, measured slower on the Zen 4 here: 1.2 against 1.5 GB per
 //    CPU-second for the scalar single-code loop it was meant to replace; not
