@@ -66,19 +66,22 @@ struct Lane {
     p += adv;
     z -= 8 * adv;
   }
-  // Up to three codes (multi-code entry: symbols, bits << 24, codes << 30;
-  // x86 and AArch64 take a 64-bit shift's count mod 64). u stays below 64:
+  // Up to three codes (multi-code entry: symbols, bits << 24, codes << 30).
+  // The shift comes from the byte table (its entry >> 24), a load beside
+  // the entry's: the lookup chain is load -> shift, with no extract between.
+  // x86 and AArch64 take a 64-bit shift's count mod 64. u stays below 64:
   // <= 8 after a refill, + <= 48 per round.
-  HWY_INLINE void step(const uint32_t* multi) {
-    const uint32_t e = multi[buf & 4095u];
+  HWY_INLINE void step(const CapLookup* lk) {
+    const uint64_t x = buf & 4095u;
+    const uint32_t e = lk->multi[x];
+    const uint32_t sh = lk->steps[x];
     std::memcpy(out(), &e, 4);  // bytes past the codes are rewritten later or row slack
-    const uint32_t sh = e >> 24;
     buf >>= sh & 63;
     z += sh;
   }
-  HWY_INLINE void round(const uint32_t* multi) {
+  HWY_INLINE void round(const CapLookup* lk) {
     refill();
-    for (int q = 0; q < 4; ++q) step(multi);
+    for (int q = 0; q < 4; ++q) step(lk);
   }
 };
 
@@ -103,15 +106,15 @@ struct LaneLimits {
 // (a window's first code is its multi-code entry's first symbol; the code is
 // complete, so every window has one). False when the stream runs out
 // (malformed).
-HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint8_t* lens) {
+HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, const uint8_t* lens) {
   for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
-    for (; k > 0; --k) l.round(multi);
+    for (; k > 0; --k) l.round(lk);
   while (l.out() < lim.out_end) {
     if (l.bits() <= 12) {  // a lookup needs 12 bits, and u must stay below 64
       if (lim.consumed(l) > lim.end_bits) return false;
       l.refill();
     }
-    const uint32_t sym = multi[l.buf & 4095u] & 0xFFu;
+    const uint32_t sym = lk->multi[l.buf & 4095u] & 0xFFu;
     const uint32_t len = lens[sym];
     *l.out() = static_cast<uint8_t>(sym);
     l.buf >>= len;
@@ -124,7 +127,7 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi
 // stream s used. False when a stream runs out (malformed). Four streams in
 // lockstep (independent dependency chains), in runs of rounds safe for all.
 // Reads up to 16 bytes past each stream's end.
-bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed) {
+bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
   bool ok = true;
   for (uint32_t s0 = 0; s0 < kCapRows; s0 += 4) {
     Lane l[4];
@@ -145,17 +148,17 @@ bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* 
         c.refill();
         d.refill();
         for (int q = 0; q < 4; ++q) {
-          a.step(multi);
-          b.step(multi);
-          c.step(multi);
-          d.step(multi);
+          a.step(lk);
+          b.step(lk);
+          c.step(lk);
+          d.step(lk);
         }
       }
     }
-    ok &= FinishLane(a, lim[0], multi, lens);
-    ok &= FinishLane(b, lim[1], multi, lens);
-    ok &= FinishLane(c, lim[2], multi, lens);
-    ok &= FinishLane(d, lim[3], multi, lens);
+    ok &= FinishLane(a, lim[0], lk, lens);
+    ok &= FinishLane(b, lim[1], lk, lens);
+    ok &= FinishLane(c, lim[2], lk, lens);
+    ok &= FinishLane(d, lim[3], lk, lens);
     const Lane* fin[4] = {&a, &b, &c, &d};
     for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
   }

@@ -267,7 +267,7 @@ constexpr uint32_t kRowStride = kCapBlockElems / kCapStreams + 64;
 struct DecScratch {
   alignas(64) uint8_t rows[kCapStreams * kRowStride];
   alignas(64) uint8_t exps[kCapBlockElems];
-  alignas(64) uint32_t multi[kCapTableSize];
+  alignas(64) cpu::CapLookup lookup;
   std::vector<uint8_t> tail;  // the frame's last block, padded (decode_block)
   uint8_t table_bytes[2 + 128];  // the table the lookups were built for (at most first 0, last 255)
   uint32_t table_size = 0;                       // 0: none yet
@@ -317,7 +317,9 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   // previous block are reused when its table bytes are the same. (The lanes'
   // tails take a window's first code from the multi-code lookups too.)
   if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
-    build_multi_table(t, sc->multi);
+    build_multi_table(t, sc->lookup.multi);
+    static_assert(sizeof sc->lookup.steps == kCapTableSize, "one shift per window");
+    for (uint32_t x = 0; x < kCapTableSize; ++x) sc->lookup.steps[x] = static_cast<uint8_t>(sc->lookup.multi[x] >> 24);
     std::memcpy(sc->table_bytes, blk, t.bytes);
     sc->table_size = t.bytes;
   }
@@ -326,7 +328,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   for (uint32_t s = 0; s < kCapStreams; ++s)
     in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
   // A stream that ran out is malformed: the reference names the fault.
-  if (!cpu::cap_decode_rows(in, sc->multi, t.len, used))
+  if (!cpu::cap_decode_rows(in, &sc->lookup, t.len, used))
     return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
   for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
   *layout = ExpLayout::rows;

@@ -159,11 +159,18 @@ struct CapStreamIn {
   uint8_t* row = nullptr;
   uint32_t len = 0;
 };
-// Decodes the 32 streams with the block's lookups (multi-code entries:
-// symbols, bits << 24, codes << 30; lens: the code length of each symbol)
-// into their rows, which need 4 bytes of slack; consumed[s]: bits used.
-// Reads up to 16 bytes past each stream. False: a stream ran out (malformed).
-bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed);
+// A block's lookups for 12-bit windows: multi-code entries (symbols, bits
+// << 24, codes << 30) and, beside them, each entry >> 24 (the decoder's
+// shift, loaded at a constant offset from the same base).
+struct CapLookup {
+  uint32_t multi[4096];
+  uint8_t steps[4096];
+};
+// Decodes the 32 streams with the block's lookups (lens: the code length of
+// each symbol) into their rows, which need 4 bytes of slack; consumed[s]:
+// bits used. Reads up to 16 bytes past each stream. False: a stream ran out
+// (malformed).
+bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed);
 // rows[s * stride + i] is the
 // exponent of element i * 32 + s; indices [0, n16), n16 a multiple of 16.
 // cap_transpose writes the exponents in element order; the bf16 join writes
