@@ -43,21 +43,22 @@ HWY_INLINE uint64_t Load64(const uint8_t* p) {
 // least 56 valid bits after a refill, enough for four lookups of <= 12).
 // The next load's address is known a round ahead, so the load is off the
 // lookups' dependency chain. The output pointer and the bit count share one
-// register, z = 64 * out + u (u = 64 - valid bits, 1..63): a lookup adds
+// register, z = 64 * out + u (out: the next code's offset from the rows'
+// base, u = 64 - valid bits, 1..63): a lookup adds
 // its entry >> 24 whole (bits + 64 * codes), one add for both, and a lane
 // needs three registers, so four lanes, the table and the round count fit
 // in the 15.
 struct Lane {
   uint64_t buf;
   const uint8_t* p;  // next byte to load
-  uint64_t z;        // 64 * (the next code's place in the row) + 64 - valid bits
-  uint8_t* out() const { return reinterpret_cast<uint8_t*>(z >> 6); }
+  uint64_t z;        // 64 * (the next code's offset from the rows' base) + 64 - valid bits
+  uint64_t out() const { return z >> 6; }
   uint64_t bits() const { return 64 - (z & 63); }
   // Starts with 56 valid bits (the loaded bits above them are loaded again).
-  HWY_INLINE void start(const uint8_t* base, uint8_t* row) {
+  HWY_INLINE void start(const uint8_t* base, uint64_t row) {
     buf = Load64(base);
     p = base + 7;
-    z = 64 * reinterpret_cast<uint64_t>(row) + 8;
+    z = 64 * row + 8;
   }
   HWY_INLINE void refill() {
     const uint64_t u = z & 63;
@@ -71,23 +72,23 @@ struct Lane {
   // the entry's: the lookup chain is load -> shift, with no extract between.
   // x86 and AArch64 take a 64-bit shift's count mod 64. u stays below 64:
   // <= 8 after a refill, + <= 48 per round.
-  HWY_INLINE void step(const CapLookup* lk) {
+  HWY_INLINE void step(const CapLookup* lk, uint8_t* rows) {
     const uint64_t x = buf & 4095u;
     const uint32_t e = lk->multi[x];
     const uint32_t sh = lk->steps[x];
-    std::memcpy(out(), &e, 4);  // bytes past the codes are rewritten later or row slack
+    std::memcpy(rows + out(), &e, 4);  // bytes past the codes are rewritten later or row slack
     buf >>= sh & 63;
     z += sh;
   }
-  HWY_INLINE void round(const CapLookup* lk) {
+  HWY_INLINE void round(const CapLookup* lk, uint8_t* rows) {
     refill();
-    for (int q = 0; q < 4; ++q) step(lk);
+    for (int q = 0; q < 4; ++q) step(lk, rows);
   }
 };
 
 struct LaneLimits {
   const uint8_t* base;
-  uint8_t* out_end;
+  uint64_t out_end;  // the row's end, from the rows' base
   uint64_t end_bits;
   uint64_t consumed(const Lane& l) const { return 8 * static_cast<uint64_t>(l.p - base) - l.bits(); }
   // Rounds safe from l's state: a round writes <= 12 codes and uses <= 48
@@ -96,7 +97,7 @@ struct LaneLimits {
   HWY_INLINE uint64_t safe_rounds(const Lane& l) const {
     const uint64_t c = consumed(l);
     if (c > end_bits) return 0;
-    const uint64_t by_out = static_cast<uint64_t>(out_end - l.out()) / 12;
+    const uint64_t by_out = (out_end - l.out()) / 12;
     const uint64_t by_in = (end_bits - c) / 48 + 1;
     return by_out < by_in ? by_out : by_in;
   }
@@ -106,9 +107,10 @@ struct LaneLimits {
 // (a window's first code is its multi-code entry's first symbol; the code is
 // complete, so every window has one). False when the stream runs out
 // (malformed).
-HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, const uint8_t* lens) {
+HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, const uint8_t* lens,
+                           uint8_t* rows) {
   for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
-    for (; k > 0; --k) l.round(lk);
+    for (; k > 0; --k) l.round(lk, rows);
   while (l.out() < lim.out_end) {
     if (l.bits() <= 12) {  // a lookup needs 12 bits, and u must stay below 64
       if (lim.consumed(l) > lim.end_bits) return false;
@@ -116,7 +118,7 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, 
     }
     const uint32_t sym = lk->multi[l.buf & 4095u] & 0xFFu;
     const uint32_t len = lens[sym];
-    *l.out() = static_cast<uint8_t>(sym);
+    rows[l.out()] = static_cast<uint8_t>(sym);
     l.buf >>= len;
     l.z += 64 + len;
   }
@@ -129,13 +131,18 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, 
 // Reads up to 16 bytes past each stream's end.
 bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
   bool ok = true;
+  // Output places as offsets from the lowest row (no pointer kept as an
+  // integer): one base register for all lanes.
+  uint8_t* rows = in[0].row;
+  for (uint32_t s = 1; s < kCapRows; ++s) rows = in[s].row < rows ? in[s].row : rows;
   for (uint32_t s0 = 0; s0 < kCapRows; s0 += 4) {
     Lane l[4];
     LaneLimits lim[4];
     for (int i = 0; i < 4; ++i) {
       const CapStreamIn& x = in[s0 + i];
-      l[i].start(x.base, x.row);
-      lim[i] = {x.base, x.row + x.len, x.end_bits};
+      const auto row = static_cast<uint64_t>(x.row - rows);
+      l[i].start(x.base, row);
+      lim[i] = {x.base, row + x.len, x.end_bits};
     }
     Lane a = l[0], b = l[1], c = l[2], d = l[3];
     for (;;) {
@@ -148,17 +155,17 @@ bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* le
         c.refill();
         d.refill();
         for (int q = 0; q < 4; ++q) {
-          a.step(lk);
-          b.step(lk);
-          c.step(lk);
-          d.step(lk);
+          a.step(lk, rows);
+          b.step(lk, rows);
+          c.step(lk, rows);
+          d.step(lk, rows);
         }
       }
     }
-    ok &= FinishLane(a, lim[0], lk, lens);
-    ok &= FinishLane(b, lim[1], lk, lens);
-    ok &= FinishLane(c, lim[2], lk, lens);
-    ok &= FinishLane(d, lim[3], lk, lens);
+    ok &= FinishLane(a, lim[0], lk, lens, rows);
+    ok &= FinishLane(b, lim[1], lk, lens, rows);
+    ok &= FinishLane(c, lim[2], lk, lens, rows);
+    ok &= FinishLane(d, lim[3], lk, lens, rows);
     const Lane* fin[4] = {&a, &b, &c, &d};
     for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
   }
