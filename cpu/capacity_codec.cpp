@@ -524,10 +524,9 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
   const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
-  const uint64_t res_bytes = h.dtype == static_cast<uint32_t>(Dtype::fp32) ? 3
-                             : h.dtype == static_cast<uint32_t>(Dtype::bf16) || h.dtype == static_cast<uint32_t>(Dtype::fp16)
-                                 ? 1
-                                 : 0;
+  const auto dt = static_cast<Dtype>(h.dtype);
+  // Residual bytes per element of the dtypes with SIMD joins (finish_block).
+  const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
 #pragma omp parallel num_threads(threads)
   {
     auto sc = std::make_unique<DecScratch>();
@@ -541,11 +540,11 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
       // The residuals too: their reads are spread over the tiles' transposes.
       if (b + 1 < L.n_blocks) {
         for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
-        if (res_bytes != 0) {  // the dtypes with SIMD joins (finish_block)
+        if (res_bytes != 0) {
           const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
           const uint8_t* r = f + L.res_off + res_bytes * e0;
           for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
-          if (h.dtype == static_cast<uint32_t>(Dtype::fp16)) {
+          if (dt == Dtype::fp16) {
             const uint8_t* q = f + L.high_off + 3 * e0 / 8;
             for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
           }

@@ -159,7 +159,8 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
 TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
   ASSERT_EQ(cpu::capacity_target(), GetParam());
   for (uint32_t count : {0u, 1u, 7u, 8u, 37u, 64u, 515u, 4096u, 4096u + 24u}) {
-    std::vector<uint8_t> exps(count), exps16(count), res16(count), res32(3 * size_t{count}), high((3 * size_t{count} + 7) / 8);
+    std::vector<uint8_t> exps(count), exps16(count), res16(count), res32(3 * size_t{count});
+    std::vector<uint8_t> high((3 * size_t{count} + 7) / 8);
     for (uint32_t i = 0; i < count; ++i) {
       exps[i] = static_cast<uint8_t>(synth::random_u64(i, 7));
       exps16[i] = exps[i] & 0x1F;  // fp16 exponents have 5 bits
