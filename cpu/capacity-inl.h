@@ -5,7 +5,8 @@
 // element order with 16x16 byte transposes, and for bf16 join them with the
 // residual bytes in the same pass. AVX-512 and AVX2 transpose 512/256-bit
 // rows (64/32 indices per load) and write each index's 32 values as one
-// whole 64-byte line; other targets and the tail use 128-bit tiles.
+// whole 64-byte line; other targets and the tail use 128-bit tiles. fp16
+// and fp32 join the transposed exponents in a second vector pass.
 #if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_INL_H_
@@ -16,7 +17,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/dtype_traits.h"
 #include "cpu/kernels.h"
+#include "cpu/simd-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -39,38 +42,53 @@ HWY_INLINE uint64_t Load64(const uint8_t* p) {
 // One stream's reader: a 64-bit bit buffer refilled without branches (at
 // least 56 valid bits after a refill, enough for four lookups of <= 12).
 // The next load's address is known a round ahead, so the load is off the
-// lookups' dependency chain. cnt is kept mod 64: a lookup subtracts its
-// entry >> 24 whole (bits + 64 * codes), which saves a mask per lookup.
+// lookups' dependency chain. The output pointer and the bit count share one
+// register, z = 64 * out + u (out: the next code's offset from the rows'
+// base, u = 64 - valid bits, 1..63): a lookup adds
+// its entry >> 24 whole (bits + 64 * codes), one add for both, and a lane
+// needs three registers, so four lanes, the table and the round count fit
+// in the 15.
 struct Lane {
   uint64_t buf;
   const uint8_t* p;  // next byte to load
-  uint8_t* out;      // the next code's place in the row
-  uint64_t cnt;      // valid bits in buf, mod 64
-  uint64_t bits() const { return cnt & 63; }
+  uint64_t z;        // 64 * (the next code's offset from the rows' base) + 64 - valid bits
+  uint64_t out() const { return z >> 6; }
+  uint64_t bits() const { return 64 - (z & 63); }
+  // Starts with 56 valid bits (the loaded bits above them are loaded again).
+  HWY_INLINE void start(const uint8_t* base, uint64_t row) {
+    buf = Load64(base);
+    p = base + 7;
+    z = 64 * row + 8;
+  }
   HWY_INLINE void refill() {
-    const uint64_t c = bits();
-    buf |= Load64(p) << c;
-    p += (63 - c) >> 3;
-    cnt = c | 56;
+    const uint64_t u = z & 63;
+    buf |= Load64(p) << ((0 - z) & 63);  // << valid bits
+    const uint64_t adv = (u - 1) >> 3;    // whole bytes below 64 valid bits
+    p += adv;
+    z -= 8 * adv;
   }
   // Up to three codes (multi-code entry: symbols, bits << 24, codes << 30).
-  HWY_INLINE void step(const uint32_t* multi) {
-    const uint32_t e = multi[buf & 4095u];
-    std::memcpy(out, &e, 4);  // bytes past the codes are rewritten later or row slack
-    out += e >> 30;
-    const uint32_t sh = e >> 24;
+  // The shift comes from the byte table (its entry >> 24), a load beside
+  // the entry's: the lookup chain is load -> shift, with no extract between.
+  // x86 and AArch64 take a 64-bit shift's count mod 64. u stays below 64:
+  // <= 8 after a refill, + <= 48 per round.
+  HWY_INLINE void step(const CapLookup* lk, uint8_t* rows) {
+    const uint64_t x = buf & 4095u;
+    const uint32_t e = lk->multi[x];
+    const uint32_t sh = lk->steps[x];
+    std::memcpy(rows + out(), &e, 4);  // bytes past the codes are rewritten later or row slack
     buf >>= sh & 63;
-    cnt -= sh;
+    z += sh;
   }
-  HWY_INLINE void round(const uint32_t* multi) {
+  HWY_INLINE void round(const CapLookup* lk, uint8_t* rows) {
     refill();
-    for (int q = 0; q < 4; ++q) step(multi);
+    for (int q = 0; q < 4; ++q) step(lk, rows);
   }
 };
 
 struct LaneLimits {
   const uint8_t* base;
-  uint8_t* out_end;
+  uint64_t out_end;  // the row's end, from the rows' base
   uint64_t end_bits;
   uint64_t consumed(const Lane& l) const { return 8 * static_cast<uint64_t>(l.p - base) - l.bits(); }
   // Rounds safe from l's state: a round writes <= 12 codes and uses <= 48
@@ -79,7 +97,7 @@ struct LaneLimits {
   HWY_INLINE uint64_t safe_rounds(const Lane& l) const {
     const uint64_t c = consumed(l);
     if (c > end_bits) return 0;
-    const uint64_t by_out = static_cast<uint64_t>(out_end - l.out) / 12;
+    const uint64_t by_out = (out_end - l.out()) / 12;
     const uint64_t by_in = (end_bits - c) / 48 + 1;
     return by_out < by_in ? by_out : by_in;
   }
@@ -89,19 +107,20 @@ struct LaneLimits {
 // (a window's first code is its multi-code entry's first symbol; the code is
 // complete, so every window has one). False when the stream runs out
 // (malformed).
-HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi, const uint8_t* lens) {
+HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, const uint8_t* lens,
+                           uint8_t* rows) {
   for (uint64_t k = lim.safe_rounds(l); k > 0; k = lim.safe_rounds(l))
-    for (; k > 0; --k) l.round(multi);
-  while (l.out < lim.out_end) {
-    if (l.bits() < 12) {
+    for (; k > 0; --k) l.round(lk, rows);
+  while (l.out() < lim.out_end) {
+    if (l.bits() <= 12) {  // a lookup needs 12 bits, and u must stay below 64
       if (lim.consumed(l) > lim.end_bits) return false;
       l.refill();
     }
-    const uint32_t sym = multi[l.buf & 4095u] & 0xFFu;
+    const uint32_t sym = lk->multi[l.buf & 4095u] & 0xFFu;
     const uint32_t len = lens[sym];
-    *l.out++ = static_cast<uint8_t>(sym);
+    rows[l.out()] = static_cast<uint8_t>(sym);
     l.buf >>= len;
-    l.cnt -= len;
+    l.z += 64 + len;
   }
   return true;
 }
@@ -110,15 +129,20 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const uint32_t* multi
 // stream s used. False when a stream runs out (malformed). Four streams in
 // lockstep (independent dependency chains), in runs of rounds safe for all.
 // Reads up to 16 bytes past each stream's end.
-bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed) {
+bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
   bool ok = true;
+  // Output places as offsets from the lowest row (no pointer kept as an
+  // integer): one base register for all lanes.
+  uint8_t* rows = in[0].row;
+  for (uint32_t s = 1; s < kCapRows; ++s) rows = in[s].row < rows ? in[s].row : rows;
   for (uint32_t s0 = 0; s0 < kCapRows; s0 += 4) {
     Lane l[4];
     LaneLimits lim[4];
     for (int i = 0; i < 4; ++i) {
       const CapStreamIn& x = in[s0 + i];
-      l[i] = {0, x.base, x.row, 0};
-      lim[i] = {x.base, x.row + x.len, x.end_bits};
+      const auto row = static_cast<uint64_t>(x.row - rows);
+      l[i].start(x.base, row);
+      lim[i] = {x.base, row + x.len, x.end_bits};
     }
     Lane a = l[0], b = l[1], c = l[2], d = l[3];
     for (;;) {
@@ -131,22 +155,121 @@ bool CapDecodeRows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* 
         c.refill();
         d.refill();
         for (int q = 0; q < 4; ++q) {
-          a.step(multi);
-          b.step(multi);
-          c.step(multi);
-          d.step(multi);
+          a.step(lk, rows);
+          b.step(lk, rows);
+          c.step(lk, rows);
+          d.step(lk, rows);
         }
       }
     }
-    ok &= FinishLane(a, lim[0], multi, lens);
-    ok &= FinishLane(b, lim[1], multi, lens);
-    ok &= FinishLane(c, lim[2], multi, lens);
-    ok &= FinishLane(d, lim[3], multi, lens);
+    ok &= FinishLane(a, lim[0], lk, lens, rows);
+    ok &= FinishLane(b, lim[1], lk, lens, rows);
+    ok &= FinishLane(c, lim[2], lk, lens, rows);
+    ok &= FinishLane(d, lim[3], lk, lens, rows);
     const Lane* fin[4] = {&a, &b, &c, &d};
     for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
   }
   return ok;
 }
+
+// ---- fp16 / fp32: exponents (element order) joined with the residuals ----
+
+// Elements [j0, count) one at a time (the vector loops' tails; HWY_SCALAR).
+// The 3-bit part's second byte is read only below high_end.
+HWY_INLINE void JoinFp16Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* res,
+                             const uint8_t* high, const uint8_t* high_end, uint8_t* out) {
+  for (uint32_t i = j0; i < count; ++i) {
+    const uint64_t bit = 3u * uint64_t{i};
+    const uint8_t* q = high + (bit >> 3);
+    uint32_t w = q[0];
+    if (q + 1 < high_end) w |= uint32_t{q[1]} << 8;
+    const uint32_t r = res[i] | ((w >> (bit & 7)) & 7u) << 8;
+    const uint16_t v = Fp16Traits::join(exps[i], r);
+    std::memcpy(out + 2 * uint64_t{i}, &v, 2);
+  }
+}
+
+HWY_INLINE void JoinFp32Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* res, uint8_t* out) {
+  for (uint32_t i = j0; i < count; ++i) {
+    const uint8_t* q = res + 3 * uint64_t{i};
+    const uint32_t v = Fp32Traits::join(exps[i], q[0] | uint32_t{q[1]} << 8 | uint32_t{q[2]} << 16);
+    std::memcpy(out + 4 * uint64_t{i}, &v, 4);
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// fp16: low byte = residual byte; high byte = sign | exponent << 2 | two
+// mantissa bits (sign and mantissa bits from the 3-bit part, unpacked as in
+// the fast mode's decoder). Vectors while their 3-bit loads stay below
+// high_end (LoadBlocks<6> reads 16 bytes per 128-bit block).
+template <bool kStream>
+HWY_INLINE uint32_t JoinFp16Vec(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                                const uint8_t* high_end, uint8_t* out) {
+  const D8 d8;
+  const D16 d16;
+  const uint32_t N = static_cast<uint32_t>(hn::Lanes(d8));
+  const ZipOrder zip;
+  uint32_t j = 0;
+  for (; j + N <= count && high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= high_end; j += N) {
+    const V8 r3 = Unpack3(LoadBlocks<6>(d8, high + 3 * j / 8));
+    const V8 e = hn::LoadU(d8, exps + j);
+    // e < 32 and r3 < 8: the 16-bit shifts move no bit into the next byte.
+    const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
+    const V8 e2 = hn::BitCast(d8, hn::ShiftLeft<2>(hn::BitCast(d16, e)));
+    const V8 hi = zip(hn::Or(hn::Or(sign, e2), hn::And(r3, hn::Set(d8, 3))));
+    const V8 lo = zip(hn::LoadU(d8, res + j));
+    StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), out + 2 * uint64_t{j});
+    StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), out + 2 * uint64_t{j} + N);
+  }
+  return j;
+}
+
+// fp32: per u32 lane residual bytes 0, 1, 2 and byte 2 again (its bit 7,
+// the sign, kept at bit 31 by the mask), | exponent << 23. Vectors while
+// their residual loads (16 bytes at 12-byte steps) stay below res_end.
+template <bool kStream>
+HWY_INLINE uint32_t JoinFp32Vec(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end,
+                                uint8_t* out) {
+  const D8 d8;
+  const D32 d32;
+  const hn::Rebind<uint8_t, D32> dq;
+  const uint32_t N = static_cast<uint32_t>(hn::Lanes(d32));
+  alignas(16) static constexpr uint8_t kSpread[16] = {0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11};
+  const V8 spread = hn::LoadDup128(d8, kSpread);
+  uint32_t j = 0;
+  for (; j + N <= count && res + 3 * uint64_t{j + N} + 4 <= res_end; j += N) {
+    const V8 rb = LoadBlocks<12>(d8, res + 3 * uint64_t{j});
+    const auto r = hn::And(hn::BitCast(d32, hn::TableLookupBytes(rb, spread)), hn::Set(d32, 0x807FFFFFu));
+    const auto v = hn::Or(r, hn::ShiftLeft<23>(hn::PromoteTo(d32, hn::LoadU(dq, exps + j))));
+    StoreOut<kStream>(hn::BitCast(d8, v), out + 4 * uint64_t{j});
+  }
+  return j;
+}
+
+void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                 const uint8_t* high_end, uint8_t* out, bool stream) {
+  const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
+                         ? JoinFp16Vec<true>(exps, count, res, high, high_end, out)
+                         : JoinFp16Vec<false>(exps, count, res, high, high_end, out);
+  JoinFp16Tail(exps, j, count, res, high, high_end, out);
+}
+
+void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
+                 bool stream) {
+  const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
+                         ? JoinFp32Vec<true>(exps, count, res, res_end, out)
+                         : JoinFp32Vec<false>(exps, count, res, res_end, out);
+  JoinFp32Tail(exps, j, count, res, out);
+}
+#else
+void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                 const uint8_t* high_end, uint8_t* out, bool) {
+  JoinFp16Tail(exps, 0, count, res, high, high_end, out);
+}
+void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t*, uint8_t* out, bool) {
+  JoinFp32Tail(exps, 0, count, res, out);
+}
+#endif
 
 #if HWY_TARGET != HWY_SCALAR
 namespace hn = hwy::HWY_NAMESPACE;

@@ -15,16 +15,20 @@
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes, stored with one
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads
-//    are off the lookups' dependency chain; four streams interleaved, in
-//    runs of rounds checked once per run), compiled per Highway target for
+//    are off the lookups' dependency chain; the shift from a byte table
+//    beside the lookups; the output pointer and the bit count share a
+//    register, so four streams interleave without spills, in runs of
+//    rounds checked once per run), compiled per Highway target for
 //    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
 //    transposes puts the exponents back in element order, for bf16 fused
 //    with the join of the residual bytes (512/256-bit vectors on AVX-512 /
-//    AVX2, whole 64-byte output lines; non-temporal stores for outputs past
-//    the caches). The multi-code table is built by enumerating code
+//    AVX2, whole 64-byte output lines), for fp16 / fp32 followed by a SIMD
+//    join per 4096-element chunk while its exponents are in L1 (the fp16
+//    3-bit part unpacked as in the fast mode); non-temporal stores for
+//    outputs past the caches. The multi-code table is built by enumerating code
 //    sequences (each window written once) and reused while consecutive
-//    blocks carry the same table; the next block's streams and residuals are
-//    prefetched (32 short streams defeat the hardware prefetcher). (A
+//    blocks carry the same table; the next block's streams and residual
+//    parts are prefetched (32 short streams defeat the hardware prefetcher). (A
 //    Highway lockstep decoder with one AVX-512 lane per stream, two gathers
 //    per 16 codes, measured slower on the Zen 4 here: 1.2 against 1.5 GB per
 //    CPU-second for the scalar single-code loop it was meant to replace; not
@@ -49,6 +53,7 @@
 #include "cpu/capacity_encode.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
+#include "hwy/cache_control.h"
 
 namespace splitzip {
 namespace {
@@ -245,7 +250,7 @@ constexpr uint32_t kRowStride = kCapBlockElems / kCapStreams + 64;
 struct DecScratch {
   alignas(64) uint8_t rows[kCapStreams * kRowStride];
   alignas(64) uint8_t exps[kCapBlockElems];
-  alignas(64) uint32_t multi[kCapTableSize];
+  alignas(64) cpu::CapLookup lookup;
   std::vector<uint8_t> tail;  // the frame's last block, padded (decode_block)
   uint8_t table_bytes[2 + 128];  // the table the lookups were built for (at most first 0, last 255)
   uint32_t table_size = 0;                       // 0: none yet
@@ -295,7 +300,9 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   // previous block are reused when its table bytes are the same. (The lanes'
   // tails take a window's first code from the multi-code lookups too.)
   if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
-    build_multi_table(t, sc->multi);
+    build_multi_table(t, sc->lookup.multi);
+    static_assert(sizeof sc->lookup.steps == kCapTableSize, "one shift per window");
+    for (uint32_t x = 0; x < kCapTableSize; ++x) sc->lookup.steps[x] = static_cast<uint8_t>(sc->lookup.multi[x] >> 24);
     std::memcpy(sc->table_bytes, blk, t.bytes);
     sc->table_size = t.bytes;
   }
@@ -304,7 +311,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   for (uint32_t s = 0; s < kCapStreams; ++s)
     in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
   // A stream that ran out is malformed: the reference names the fault.
-  if (!cpu::cap_decode_rows(in, sc->multi, t.len, used))
+  if (!cpu::cap_decode_rows(in, &sc->lookup, t.len, used))
     return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
   for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
   *layout = ExpLayout::rows;
@@ -338,6 +345,9 @@ void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t j
   }
 }
 
+// Indices per fp16 / fp32 join chunk (4096 exponents).
+constexpr uint32_t kJoinChunk = 128;
+
 // The block's values from its exponents (where decode_block left them) and
 // residuals: the SIMD transpose for whole 16-index tiles of the rows, the
 // rest element by element.
@@ -350,6 +360,23 @@ void finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t
     j0 = n16 * kCapStreams;
     if constexpr (T::kId == Bf16Traits::kId) {
       cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, f + L.res_off + first, dst + 2 * first, stream);
+    } else if constexpr (T::kId == Fp16Traits::kId || T::kId == Fp32Traits::kId) {
+      // Chunks of kJoinChunk indices: the transposed exponents are joined
+      // while they are in L1. first is a multiple of 8 elements, so each
+      // chunk's 3-bit part starts at a whole byte.
+      const uint8_t* res_end = f + L.res_off + L.res_size;
+      const uint8_t* high_end = f + L.high_off + L.high_size;
+      for (uint32_t c = 0; c < n16; c += kJoinChunk) {
+        const uint32_t cnt = std::min(kJoinChunk, n16 - c);
+        const uint64_t e0 = first + uint64_t{c} * kCapStreams;  // the chunk's first element
+        cpu::cap_transpose(sc->rows + c, kRowStride, cnt, sc->exps);
+        if constexpr (T::kId == Fp16Traits::kId)
+          cpu::cap_join_fp16(sc->exps, cnt * kCapStreams, f + L.res_off + e0, f + L.high_off + 3 * e0 / 8, high_end,
+                             dst + 2 * e0, stream);
+        else
+          cpu::cap_join_fp32(sc->exps, cnt * kCapStreams, f + L.res_off + 3 * e0, res_end, dst + 4 * e0, stream);
+      }
+      if (stream) hwy::FlushStream();  // once per block: a fence per chunk cost ~4%
     } else {
       cpu::cap_transpose(sc->rows, kRowStride, n16, sc->exps);
       join_block<T>(f, L, first, 0, j0, sc->exps, dst);
@@ -486,6 +513,9 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
   const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
+  const auto dt = static_cast<Dtype>(h.dtype);
+  // Residual bytes per element of the dtypes with SIMD joins (finish_block).
+  const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
 #pragma omp parallel num_threads(threads)
   {
     auto sc = std::make_unique<DecScratch>();
@@ -499,9 +529,14 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
       // The residuals too: their reads are spread over the tiles' transposes.
       if (b + 1 < L.n_blocks) {
         for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
-        if (h.dtype == static_cast<uint32_t>(Dtype::bf16)) {
-          const uint8_t* r = f + L.res_off + ((b + 1) << kCapBlockLog2);
-          for (uint64_t o = 0; o < cap_block_len(n, b + 1); o += 64) __builtin_prefetch(r + o);
+        if (res_bytes != 0) {
+          const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
+          const uint8_t* r = f + L.res_off + res_bytes * e0;
+          for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
+          if (dt == Dtype::fp16) {
+            const uint8_t* q = f + L.high_off + 3 * e0 / 8;
+            for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
+          }
         }
       }
       ExpLayout layout;

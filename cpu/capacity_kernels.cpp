@@ -14,10 +14,12 @@ namespace cpu {
 HWY_EXPORT(CapDecodeRows);
 HWY_EXPORT(CapTranspose);
 HWY_EXPORT(CapTransposeJoinBf16);
+HWY_EXPORT(CapJoinFp16);
+HWY_EXPORT(CapJoinFp32);
 HWY_EXPORT(CapacityTarget);
 
-bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed) {
-  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, multi, lens, consumed);
+bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
+  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, lk, lens, consumed);
 }
 
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {
@@ -27,6 +29,16 @@ void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* ex
 void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                              bool stream) {
   HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16)(rows, stride, n16, res, out, stream);
+}
+
+void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                   const uint8_t* high_end, uint8_t* out, bool stream) {
+  HWY_DYNAMIC_DISPATCH(CapJoinFp16)(exps, count, res, high, high_end, out, stream);
+}
+
+void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
+                   bool stream) {
+  HWY_DYNAMIC_DISPATCH(CapJoinFp32)(exps, count, res, res_end, out, stream);
 }
 
 int64_t capacity_target() { return HWY_DYNAMIC_DISPATCH(CapacityTarget)(); }

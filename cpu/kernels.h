@@ -171,11 +171,18 @@ struct CapStreamIn {
   uint8_t* row = nullptr;
   uint32_t len = 0;
 };
-// Decodes the 32 streams with the block's lookups (multi-code entries:
-// symbols, bits << 24, codes << 30; lens: the code length of each symbol)
-// into their rows, which need 4 bytes of slack; consumed[s]: bits used.
-// Reads up to 16 bytes past each stream. False: a stream ran out (malformed).
-bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t* lens, uint64_t* consumed);
+// A block's lookups for 12-bit windows: multi-code entries (symbols, bits
+// << 24, codes << 30) and, beside them, each entry >> 24 (the decoder's
+// shift, loaded at a constant offset from the same base).
+struct CapLookup {
+  uint32_t multi[4096];
+  uint8_t steps[4096];
+};
+// Decodes the 32 streams with the block's lookups (lens: the code length of
+// each symbol) into their rows, which need 4 bytes of slack; consumed[s]:
+// bits used. Reads up to 16 bytes past each stream. False: a stream ran out
+// (malformed).
+bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed);
 // rows[s * stride + i] is the
 // exponent of element i * 32 + s; indices [0, n16), n16 a multiple of 16.
 // cap_transpose writes the exponents in element order; the bf16 join writes
@@ -184,6 +191,15 @@ bool cap_decode_rows(const CapStreamIn* in, const uint32_t* multi, const uint8_t
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps);
 void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                              bool stream);
+// fp16 / fp32 values [0, count) from exps (element order) and their residual
+// parts: res (1 byte per element for fp16, 3 for fp32) and, for fp16, the
+// packed 3-bit part with element 0 at bit 0 of high. Reads stay below
+// high_end / res_end. stream: as above, without the fence: the caller
+// calls hwy::FlushStream() before the values are read elsewhere.
+void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
+                   const uint8_t* high_end, uint8_t* out, bool stream);
+void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
+                   bool stream);
 
 // fp8_e4m3 (FORMAT.md 4.7) over the 8-element format groups [g0, g0 + gn)
 // of an n-element buffer, byte-identical to core/fp8_e4m3.h's group

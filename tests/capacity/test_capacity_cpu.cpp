@@ -190,18 +190,65 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
     }
 }
 
-// Big outputs take the non-temporal join (a threshold forced low here).
-TEST_P(CapacityCpu, StreamingJoinRoundTrip) {
-  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 4 * 65536 + 999, 3, {});
-  const auto ref = enc(Dtype::bf16, in, false, 1, false);
-  cpu::set_stream_min_bytes(1);
-  for (int t : {1, 2}) {
-    std::vector<uint8_t> out;
-    const FrameOutcome o = dec(ref, in.size(), t, true, &out);
-    EXPECT_EQ(o.status, Status::ok);
-    EXPECT_EQ(out, in);
+// The fp16 / fp32 joins against Traits::join element by element: counts
+// that are not a multiple of any vector width, inputs that end exactly at
+// the last element's bits (the vector loads must stop before high_end /
+// res_end and leave the rest to the element loop), regular and
+// non-temporal stores at several alignments, nothing written past count.
+TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
+  ASSERT_EQ(cpu::capacity_target(), GetParam());
+  for (uint32_t count : {0u, 1u, 7u, 8u, 37u, 64u, 515u, 4096u, 4096u + 24u}) {
+    std::vector<uint8_t> exps(count), exps16(count), res16(count), res32(3 * size_t{count});
+    std::vector<uint8_t> high((3 * size_t{count} + 7) / 8);
+    for (uint32_t i = 0; i < count; ++i) {
+      exps[i] = static_cast<uint8_t>(synth::random_u64(i, 7));
+      exps16[i] = exps[i] & 0x1F;  // fp16 exponents have 5 bits
+      res16[i] = static_cast<uint8_t>(synth::random_u64(i, 8));
+    }
+    for (size_t i = 0; i < res32.size(); ++i) res32[i] = static_cast<uint8_t>(synth::random_u64(i, 9));
+    for (size_t i = 0; i < high.size(); ++i) high[i] = static_cast<uint8_t>(synth::random_u64(i, 10));
+    if (!high.empty() && (3 * count) % 8) high.back() &= static_cast<uint8_t>((1u << ((3 * count) % 8)) - 1);
+    std::vector<uint8_t> want16(2 * size_t{count}), want32(4 * size_t{count});
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint16_t v = Fp16Traits::join(exps16[i], res16[i] | bits3_at(high.data(), count, i) << 8);
+      std::memcpy(&want16[2 * size_t{i}], &v, 2);
+      const uint8_t* q = &res32[3 * size_t{i}];
+      const uint32_t w = Fp32Traits::join(exps[i], q[0] | uint32_t{q[1]} << 8 | uint32_t{q[2]} << 16);
+      std::memcpy(&want32[4 * size_t{i}], &w, 4);
+    }
+    std::vector<uint8_t> buf(4 * size_t{count} + 192);
+    const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    for (bool stream : {false, true})
+      for (size_t off : {align, align + 1, align + 16, align + 48}) {
+        SCOPED_TRACE("count " + std::to_string(count) + " stream " + std::to_string(stream) + " off " +
+                     std::to_string(off));
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        cpu::cap_join_fp16(exps16.data(), count, res16.data(), high.data(), high.data() + high.size(),
+                           buf.data() + off, stream);
+        ASSERT_TRUE(std::equal(want16.begin(), want16.end(), buf.begin() + off));
+        for (size_t i = off + want16.size(); i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        cpu::cap_join_fp32(exps.data(), count, res32.data(), res32.data() + res32.size(), buf.data() + off, stream);
+        ASSERT_TRUE(std::equal(want32.begin(), want32.end(), buf.begin() + off));
+        for (size_t i = off + want32.size(); i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+      }
   }
-  cpu::set_stream_min_bytes(0);
+}
+
+// Big outputs take the non-temporal joins (a threshold forced low here).
+TEST_P(CapacityCpu, StreamingJoinRoundTrip) {
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32}) {
+    const auto in = synth::generate(synth::Generator::gaussian_kv, d, 4 * 65536 + 999, 3, {});
+    const auto ref = enc(d, in, false, 1, false);
+    cpu::set_stream_min_bytes(1);
+    for (int t : {1, 2}) {
+      std::vector<uint8_t> out;
+      const FrameOutcome o = dec(ref, in.size(), t, true, &out);
+      EXPECT_EQ(o.status, Status::ok) << dtype_name(d);
+      EXPECT_EQ(out, in) << dtype_name(d);
+    }
+    cpu::set_stream_min_bytes(0);
+  }
 }
 
 TEST_P(CapacityCpu, GoldenErrorVectorsSameStatus) {
