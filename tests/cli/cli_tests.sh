@@ -633,8 +633,8 @@ import sys; b = bytearray(open('kv.sz','rb').read()); b[$f1 + 64 + 7000] ^= 1; o
   [ $rc -eq 3 ] || { cat err.txt; die "corrupt frame 1 from a pipe exited $rc"; }
   expect_err "frame 1 at offset $f1"
   expect_no_leftovers bad.out
-  # the same from a regular file, where N workers decode and take turns to
-  # write: the first failure wins, the later writers are released (no hang)
+  # the same from a regular file, where N workers each read, decode and
+  # write frames: the first failure wins, the other workers stop (no hang)
   for t in 2 3; do
     timeout 60 "$SZ" decompress -T$t -o bad.out bad.sz 2>err.txt; rc=$?
     [ $rc -eq 3 ] || { cat err.txt; die "corrupt frame 1 of a file, -T$t, exited $rc"; }

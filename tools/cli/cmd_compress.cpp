@@ -255,7 +255,6 @@ int cmd_compress(int argc, char** argv) {
                     (have_desc ? splitzip::tensor_desc_size(desc) : 0));
     }
     OrderedOffsets offsets;
-    WriteTurn turn;
     std::mutex mu;
     run_frames_parallel(
         coders,
@@ -271,15 +270,12 @@ int cmd_compress(int argc, char** argv) {
           if (got != want) fail(kExitIo, "compress: " + what + ": the input shrank while it was read");
           s.in_size = want;
           code(s);
-          const uint64_t out_off = offsets.take(i, s.out_size);
-          turn.wait(i);
-          out.write_at(s.out.data(), s.out_size, out_off);
-          turn.done(i);
+          out.write_at(s.out.data(), s.out_size, offsets.take(i, s.out_size));
           std::lock_guard<std::mutex> lk(mu);
           account(s);
           return true;
         },
-        &offsets, &turn);
+        &offsets);
     out.set_written(offsets.total());
     frames = n_frames;
   } else {

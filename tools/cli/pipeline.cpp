@@ -243,40 +243,8 @@ void OrderedOffsets::stop() {
   cv_.notify_all();
 }
 
-void WriteTurn::wait(uint64_t index) {
-  // About 30 us of spinning covers a hand-off between running threads; past
-  // that the writer ahead is descheduled or slow, so sleep.
-  for (int spin = 0; spin < 4096; ++spin) {
-    if (written_.load(std::memory_order_acquire) >= index) return;
-    if (stop_.load(std::memory_order_relaxed)) break;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  std::unique_lock<std::mutex> lk(mu_);
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  cv_.wait(lk, [&] { return stop_.load() || written_.load(std::memory_order_acquire) >= index; });
-  sleepers_.fetch_sub(1, std::memory_order_relaxed);
-  if (written_.load(std::memory_order_acquire) < index)
-    throw CliError{kStoppedCode, "stopped after an earlier frame failed"};
-}
-
-void WriteTurn::done(uint64_t index) {
-  written_.store(index + 1, std::memory_order_seq_cst);
-  if (sleepers_.load(std::memory_order_seq_cst) != 0) {
-    std::lock_guard<std::mutex> lk(mu_);
-    cv_.notify_all();
-  }
-}
-
-void WriteTurn::stop() {
-  stop_.store(true);
-  std::lock_guard<std::mutex> lk(mu_);
-  cv_.notify_all();
-}
-
 void run_frames_parallel(uint32_t threads, const std::function<bool(uint32_t, uint64_t)>& work,
-                         OrderedOffsets* offsets, WriteTurn* turn) {
+                         OrderedOffsets* offsets) {
   std::mutex mu;
   uint64_t next = 0;
   bool stop = false, failed = false;
@@ -295,7 +263,6 @@ void run_frames_parallel(uint32_t threads, const std::function<bool(uint32_t, ui
       stop = true;
     }
     if (offsets) offsets->stop();
-    if (turn) turn->stop();
   };
   auto worker = [&](uint32_t w) {
     for (;;) {

@@ -14,7 +14,6 @@
 // stage and rethrows the error of the lowest frame index from run().
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -123,10 +122,8 @@ class FramePipeline {
 
 // The positional mode, for a regular input file and a temp-file output:
 // `threads` workers each take whole frames in increasing index order and do
-// everything for one (pread, code, pwrite at its offset), so reads and
-// coding run in parallel, and each frame is written from the core that coded
-// it (measured: a writer thread fed by the other core's caches made -T2
-// slower). Writes take turns (WriteTurn). work(worker, index) returns false once index
+// everything for one (pread, code, pwrite at its offset), so the kernel's
+// copies run in parallel too. work(worker, index) returns false once index
 // is past the last frame. A worker that needs the output offset of its frame
 // calls OrderedOffsets::take(). The first error (lowest frame index) is
 // rethrown once every worker has stopped.
@@ -146,30 +143,8 @@ class OrderedOffsets {
   bool stop_ = false;
 };
 
-// Lets the positional workers call write() in frame order, one at a time.
-// Why: write()s to one file serialize on its inode lock in the kernel, and a
-// writer that finds the lock taken sleeps there, so each hand-off costs a
-// wake-up; measured, -T2 compress spent 104 ms inside pwrite() for 62 ms of
-// writing. Here the next writer waits for its turn spinning briefly (it has
-// nothing else to do: its frame is coded), then on a condition variable.
-class WriteTurn {
- public:
-  // Blocks until frames 0..index-1 are written; throws CliError when the run
-  // is stopping (an earlier frame failed).
-  void wait(uint64_t index);
-  void done(uint64_t index);  // frame `index` is written
-  void stop();
-
- private:
-  std::atomic<uint64_t> written_{0};
-  std::atomic<bool> stop_{false};
-  std::atomic<uint32_t> sleepers_{0};
-  std::mutex mu_;
-  std::condition_variable cv_;
-};
-
 void run_frames_parallel(uint32_t threads, const std::function<bool(uint32_t worker, uint64_t index)>& work,
-                         OrderedOffsets* offsets, WriteTurn* turn = nullptr);
+                         OrderedOffsets* offsets);
 
 // Online CPUs, at least 1 (for -T0).
 uint32_t online_cpus();
