@@ -32,11 +32,13 @@ naming the key; the destination of a failed chunk must not be used (the
 store layer zeroes it).
 """
 
+import math
 import struct
 
 import numpy as np
 
 import splitzip_kv as splitzip
+from splitzip_kv import _api, _core
 
 MAGIC = b"SZKC"
 VERSION = 1
@@ -78,13 +80,30 @@ def chunk_bound(dtype, n_parts, part_elems):
     return header_size(n_parts) + n_parts * splitzip.compress_bound(dtype, part_elems)
 
 
+_NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2"}
+_NAME_OF_DTYPE = {}  # dtype object -> name, filled as dtypes are seen (a str() per call cost ~1 us)
+
+
 def dtype_name(array):
     """splitzip dtype name of a numpy (ml_dtypes) array or torch tensor."""
-    name = str(array.dtype).replace("torch.", "")
-    names = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2"}
-    if name not in names:
-        raise ValueError(f"dtype {array.dtype} is not supported (bf16, fp16, fp32, fp8_e5m2)")
-    return names[name]
+    d = array.dtype
+    name = _NAME_OF_DTYPE.get(d)
+    if name is None:
+        name = _NAMES.get(str(d).replace("torch.", ""))
+        if name is None:
+            raise ValueError(f"dtype {d} is not supported (bf16, fp16, fp32, fp8_e5m2)")
+        _NAME_OF_DTYPE[d] = name
+    return name
+
+
+def _host_bytes(a, writable=False):
+    """The uint8 view of a C-contiguous host numpy array, which goes to the
+    codec with no further argument handling; None for anything else (torch
+    tensors, strided arrays), which takes the public API. Why: at a 32 KiB
+    page the public API's per-call checks cost as much as the codec."""
+    if type(a) is not np.ndarray or not a.flags.c_contiguous or (writable and not a.flags.writeable):
+        return None
+    return a.reshape(-1).view(np.uint8)
 
 
 def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, threads=0,
@@ -97,17 +116,26 @@ def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, thr
     if not parts or len(parts) > 0xFFFF:
         raise ValueError("a chunk has 1..65535 parts")
     dtype = dtype or dtype_name(parts[0])
-    n = int(np.prod(parts[0].shape)) if hasattr(parts[0], "shape") else None
+    n = math.prod(parts[0].shape) if hasattr(parts[0], "shape") else None
     h = header_size(len(parts))
     off = h
     sizes = []
+    # The checks compress_into() would make per part, once.
+    _api._check_codebook(codebook)
+    _api._check_common(10, threads)
+    m = _api._mode(mode)
+    dst = _host_bytes(out, writable=True)
     for p in parts:
-        if int(np.prod(p.shape)) != n:
+        if math.prod(p.shape) != n:
             raise ValueError("all parts of a chunk must have the same number of elements")
-        r = splitzip.compress_into(p, out[off:], codebook=codebook, backend=backend,
-                                   checksum=True, dtype=dtype, threads=threads, mode=mode)
-        sizes.append(r.size)
-        off += r.size
+        src = _host_bytes(p) if dst is not None else None
+        if src is not None and (_NAME_OF_DTYPE.get(p.dtype) or _NAMES.get(str(p.dtype))) == dtype:
+            size, _ = _core.compress_into(src, dst[off:], dtype, codebook, 10, True, backend, threads, m)
+        else:
+            size = splitzip.compress_into(p, out[off:], codebook=codebook, backend=backend,
+                                          checksum=True, dtype=dtype, threads=threads, mode=mode).size
+        sizes.append(size)
+        off += size
     _FIXED.pack_into(out, 0, MAGIC, VERSION, DTYPE_IDS[dtype], len(parts), key_hash(key), n)
     struct.pack_into(f"<{len(parts)}I", out, _FIXED.size, *sizes)
     pad_from = _FIXED.size + 4 * len(parts)
@@ -119,7 +147,7 @@ def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, thr
 def encode(key, parts, **kw):
     """The chunk as bytes (convenience; encode_into avoids the allocation)."""
     dtype = kw.get("dtype") or dtype_name(parts[0])
-    out = np.empty(chunk_bound(dtype, len(parts), int(np.prod(parts[0].shape))), np.uint8)
+    out = np.empty(chunk_bound(dtype, len(parts), math.prod(parts[0].shape)), np.uint8)
     n = encode_into(key, parts, out, **kw)
     return out[:n].tobytes()
 
@@ -188,10 +216,12 @@ def decode_into(key, value, dests, *, backend=None, threads=0, exact=True):
     ChunkError for anything wrong; the dests' content is then undefined."""
     buf = value if isinstance(value, np.ndarray) else np.frombuffer(value, np.uint8)
     name, elems, spans = parse(key, buf, n_parts=len(dests), exact=exact)
+    _api._check_common(None, threads)
+    host = buf.dtype == np.uint8 and buf.ndim == 1 and buf.flags.c_contiguous
     for i, ((off, size), dst) in enumerate(zip(spans, dests)):
         frame = buf[off:off + size]
         try:
-            info = splitzip.frame_info(frame)
+            info = _core.frame_info(frame, 0) if host else splitzip.frame_info(frame)
         except splitzip.SplitzipError as e:
             raise ChunkError(key, f"part {i}: {e.status}: {e.message}") from None
         if info["frame_size"] != size:
@@ -201,12 +231,17 @@ def decode_into(key, value, dests, *, backend=None, threads=0, exact=True):
         if info["dtype"] != name or info["n_elems"] != elems:
             raise ChunkError(key, f"part {i}: frame holds {info['n_elems']} {info['dtype']}, "
                              f"expected {elems} {name}")
-        if int(np.prod(dst.shape)) != elems or dtype_name(dst) != name:
+        if math.prod(dst.shape) != elems or dtype_name(dst) != name:
             raise ChunkError(key, f"part {i}: destination is {dst.shape} {dst.dtype}, "
                              f"chunk holds {elems} {name}")
         try:
-            splitzip.decompress(frame, out=dst, backend=backend, threads=threads,
-                                verify_checksum=True)
+            raw = _host_bytes(dst, writable=True) if host else None
+            if raw is not None:
+                # One frame of `name` (checked above) into bytes of its size.
+                _core.decompress_into(frame, raw, name, False, backend, threads, 0, True)
+            else:
+                splitzip.decompress(frame, out=dst, backend=backend, threads=threads,
+                                    verify_checksum=True)
         except splitzip.SplitzipError as e:
             raise ChunkError(key, f"part {i}: {e.status}: {e.message}") from None
     return elems * _ITEMSIZE[name] * len(dests)
