@@ -82,7 +82,14 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
   if constexpr (T::kId == Bf16Traits::kId) {
     // One vector pass: residuals, exponents and their counts.
     cpu::cap_split_count_bf16(in, m, res, exps, stream, c64, window);
+  } else if constexpr (T::kId == Fp16Traits::kId) {
+    // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
+    cpu::cap_split_count_fp16(in, m, res, f + L.high_off + (first * 3) / 8, exps, stream, c64, window);
+  } else if constexpr (T::kId == Fp32Traits::kId) {
+    cpu::cap_split_count_fp32(in, m, res, exps, stream, c64, window);
   } else {
+    (void)stream;
+    (void)window;
     for (uint32_t i = 0; i < m; ++i) {
       typename T::Bits v;
       std::memcpy(&v, in + i * T::kBytes, sizeof v);
@@ -94,21 +101,21 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
     // The nibble mode's SIMD histogram (a 16-exponent window counted with
     // byte compares when the block's values sit in one, as KV data does).
     cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
-  }
-  for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
-  if (T::kResHighBits) {
-    // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
-    uint8_t* hi = f + L.high_off + (first * 3) / 8;
-    std::memset(hi, 0, (3u * m + 7) / 8);
-    for (uint32_t k = 0; k < m; ++k) {
-      typename T::Bits v;
-      std::memcpy(&v, in + k * T::kBytes, sizeof v);
-      const uint32_t h3 = (T::residual(v) >> (8 * T::kResBytes)) & 7u;
-      const uint32_t bit = 3 * k;
-      hi[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
-      if ((bit & 7) > 5) hi[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+    if (T::kResHighBits) {
+      // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
+      uint8_t* hi = f + L.high_off + (first * 3) / 8;
+      std::memset(hi, 0, (3u * m + 7) / 8);
+      for (uint32_t k = 0; k < m; ++k) {
+        typename T::Bits v;
+        std::memcpy(&v, in + k * T::kBytes, sizeof v);
+        const uint32_t h3 = (T::residual(v) >> (8 * T::kResBytes)) & 7u;
+        const uint32_t bit = 3 * k;
+        hi[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
+        if ((bit & 7) > 5) hi[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+      }
     }
   }
+  for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
 }
 
 // One block's bytes (FORMAT.md 4.6.2) appended to out.
