@@ -3,15 +3,17 @@
 // and the decode table come from core/capacity/format.h (shared with the
 // reference); this file only moves bits quickly:
 //  - encode (kernels compiled per Highway target, cpu/capacity_encode-inl.h):
-//    per block one vector pass splits bf16 elements (residual bytes straight
-//    into the frame, non-temporal past the caches; exponents into an
-//    L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
+//    per block one vector pass splits bf16, fp16 or fp32 elements (residual
+//    bytes straight into the frame, non-temporal past the caches; fp16's
+//    3-bit parts packed per vector, Pack3; fp32's three residual bytes per
+//    element compacted into whole vectors by lane permutes; exponents into
+//    an L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
 //    mode's window counter in the same loop (AVX2: the histogram after the
-//    split); then the 32 bit writers run with one u64 vector lane per
-//    stream: pshufb lookups give 16-bit code | len entries, each lane joins
-//    its stream's eight codes per step into a 128-bit word with the pending
-//    bits, and a scalar loop stores the words (one 16-byte store per stream
-//    per eight codes). Other dtypes split element by element.
+//    split, measured faster there); then the 32 bit writers run with one u64
+//    vector lane per stream: pshufb lookups give 16-bit code | len entries,
+//    each lane joins its stream's eight codes per step into a 128-bit word
+//    with the pending bits, and a scalar loop stores the words (one 16-byte
+//    store per stream per eight codes). fp8_e5m2 splits element by element.
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes, stored with one
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads

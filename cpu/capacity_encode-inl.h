@@ -13,8 +13,12 @@
 //    whole encode 2.6 -> 5.3 GB/s (AVX-512), 2.6 -> 3.9 (AVX2); eight rows
 //    per 16-byte store instead of four per 8-byte store: 5.4 -> 6.0 and
 //    4.0 -> 4.25.
-//  - CapSplitCountBf16: residual bytes and exponents of bf16 values, a
-//    vector at a time, and their histogram.
+//  - CapSplitCountBf16 / Fp16 / Fp32: residual parts and exponents, a
+//    vector at a time, and their histogram (fused with the split on
+//    AVX-512). Before, fp16 / fp32 split element by element: 256 MiB real
+//    KV, one thread, the whole encode fp16 1.6-1.7 -> 5.7-6.4 GB/s, fp32
+//    4.0-4.3 -> 6.9-8.3 (AVX-512), fp16 1.45-1.56 -> 4.0-4.3, fp32
+//    3.4-3.6 -> 6.2-7.2 (AVX2); bench/results/capacity.md.
 #if defined(SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
@@ -559,6 +563,15 @@ HWY_INLINE void NextWindow(const uint64_t counts[256], uint64_t m, int32_t* wind
   *window = in_window * 32 >= m * 31 ? static_cast<int32_t>(base) : -1;
 }
 
+// Split and histogram of an fp16 / fp32 block, with bf16's policy
+// (CapSplitCountBf16): AVX-512 counts with the window counter inside the
+// split, other targets split, then run the nibble mode's histogram. 256 MiB
+// real KV, one thread, alternating (encode GB/s, ratio to memcpy): AVX-512
+// fused fp16 6.06-6.16 (0.32-0.33), fp32 7.31-7.43 (0.42-0.43), against
+// split-then-histogram 5.88-5.90 (0.32-0.33), 7.25-7.35 (0.41-0.43); AVX2
+// fused fp16 4.01-4.04 (0.24-0.26), fp32 6.78-7.02 (0.38-0.39), against
+// 3.94-3.96 (0.25-0.27), 6.19-6.54 (0.39): within the noise, so each target
+// keeps bf16's choice.
 void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
                        uint64_t counts[256], int32_t* window) {
 #if HWY_TARGET != HWY_SCALAR
