@@ -9,11 +9,12 @@
 //    element compacted into whole vectors by lane permutes; exponents into
 //    an L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
 //    mode's window counter in the same loop (AVX2: the histogram after the
-//    split, measured faster there); then the 32 bit writers run with one u64
-//    vector lane per stream: pshufb lookups give 16-bit code | len entries,
-//    each lane joins its stream's eight codes per step into a 128-bit word
-//    with the pending bits, and a scalar loop stores the words (one 16-byte
-//    store per stream per eight codes). fp8_e5m2 splits element by element.
+//    split, faster for bf16, no different for fp16 / fp32); then the 32
+//    bit writers run with one u64 vector lane per stream: pshufb lookups
+//    give 16-bit code | len entries, each lane joins its stream's eight
+//    codes per step into a 128-bit word with the pending bits, and a scalar
+//    loop stores the words (one 16-byte store per stream per eight codes).
+//    fp8_e5m2 splits element by element.
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes, stored with one
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads
@@ -81,8 +82,8 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
   const uint8_t* in = src + first * T::kBytes;
   uint8_t* res = f + L.res_off + first * T::kResBytes;
   uint64_t c64[256] = {};
+  // bf16, fp16, fp32: one vector pass, residuals, exponents and their counts.
   if constexpr (T::kId == Bf16Traits::kId) {
-    // One vector pass: residuals, exponents and their counts.
     cpu::cap_split_count_bf16(in, m, res, exps, stream, c64, window);
   } else if constexpr (T::kId == Fp16Traits::kId) {
     // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
@@ -435,7 +436,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     std::vector<uint8_t> buf;
     buf.reserve(kRoundBlocks * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
-    int32_t window = -1;  // the split's count window, carried from block to block (bf16)
+    int32_t window = -1;  // the split's count window, carried from block to block (bf16, fp16, fp32)
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
       const uint64_t b0 = std::min(n_blocks, r0 + kRoundBlocks * static_cast<uint64_t>(t));
