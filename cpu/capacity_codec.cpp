@@ -63,11 +63,6 @@ namespace {
 
 constexpr uint32_t kStreamSlot = 3200;  // >= 2048 codes * 12 bits / 8 + 16 slack (cap_pack_rows)
 
-inline uint64_t load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
 inline void store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 struct EncScratch {
