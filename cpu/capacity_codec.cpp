@@ -3,15 +3,18 @@
 // and the decode table come from core/capacity/format.h (shared with the
 // reference); this file only moves bits quickly:
 //  - encode (kernels compiled per Highway target, cpu/capacity_encode-inl.h):
-//    per block one vector pass splits bf16 elements (residual bytes straight
-//    into the frame, non-temporal past the caches; exponents into an
-//    L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
+//    per block one vector pass splits bf16, fp16 or fp32 elements (residual
+//    bytes straight into the frame, non-temporal past the caches; fp16's
+//    3-bit parts packed per vector, Pack3; fp32's three residual bytes per
+//    element compacted into whole vectors by lane permutes; exponents into
+//    an L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
 //    mode's window counter in the same loop (AVX2: the histogram after the
-//    split); then the 32 bit writers run with one u64 vector lane per
-//    stream: pshufb lookups give 16-bit code | len entries, each lane joins
-//    its stream's eight codes per step into a 128-bit word with the pending
-//    bits, and a scalar loop stores the words (one 16-byte store per stream
-//    per eight codes). Other dtypes split element by element.
+//    split, faster for bf16, no different for fp16 / fp32); then the 32
+//    bit writers run with one u64 vector lane per stream: pshufb lookups
+//    give 16-bit code | len entries, each lane joins its stream's eight
+//    codes per step into a 128-bit word with the pending bits, and a scalar
+//    loop stores the words (one 16-byte store per stream per eight codes).
+//    fp8_e5m2 splits element by element.
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes, stored with one
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads
@@ -60,11 +63,6 @@ namespace {
 
 constexpr uint32_t kStreamSlot = 3200;  // >= 2048 codes * 12 bits / 8 + 16 slack (cap_pack_rows)
 
-inline uint64_t load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
 inline void store64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 struct EncScratch {
@@ -79,10 +77,17 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
   const uint8_t* in = src + first * T::kBytes;
   uint8_t* res = f + L.res_off + first * T::kResBytes;
   uint64_t c64[256] = {};
+  // bf16, fp16, fp32: one vector pass, residuals, exponents and their counts.
   if constexpr (T::kId == Bf16Traits::kId) {
-    // One vector pass: residuals, exponents and their counts.
     cpu::cap_split_count_bf16(in, m, res, exps, stream, c64, window);
+  } else if constexpr (T::kId == Fp16Traits::kId) {
+    // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
+    cpu::cap_split_count_fp16(in, m, res, f + L.high_off + (first * 3) / 8, exps, stream, c64, window);
+  } else if constexpr (T::kId == Fp32Traits::kId) {
+    cpu::cap_split_count_fp32(in, m, res, exps, stream, c64, window);
   } else {
+    (void)stream;
+    (void)window;
     for (uint32_t i = 0; i < m; ++i) {
       typename T::Bits v;
       std::memcpy(&v, in + i * T::kBytes, sizeof v);
@@ -94,21 +99,21 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
     // The nibble mode's SIMD histogram (a 16-exponent window counted with
     // byte compares when the block's values sit in one, as KV data does).
     cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
-  }
-  for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
-  if (T::kResHighBits) {
-    // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
-    uint8_t* hi = f + L.high_off + (first * 3) / 8;
-    std::memset(hi, 0, (3u * m + 7) / 8);
-    for (uint32_t k = 0; k < m; ++k) {
-      typename T::Bits v;
-      std::memcpy(&v, in + k * T::kBytes, sizeof v);
-      const uint32_t h3 = (T::residual(v) >> (8 * T::kResBytes)) & 7u;
-      const uint32_t bit = 3 * k;
-      hi[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
-      if ((bit & 7) > 5) hi[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+    if (T::kResHighBits) {
+      // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
+      uint8_t* hi = f + L.high_off + (first * 3) / 8;
+      std::memset(hi, 0, (3u * m + 7) / 8);
+      for (uint32_t k = 0; k < m; ++k) {
+        typename T::Bits v;
+        std::memcpy(&v, in + k * T::kBytes, sizeof v);
+        const uint32_t h3 = (T::residual(v) >> (8 * T::kResBytes)) & 7u;
+        const uint32_t bit = 3 * k;
+        hi[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
+        if ((bit & 7) > 5) hi[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+      }
     }
   }
+  for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
 }
 
 // One block's bytes (FORMAT.md 4.6.2) appended to out.
@@ -426,7 +431,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     std::vector<uint8_t> buf;
     buf.reserve(kRoundBlocks * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
-    int32_t window = -1;  // the split's count window, carried from block to block (bf16)
+    int32_t window = -1;  // the split's count window, carried from block to block (bf16, fp16, fp32)
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
       const uint64_t b0 = std::min(n_blocks, r0 + kRoundBlocks * static_cast<uint64_t>(t));

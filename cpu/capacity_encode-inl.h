@@ -13,8 +13,12 @@
 //    whole encode 2.6 -> 5.3 GB/s (AVX-512), 2.6 -> 3.9 (AVX2); eight rows
 //    per 16-byte store instead of four per 8-byte store: 5.4 -> 6.0 and
 //    4.0 -> 4.25.
-//  - CapSplitCountBf16: residual bytes and exponents of bf16 values, a
-//    vector at a time, and their histogram.
+//  - CapSplitCountBf16 / Fp16 / Fp32: residual parts and exponents, a
+//    vector at a time, and their histogram (fused with the split on
+//    AVX-512). Before, fp16 / fp32 split element by element: 256 MiB real
+//    KV, one thread, the whole encode fp16 1.6-1.7 -> 5.7-6.4 GB/s, fp32
+//    4.0-4.3 -> 6.9-8.3 (AVX-512), fp16 1.45-1.56 -> 4.0-4.3, fp32
+//    3.4-3.6 -> 6.2-7.2 (AVX2); bench/results/capacity.md.
 #if defined(SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
@@ -365,6 +369,289 @@ void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
   (void)window;
   SplitBf16(in, m, res, exps, stream);
   HistogramTyped<Bf16Traits>(in, m, counts, nullptr);
+#endif
+}
+
+// ---- fp16 / fp32: the same split, their residual layouts (FORMAT.md 2) ----
+
+// fp16 element i: residual byte to res[i], 3-bit part (sign, mantissa bits
+// 9..8) ORed into high (its byte zeroed before), exponent returned.
+HWY_INLINE uint8_t SplitOneFp16(const uint8_t* in, uint64_t i, uint8_t* res, uint8_t* high) {
+  const uint32_t v = in[2 * i] | uint32_t{in[2 * i + 1]} << 8;
+  res[i] = static_cast<uint8_t>(v);
+  const uint32_t h3 = ((v >> 8) & 3u) | ((v >> 13) & 4u);
+  const uint64_t bit = 3 * i;
+  high[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
+  if ((bit & 7) > 5) high[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+  return static_cast<uint8_t>((v >> 10) & 0x1Fu);
+}
+
+// fp32 element i: residual bytes to res[3i..3i+2], exponent returned.
+HWY_INLINE uint8_t SplitOneFp32(const uint8_t* in, uint64_t i, uint8_t* res) {
+  uint32_t v;
+  std::memcpy(&v, in + 4 * i, 4);
+  const uint32_t r = Fp32Traits::residual(v);
+  res[3 * i] = static_cast<uint8_t>(r);
+  res[3 * i + 1] = static_cast<uint8_t>(r >> 8);
+  res[3 * i + 2] = static_cast<uint8_t>(r >> 16);
+  return static_cast<uint8_t>(Fp32Traits::exponent(v));
+}
+
+// The 3-bit stream's bytes of fp16 elements [i0, i1) (i0 % 8 == 0) zeroed:
+// the ones that SplitOneFp16 ORs into.
+HWY_INLINE void ZeroHigh(uint8_t* high, uint64_t i0, uint64_t i1) {
+  if (i1 > i0) std::memset(high + 3 * i0 / 8, 0, (3 * i1 + 7) / 8 - 3 * i0 / 8);
+}
+
+#if HWY_TARGET != HWY_SCALAR
+
+// fp16 vector at element i (i % 16 == 0): low bytes are the residual bytes;
+// the high bytes (sign, exponent, mantissa bits 9..8) give the exponents
+// and the 3-bit parts, packed (Pack3) to 6 bytes per 16 elements. exact:
+// store exactly this vector's 3N/8 bytes (else each 128-bit block leaves
+// with one 16-byte store, 10 bytes past its 6, that later vectors rewrite).
+template <bool kStream>
+HWY_INLINE V8 SplitVecFp16(const uint8_t* in, uint64_t i, bool exact, uint8_t* res, uint8_t* high) {
+  const D8 d8;
+  const D16 d16;
+  const size_t N = hn::Lanes(d8);
+  for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(in + 2 * i + kSplitPrefetch + q);
+  const V8 b0 = hn::LoadU(d8, in + 2 * i);
+  const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
+  const V8 lo = hn::ConcatEven(d8, b1, b0);
+  if (kStream)
+    hn::Stream(lo, d8, res + i);
+  else
+    hn::StoreU(lo, d8, res + i);
+  const V8 h = hn::ConcatOdd(d8, b1, b0);
+  const auto h16 = hn::BitCast(d16, h);
+  // 16-bit shifts: the bits crossing into a byte are masked off.
+  const V8 e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(h16)), hn::Set(d8, 0x1F));
+  const V8 r3 = hn::Or(hn::And(hn::BitCast(d8, hn::ShiftRight<5>(h16)), hn::Set(d8, 4)), hn::And(h, hn::Set(d8, 3)));
+  const V8 packed = Pack3(r3);
+  uint8_t* p = high + 3 * i / 8;
+  if (exact)
+    StoreBlocksExact<6>(packed, p);
+  else
+    StoreBlocksOverlap<6>(d8, packed, p);
+  return e;
+}
+
+// Lane moves that turn four vectors of fp32 residuals, each 128-bit block
+// compacted to 12 bytes (three u32 lanes of four), into three whole
+// vectors: output o takes its first cut[o] lanes from input o, the rest
+// from input o + 1 (two lane permutes and a blend).
+struct Fp32Pack {
+  decltype(hn::SetTableIndices(D32(), static_cast<const uint32_t*>(nullptr))) from_lo[3], from_hi[3];
+  decltype(hn::FirstN(D32(), 0)) take_lo[3];
+  Fp32Pack() {
+    const D32 d32;
+    const size_t n = hn::Lanes(d32);
+    const size_t per = 3 * n / 4;  // residual lanes per input vector
+    alignas(HWY_MAX_BYTES) uint32_t lo[HWY_MAX_BYTES / 4], hi[HWY_MAX_BYTES / 4];
+    for (size_t o = 0; o < 3; ++o) {
+      const size_t cut = (o + 1) * per - o * n;  // lanes of output o from input o
+      for (size_t l = 0; l < n; ++l) {
+        const size_t pos = o * n + l;  // residual lane in the concatenation of the inputs
+        const size_t q = l < cut ? pos - o * per : pos - (o + 1) * per;
+        const uint32_t lane = static_cast<uint32_t>(q / 3 * 4 + q % 3);
+        lo[l] = l < cut ? lane : 0;
+        hi[l] = l < cut ? 0 : lane;
+      }
+      from_lo[o] = hn::SetTableIndices(d32, lo);
+      from_hi[o] = hn::SetTableIndices(d32, hi);
+      take_lo[o] = hn::FirstN(d32, cut);
+    }
+  }
+};
+
+// fp32 vector of N elements at element i: 3N residual bytes (three whole
+// vectors at res + 3i), the exponents returned.
+template <bool kStream>
+HWY_INLINE V8 SplitVecFp32(const uint8_t* in, uint64_t i, uint8_t* res, const Fp32Pack& pk) {
+  const D8 d8;
+  const D16 d16;
+  const D32 d32;
+  const size_t N = hn::Lanes(d8);
+  alignas(16) static constexpr uint8_t kCompact[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 0x80, 0x80, 0x80, 0x80};
+  const V8 compact = hn::LoadDup128(d8, kCompact);
+  for (size_t q = 0; q < 4 * N; q += 64) hwy::Prefetch(in + 4 * i + kSplitPrefetch + q);
+  hn::Vec<D32> c[4];
+  hn::Vec<D16> hi[4];
+  for (size_t k = 0; k < 4; ++k) {
+    const auto v = hn::BitCast(d32, hn::LoadU(d8, in + 4 * i + k * N));
+    // Residual: mantissa | sign at bit 23.
+    const auto r = hn::Or(hn::And(v, hn::Set(d32, 0x7FFFFFu)), hn::And(hn::ShiftRight<8>(v), hn::Set(d32, 0x800000u)));
+    c[k] = hn::BitCast(d32, hn::TableLookupBytesOr0(hn::BitCast(d8, r), compact));
+    hi[k] = hn::BitCast(d16, hn::ShiftLeft<1>(v));  // exponent in byte 3
+  }
+  uint8_t* p = res + 3 * i;
+  for (size_t o = 0; o < 3; ++o) {
+    const auto w = hn::IfThenElse(pk.take_lo[o], hn::TableLookupLanes(c[o], pk.from_lo[o]),
+                                  hn::TableLookupLanes(c[o + 1], pk.from_hi[o]));
+    if (kStream)
+      hn::Stream(hn::BitCast(d8, w), d8, p + o * N);
+    else
+      hn::StoreU(hn::BitCast(d8, w), d8, p + o * N);
+  }
+  const auto h01 = hn::ConcatOdd(d16, hi[1], hi[0]);
+  const auto h23 = hn::ConcatOdd(d16, hi[3], hi[2]);
+  return hn::ConcatOdd(d8, hn::BitCast(d8, h23), hn::BitCast(d8, h01));
+}
+
+// Elements [0, m): [0, h) by one(i), the whole vectors of [h, m) by
+// vec(i, v_end) (v_end: the end of the vectors), the rest by one(i);
+// exponents to exps. window >= 0 (AVX-512): the vectors' exponents are
+// counted in registers by the window counter, the others one by one;
+// otherwise nothing is counted.
+template <class VecFn, class OneFn>
+HWY_INLINE void SplitLoop(const VecFn& vec, const OneFn& one, uint64_t h, uint64_t m, uint8_t* exps,
+                          uint64_t counts[256], int32_t window) {
+  const D8 d8;
+  const size_t N = hn::Lanes(d8);
+  const uint64_t v_end = h + (m - h) / N * N;
+  for (uint64_t i = 0; i < h; ++i) exps[i] = one(i);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if (window >= 0) {
+    for (uint64_t i = 0; i < h; ++i) ++counts[exps[i]];
+    const auto vk = [&](uint64_t k) {
+      const uint64_t i = h + k * N;
+      const V8 e = vec(i, v_end);
+      hn::StoreU(e, d8, exps + i);
+      return e;
+    };
+    const auto tail = [&](uint64_t j) { return exps[h + j] = one(h + j); };
+    CountWindow(vk, tail, m - h, static_cast<uint32_t>(window), counts);
+    return;
+  }
+#else
+  (void)counts;
+  (void)window;
+#endif
+  uint64_t i = h;
+  for (; i < v_end; i += N) hn::StoreU(vec(i, v_end), d8, exps + i);
+  for (; i < m; ++i) exps[i] = one(i);
+}
+
+template <bool kStream>
+HWY_INLINE void SplitFp16(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps,
+                          uint64_t counts[256], int32_t window) {
+  const uint64_t N = hn::Lanes(D8());
+  const auto vec = [&](uint64_t i, uint64_t v_end) {
+    // Overlapping 3-bit stores only where later vectors rewrite their spill.
+    return SplitVecFp16<kStream>(in, i, i + N + 32 > v_end, res, high);
+  };
+  const auto one = [&](uint64_t i) { return SplitOneFp16(in, i, res, high); };
+  SplitLoop(vec, one, h, m, exps, counts, window);
+}
+
+template <bool kStream>
+HWY_INLINE void SplitFp32(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* res, uint8_t* exps,
+                          uint64_t counts[256], int32_t window) {
+  const Fp32Pack pk;
+  const auto vec = [&](uint64_t i, uint64_t) { return SplitVecFp32<kStream>(in, i, res, pk); };
+  const auto one = [&](uint64_t i) { return SplitOneFp32(in, i, res); };
+  SplitLoop(vec, one, h, m, exps, counts, window);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+// After a block's counts: AVX-512 picks the next block's window (-1 when
+// the block's values do not sit in one).
+HWY_INLINE void NextWindow(const uint64_t counts[256], uint64_t m, int32_t* window) {
+  uint64_t in_window = 0;
+  const uint32_t base = BestWindow(counts, &in_window);
+  *window = in_window * 32 >= m * 31 ? static_cast<int32_t>(base) : -1;
+}
+
+// Split and histogram of an fp16 / fp32 block, with bf16's policy
+// (CapSplitCountBf16): AVX-512 counts with the window counter inside the
+// split, other targets split, then run the nibble mode's histogram. 256 MiB
+// real KV, one thread, alternating (encode GB/s, ratio to memcpy): AVX-512
+// fused fp16 6.06-6.16 (0.32-0.33), fp32 7.31-7.43 (0.42-0.43), against
+// split-then-histogram 5.88-5.90 (0.32-0.33), 7.25-7.35 (0.41-0.43); AVX2
+// fused fp16 4.01-4.04 (0.24-0.26), fp32 6.78-7.02 (0.38-0.39), against
+// 3.94-3.96 (0.25-0.27), 6.19-6.54 (0.39): within the noise, so each target
+// keeps bf16's choice.
+void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
+                       uint64_t counts[256], int32_t* window) {
+#if HWY_TARGET != HWY_SCALAR
+  const uint64_t N = hn::Lanes(D8());
+  const auto addr = reinterpret_cast<uintptr_t>(res);
+  // Non-temporal stores from the first aligned residual vector; the
+  // elements before it (a multiple of 16 here: the vectors' 3-bit parts
+  // start at whole bytes) one by one.
+  const bool nt = stream && addr % 16 == 0;
+  const uint64_t to_aligned = nt ? (N - addr % N) % N : 0;
+  const uint64_t h = to_aligned < m ? to_aligned : m;
+  ZeroHigh(high, 0, h);
+  ZeroHigh(high, h + (m - h) / N * N, m);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const int32_t win = *window;
+#else
+  const int32_t win = -1;
+#endif
+  if (nt) {
+    SplitFp16<true>(in, h, m, res, high, exps, counts, win);
+    hwy::FlushStream();
+  } else {
+    SplitFp16<false>(in, h, m, res, high, exps, counts, win);
+  }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if (win < 0) {
+    uint64_t unused = 0;
+    CountScalar(exps, m, counts, &unused);
+  }
+  NextWindow(counts, m, window);
+#else
+  (void)window;
+  HistogramTyped<Fp16Traits>(in, m, counts, nullptr);
+#endif
+#else
+  (void)stream;
+  (void)window;
+  ZeroHigh(high, 0, m);
+  for (uint64_t i = 0; i < m; ++i) exps[i] = SplitOneFp16(in, i, res, high);
+  HistogramTyped<Fp16Traits>(in, m, counts, nullptr);
+#endif
+}
+
+void CapSplitCountFp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream, uint64_t counts[256],
+                       int32_t* window) {
+#if HWY_TARGET != HWY_SCALAR
+  const uint64_t N = hn::Lanes(D8());
+  const auto addr = reinterpret_cast<uintptr_t>(res);
+  // Non-temporal stores from the first element whose 3 residual bytes
+  // start an aligned vector (3 is odd: one of any N consecutive does).
+  uint64_t h = 0;
+  if (stream)
+    while ((addr + 3 * h) % N != 0) ++h;
+  if (h > m) h = m;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const int32_t win = *window;
+#else
+  const int32_t win = -1;
+#endif
+  if (stream) {
+    SplitFp32<true>(in, h, m, res, exps, counts, win);
+    hwy::FlushStream();
+  } else {
+    SplitFp32<false>(in, h, m, res, exps, counts, win);
+  }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if (win < 0) {
+    uint64_t unused = 0;
+    CountScalar(exps, m, counts, &unused);
+  }
+  NextWindow(counts, m, window);
+#else
+  (void)window;
+  HistogramTyped<Fp32Traits>(in, m, counts, nullptr);
+#endif
+#else
+  (void)stream;
+  (void)window;
+  for (uint64_t i = 0; i < m; ++i) exps[i] = SplitOneFp32(in, i, res);
+  HistogramTyped<Fp32Traits>(in, m, counts, nullptr);
 #endif
 }
 

@@ -34,5 +34,14 @@ void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], u
 void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                           uint64_t counts[256], int32_t* window);
 
+// The same for fp16 and fp32 (FORMAT.md 2): fp16 residual bytes to res and
+// the packed 3-bit parts to high (element 0's bits at high's bit 0; only
+// the block's ceil(3m / 8) bytes are written), fp32 three residual bytes
+// per element to res.
+void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window);
+void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window);
+
 }  // namespace cpu
 }  // namespace splitzip

@@ -13,6 +13,8 @@ namespace cpu {
 
 HWY_EXPORT(CapPackRows);
 HWY_EXPORT(CapSplitCountBf16);
+HWY_EXPORT(CapSplitCountFp16);
+HWY_EXPORT(CapSplitCountFp32);
 
 void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
                    CapWriters* w) {
@@ -22,6 +24,16 @@ void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], u
 void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                           uint64_t counts[256], int32_t* window) {
   HWY_DYNAMIC_DISPATCH(CapSplitCountBf16)(in, m, res, exps, stream, counts, window);
+}
+
+void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountFp16)(in, m, res, high, exps, stream, counts, window);
+}
+
+void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
+                          uint64_t counts[256], int32_t* window) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountFp32)(in, m, res, exps, stream, counts, window);
 }
 
 }  // namespace cpu

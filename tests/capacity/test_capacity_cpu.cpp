@@ -3,7 +3,7 @@
 // reference oracle: the same bytes at every thread count, the same statuses
 // on the golden error vectors and on corrupted frames; every test on every
 // runnable Highway target (the decoder's kernels, cpu/capacity-inl.h, and
-// the encoder's histogram are dispatched).
+// the encoder's split and histogram kernels are dispatched).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +16,7 @@
 #include "core/reference.h"
 #include "core/synthetic.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/capacity_encode.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 #include "tests/cpu/cpu_test_util.h"
@@ -233,6 +234,76 @@ TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
         for (size_t i = off + want32.size(); i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
       }
   }
+}
+
+// The encoder's fp16 / fp32 split kernels against element-by-element
+// loops: residual bytes, fp16 3-bit parts, exponents and counts, for block
+// lengths with and without a scalar head and tail, residual outputs aligned
+// and not, regular and non-temporal stores, and the AVX-512 window counter
+// on a window that holds the values, one that holds none, and off (-1); no
+// byte written outside the block's parts.
+TEST_P(CapacityCpu, Fp16Fp32SplitKernels) {
+  ASSERT_EQ(cpu::capacity_target(), GetParam());
+  constexpr size_t kGuard = 192;
+  for (uint32_t m : {1u, 15u, 16u, 17u, 100u, 4096u + 31u, 65536u - 5u, 65536u})
+    for (bool narrow : {false, true}) {  // exponents in a 16-value window (KV-like), or all bits random
+      std::vector<uint8_t> in16(2 * size_t{m}), in32(4 * size_t{m});
+      std::vector<uint8_t> want_res16(m), want_res32(3 * size_t{m}), want_e16(m), want_e32(m);
+      std::vector<uint8_t> want_high((3 * size_t{m} + 7) / 8, 0);
+      std::vector<uint64_t> want_c16(256, 0), want_c32(256, 0);
+      for (uint32_t i = 0; i < m; ++i) {
+        const uint64_t r = synth::random_u64(m + narrow, i);
+        auto v16 = static_cast<uint16_t>(r);
+        auto v32 = static_cast<uint32_t>(r >> 16);
+        if (narrow) {
+          v16 = static_cast<uint16_t>((v16 & 0x83FFu) | ((8 + (r >> 56) % 12) << 10));
+          v32 = (v32 & 0x807FFFFFu) | static_cast<uint32_t>((110 + (r >> 56) % 14) << 23);
+        }
+        std::memcpy(&in16[2 * size_t{i}], &v16, 2);
+        std::memcpy(&in32[4 * size_t{i}], &v32, 4);
+        const uint32_t r16 = Fp16Traits::residual(v16), r32 = Fp32Traits::residual(v32);
+        want_res16[i] = static_cast<uint8_t>(r16);
+        const uint64_t bit = 3 * uint64_t{i};
+        const uint32_t h3 = (r16 >> 8) & 7u;
+        want_high[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
+        if ((bit & 7) > 5) want_high[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
+        for (uint32_t b = 0; b < 3; ++b) want_res32[3 * size_t{i} + b] = static_cast<uint8_t>(r32 >> (8 * b));
+        want_e16[i] = static_cast<uint8_t>(Fp16Traits::exponent(v16));
+        want_e32[i] = static_cast<uint8_t>(Fp32Traits::exponent(v32));
+        ++want_c16[want_e16[i]];
+        ++want_c32[want_e32[i]];
+      }
+      std::vector<uint8_t> res(3 * size_t{m} + 2 * kGuard), high(want_high.size() + 2 * kGuard), exps(m);
+      const size_t align = (64 - reinterpret_cast<uintptr_t>(res.data()) % 64) % 64;
+      for (bool stream : {false, true})
+        for (size_t off : {align, align + 5, align + 16, align + 48})
+          for (int32_t window : {-1, 0, 8, 110, 200}) {
+            SCOPED_TRACE("m " + std::to_string(m) + " narrow " + std::to_string(narrow) + " stream " +
+                         std::to_string(stream) + " off " + std::to_string(off) + " window " + std::to_string(window));
+            const auto guarded = [&](const std::vector<uint8_t>& buf, size_t at, const std::vector<uint8_t>& want) {
+              ASSERT_TRUE(std::equal(want.begin(), want.end(), buf.begin() + static_cast<ptrdiff_t>(at)));
+              for (size_t i = 0; i < at; ++i) ASSERT_EQ(buf[i], 0xA5) << "before, " << i;
+              for (size_t i = at + want.size(); i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << "after, " << i;
+            };
+            std::vector<uint64_t> counts(256, 0);
+            int32_t w = window;
+            std::fill(res.begin(), res.end(), 0xA5);
+            std::fill(high.begin(), high.end(), 0xA5);
+            cpu::cap_split_count_fp16(in16.data(), m, res.data() + off, high.data() + kGuard, exps.data(), stream,
+                                      counts.data(), &w);
+            guarded(res, off, want_res16);
+            guarded(high, kGuard, want_high);
+            ASSERT_EQ(exps, want_e16);
+            ASSERT_EQ(counts, want_c16);
+            std::fill(counts.begin(), counts.end(), 0);
+            w = window;
+            std::fill(res.begin(), res.end(), 0xA5);
+            cpu::cap_split_count_fp32(in32.data(), m, res.data() + off, exps.data(), stream, counts.data(), &w);
+            guarded(res, off, want_res32);
+            ASSERT_EQ(exps, want_e32);
+            ASSERT_EQ(counts, want_c32);
+          }
+    }
 }
 
 // Big outputs take the non-temporal joins (a threshold forced low here).
