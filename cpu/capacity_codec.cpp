@@ -72,6 +72,16 @@ struct EncScratch {
   alignas(64) uint8_t streams[kCapStreams * kStreamSlot];
 };
 
+// Scratch kept per thread from call to call (~160 KiB each way): allocated
+// and value-initialised (zeroed) per frame, it cost more than coding a
+// small frame (offload pages of a few KiB) did. Default-initialised: every
+// byte read is written first.
+EncScratch& enc_scratch() {
+  thread_local std::unique_ptr<EncScratch> s;
+  if (!s) s.reset(new EncScratch);
+  return *s;
+}
+
 // Split one block: residual parts into the frame, exponents and counts out.
 template <class T>
 void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout& L, uint8_t* f, uint8_t* exps,
@@ -176,6 +186,10 @@ int thread_count(int requested, uint64_t n_blocks) {
 
 void parallel_block_hashes(const uint8_t* p, uint64_t bytes, uint64_t* hashes, int threads) {
   const auto count = static_cast<int64_t>(checksum_blocks(bytes));
+  if (threads == 1) {  // no parallel region: its entry is a fixed cost small frames notice
+    for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
+    return;
+  }
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
 }
@@ -255,6 +269,14 @@ struct DecScratch {
   uint8_t table_bytes[2 + 128];  // the table the lookups were built for (at most first 0, last 255)
   uint32_t table_size = 0;                       // 0: none yet
 };
+
+// Kept per thread like EncScratch; the lookups carry over to the next
+// frame too when its first block has the same table.
+DecScratch& dec_scratch() {
+  thread_local std::unique_ptr<DecScratch> s;
+  if (!s) s.reset(new DecScratch);
+  return *s;
+}
 
 // Where decode_block left a block's exponents.
 enum class ExpLayout { rows, exps };
@@ -419,12 +441,13 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
   const bool stream = bytes >= cpu::stream_min_bytes();  // residuals past the caches: non-temporal stores
   uint64_t exp_bytes = 0;
-#pragma omp parallel num_threads(threads)
-  {
+  // One thread runs the body without a parallel region (the barriers are
+  // then orphaned: no-ops), whose entry and exit small frames notice.
+  auto body = [&] {
     const int t = omp_get_thread_num();
-    auto sc = std::make_unique<EncScratch>();
+    EncScratch* sc = &enc_scratch();
     std::vector<uint8_t> buf;
-    buf.reserve(kRoundBlocks * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
+    buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
     int32_t window = -1;  // the split's count window, carried from block to block (bf16)
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
@@ -435,10 +458,11 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
       for (uint64_t b = b0; b < b1; ++b) {
         const uint64_t first = b << kCapBlockLog2;
         const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
-        with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
+        with_traits(a.dtype, [&](auto tr) {
+          split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
         });
         const size_t before = buf.size();
-        encode_block(sc->exps, m, counts, sc.get(), &buf);
+        encode_block(sc->exps, m, counts, sc, &buf);
         sizes[b] = static_cast<uint32_t>(buf.size() - before);
       }
       used[8 * t] = buf.size();
@@ -458,6 +482,12 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
 #pragma omp barrier
     }
     if (t == 0) exp_bytes = written;
+  };
+  if (threads == 1) {
+    body();
+  } else {
+#pragma omp parallel num_threads(threads)
+    body();
   }
   const CapLayout L = capacity_layout(id, a.n, exp_bytes, n_checks);
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
@@ -516,35 +546,39 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   const auto dt = static_cast<Dtype>(h.dtype);
   // Residual bytes per element of the dtypes with SIMD joins (finish_block).
   const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
-#pragma omp parallel num_threads(threads)
-  {
-    auto sc = std::make_unique<DecScratch>();
-#pragma omp for schedule(static)
-    for (int64_t bi = 0; bi < nb; ++bi) {
-      const auto b = static_cast<uint64_t>(bi);
-      const auto m = static_cast<uint32_t>(cap_block_len(n, b));
-      // The block's streams are short (~700 bytes each, 32 at once): too short
-      // for the hardware prefetcher, so the next block's bytes are fetched
-      // while this one decodes.
-      // The residuals too: their reads are spread over the tiles' transposes.
-      if (b + 1 < L.n_blocks) {
-        for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
-        if (res_bytes != 0) {
-          const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
-          const uint8_t* r = f + L.res_off + res_bytes * e0;
-          for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
-          if (dt == Dtype::fp16) {
-            const uint8_t* q = f + L.high_off + 3 * e0 / 8;
-            for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
-          }
+  auto block = [&](uint64_t b, DecScratch* sc) {
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    // The block's streams are short (~700 bytes each, 32 at once): too short
+    // for the hardware prefetcher, so the next block's bytes are fetched
+    // while this one decodes.
+    // The residuals too: their reads are spread over the tiles' transposes.
+    if (b + 1 < L.n_blocks) {
+      for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
+      if (res_bytes != 0) {
+        const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
+        const uint8_t* r = f + L.res_off + res_bytes * e0;
+        for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
+        if (dt == Dtype::fp16) {
+          const uint8_t* q = f + L.high_off + 3 * e0 / 8;
+          for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
         }
       }
-      ExpLayout layout;
-      st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc.get(), &layout);
-      if (st[b] == Status::ok)
-        with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
-          finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc.get(), layout, stream, dst);
-        });
+    }
+    ExpLayout layout;
+    st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc, &layout);
+    if (st[b] == Status::ok)
+      with_traits(static_cast<Dtype>(h.dtype),
+                  [&](auto tr) { finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst); });
+  };
+  if (threads == 1) {  // no parallel region (a fixed cost small frames notice)
+    DecScratch* sc = &dec_scratch();
+    for (uint64_t b = 0; b < L.n_blocks; ++b) block(b, sc);
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      DecScratch* sc = &dec_scratch();
+#pragma omp for schedule(static)
+      for (int64_t bi = 0; bi < nb; ++bi) block(static_cast<uint64_t>(bi), sc);
     }
   }
   for (uint64_t b = 0; b < L.n_blocks; ++b)
