@@ -307,16 +307,20 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     total += z;
   }
   if (total != size) return Status::bad_code;
-  // The stream decoder reads up to 16 bytes past a stream's end: a block that
-  // ends within 16 bytes of the buffer's end (the frame's last) is decoded
-  // from a padded copy (the decoded codes and checks do not depend on the
-  // bytes past a stream, only the reads).
+  // The stream decoder reads up to 16 bytes past a stream's end: the streams
+  // that end within 16 bytes of the buffer's end (the frame's last block's
+  // last ones) are decoded from a padded copy of the block's bytes from the
+  // first of them on (the decoded codes and checks do not depend on the
+  // bytes past a stream, only the reads). Not the whole block: a copy of
+  // it was a fixed cost of every small frame.
   if (blk + size + 16 > limit) {
-    sc->tail.assign(blk, blk + size);
-    sc->tail.resize(size + 16, 0);
+    uint32_t s0 = kCapStreams;  // streams are in order: their ends ascend
+    while (s0 > 0 && st[s0 - 1].base + st[s0 - 1].end_bits / 8 + 16 > limit) --s0;
+    const uint8_t* from = s0 < kCapStreams ? st[s0].base : blk + size;
+    sc->tail.assign(from, blk + size);
+    sc->tail.resize(sc->tail.size() + 16, 0);
     const uint8_t* copy = sc->tail.data();
-    for (uint32_t s = 0; s < kCapStreams; ++s) st[s].base = copy + (st[s].base - blk);
-    blk = copy;
+    for (uint32_t s = s0; s < kCapStreams; ++s) st[s].base = copy + (st[s].base - from);
   }
   // Blocks of one frame often share their code lengths: the lookups of the
   // previous block are reused when its table bytes are the same. (The lanes'
@@ -515,11 +519,16 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
 }
 
 FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
+  FrameHeader h;
+  FrameOutcome out;
+  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
+  return capacity_decompress_opened(a, h);
+}
+
+FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHeader& h) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
-  FrameHeader h;
-  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
   if (h.mode != kModeCapacity || h.stored()) return reference_decompress(a);
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;

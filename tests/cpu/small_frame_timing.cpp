@@ -12,6 +12,8 @@
 // not a test.
 //
 //   splitzip_small_frame_timing [--kib 4,32,128] [--reps 200] [--batch 20]
+//                               [--mode fast|capacity] [--checksum off|on]
+//   (--mode / --checksum: only those rows, e.g. under perf record)
 #include <time.h>
 
 #include <algorithm>
@@ -56,6 +58,7 @@ void fail(const char* what, Status s) {
 int main(int argc, char** argv) {
   std::vector<uint64_t> kibs = {4, 32, 128};
   int reps = 200, batch = 20;
+  std::string only_mode, only_checksum;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (i + 1 >= argc) {
@@ -72,6 +75,10 @@ int main(int argc, char** argv) {
       }
     } else if (k == "--reps") {
       reps = std::atoi(v.c_str());
+    } else if (k == "--mode") {
+      only_mode = v;
+    } else if (k == "--checksum") {
+      only_checksum = v;
     } else if (k == "--batch") {
       batch = std::atoi(v.c_str());
     } else {
@@ -108,6 +115,8 @@ int main(int argc, char** argv) {
     std::vector<uint64_t> sizes(pages);
     for (Mode mode : {Mode::fast, Mode::capacity}) {
       for (bool csum : {false, true}) {
+        if (!only_mode.empty() && only_mode != (mode == Mode::capacity ? "capacity" : "fast")) continue;
+        if (!only_checksum.empty() && only_checksum != (csum ? "on" : "off")) continue;
         CompressOptions co;
         co.backend = "cpu";
         co.threads = 1;
