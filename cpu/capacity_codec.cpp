@@ -36,7 +36,10 @@
 //  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
-//    count.
+//    count. One thread runs without a parallel region, and the scratch
+//    (~160 KiB each way) is kept per thread from call to call: small frames
+//    (offload pages of a few KiB) paid more for its allocation and zeroing,
+//    and for the region's entry, than for their coding.
 #include "cpu/capacity_codec.h"
 
 #include <omp.h>
@@ -328,7 +331,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
     build_multi_table(t, sc->lookup.multi);
     static_assert(sizeof sc->lookup.steps == kCapTableSize, "one shift per window");
-    for (uint32_t x = 0; x < kCapTableSize; ++x) sc->lookup.steps[x] = static_cast<uint8_t>(sc->lookup.multi[x] >> 24);
+    cpu::cap_steps(sc->lookup.multi, sc->lookup.steps);
     std::memcpy(sc->table_bytes, blk, t.bytes);
     sc->table_size = t.bytes;
   }
