@@ -37,7 +37,7 @@
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
 //    count. One thread runs without a parallel region, and the scratch
-//    (~160 KiB each way) is kept per thread from call to call: small frames
+//    (150-165 KiB each way) is kept per thread from call to call: small frames
 //    (offload pages of a few KiB) paid more for its allocation and zeroing,
 //    and for the region's entry, than for their coding.
 #include "cpu/capacity_codec.h"
@@ -75,7 +75,7 @@ struct EncScratch {
   alignas(64) uint8_t streams[kCapStreams * kStreamSlot];
 };
 
-// Scratch kept per thread from call to call (~160 KiB each way): allocated
+// Scratch kept per thread from call to call (150-165 KiB each way): allocated
 // and value-initialised (zeroed) per frame, it cost more than coding a
 // small frame (offload pages of a few KiB) did. Default-initialised: every
 // byte read is written first.
