@@ -39,7 +39,10 @@
 //  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
-//    count.
+//    count. One thread runs without a parallel region, and the scratch
+//    (150-165 KiB each way) is kept per thread from call to call: small frames
+//    (offload pages of a few KiB) paid more for its allocation and zeroing,
+//    and for the region's entry, than for their coding.
 #include "cpu/capacity_codec.h"
 
 #include <omp.h>
@@ -69,6 +72,16 @@ struct EncScratch {
   alignas(64) uint8_t exps[kCapBlockElems];
   alignas(64) uint8_t streams[kCapStreams * kStreamSlot];
 };
+
+// Scratch kept per thread from call to call (150-165 KiB each way): allocated
+// and value-initialised (zeroed) per frame, it cost more than coding a
+// small frame (offload pages of a few KiB) did. Default-initialised: every
+// byte read is written first.
+EncScratch& enc_scratch() {
+  thread_local std::unique_ptr<EncScratch> s;
+  if (!s) s.reset(new EncScratch);
+  return *s;
+}
 
 // Split one block: residual parts into the frame, exponents and counts out.
 template <class T>
@@ -181,6 +194,10 @@ int thread_count(int requested, uint64_t n_blocks) {
 
 void parallel_block_hashes(const uint8_t* p, uint64_t bytes, uint64_t* hashes, int threads) {
   const auto count = static_cast<int64_t>(checksum_blocks(bytes));
+  if (threads == 1) {  // no parallel region: its entry is a fixed cost small frames notice
+    for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
+    return;
+  }
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
 }
@@ -261,6 +278,14 @@ struct DecScratch {
   uint32_t table_size = 0;                       // 0: none yet
 };
 
+// Kept per thread like EncScratch; the lookups carry over to the next
+// frame too when its first block has the same table.
+DecScratch& dec_scratch() {
+  thread_local std::unique_ptr<DecScratch> s;
+  if (!s) s.reset(new DecScratch);
+  return *s;
+}
+
 // Where decode_block left a block's exponents.
 enum class ExpLayout { rows, exps };
 
@@ -290,16 +315,20 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     total += z;
   }
   if (total != size) return Status::bad_code;
-  // The stream decoder reads up to 16 bytes past a stream's end: a block that
-  // ends within 16 bytes of the buffer's end (the frame's last) is decoded
-  // from a padded copy (the decoded codes and checks do not depend on the
-  // bytes past a stream, only the reads).
+  // The stream decoder reads up to 16 bytes past a stream's end: the streams
+  // that end within 16 bytes of the buffer's end (the frame's last block's
+  // last ones) are decoded from a padded copy of the block's bytes from the
+  // first of them on (the decoded codes and checks do not depend on the
+  // bytes past a stream, only the reads). Not the whole block: a copy of
+  // it was a fixed cost of every small frame.
   if (blk + size + 16 > limit) {
-    sc->tail.assign(blk, blk + size);
-    sc->tail.resize(size + 16, 0);
+    uint32_t s0 = kCapStreams;  // streams are in order: their ends ascend
+    while (s0 > 0 && st[s0 - 1].base + st[s0 - 1].end_bits / 8 + 16 > limit) --s0;
+    const uint8_t* from = s0 < kCapStreams ? st[s0].base : blk + size;
+    sc->tail.assign(from, blk + size);
+    sc->tail.resize(sc->tail.size() + 16, 0);
     const uint8_t* copy = sc->tail.data();
-    for (uint32_t s = 0; s < kCapStreams; ++s) st[s].base = copy + (st[s].base - blk);
-    blk = copy;
+    for (uint32_t s = s0; s < kCapStreams; ++s) st[s].base = copy + (st[s].base - from);
   }
   // Blocks of one frame often share their code lengths: the lookups of the
   // previous block are reused when its table bytes are the same. (The lanes'
@@ -307,7 +336,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   if (sc->table_size != t.bytes || std::memcmp(sc->table_bytes, blk, t.bytes) != 0) {
     build_multi_table(t, sc->lookup.multi);
     static_assert(sizeof sc->lookup.steps == kCapTableSize, "one shift per window");
-    for (uint32_t x = 0; x < kCapTableSize; ++x) sc->lookup.steps[x] = static_cast<uint8_t>(sc->lookup.multi[x] >> 24);
+    cpu::cap_steps(sc->lookup.multi, sc->lookup.steps);
     std::memcpy(sc->table_bytes, blk, t.bytes);
     sc->table_size = t.bytes;
   }
@@ -424,12 +453,13 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
   const bool stream = bytes >= cpu::stream_min_bytes();  // residuals past the caches: non-temporal stores
   uint64_t exp_bytes = 0;
-#pragma omp parallel num_threads(threads)
-  {
+  // One thread runs the body without a parallel region (the barriers are
+  // then orphaned: no-ops), whose entry and exit small frames notice.
+  auto body = [&] {
     const int t = omp_get_thread_num();
-    auto sc = std::make_unique<EncScratch>();
+    EncScratch* sc = &enc_scratch();
     std::vector<uint8_t> buf;
-    buf.reserve(kRoundBlocks * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
+    buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
     int32_t window = -1;  // the split's count window, carried from block to block (bf16, fp16, fp32)
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
@@ -440,10 +470,11 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
       for (uint64_t b = b0; b < b1; ++b) {
         const uint64_t first = b << kCapBlockLog2;
         const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
-        with_traits(a.dtype, [&](auto tr) { split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
+        with_traits(a.dtype, [&](auto tr) {
+          split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
         });
         const size_t before = buf.size();
-        encode_block(sc->exps, m, counts, sc.get(), &buf);
+        encode_block(sc->exps, m, counts, sc, &buf);
         sizes[b] = static_cast<uint32_t>(buf.size() - before);
       }
       used[8 * t] = buf.size();
@@ -463,6 +494,12 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
 #pragma omp barrier
     }
     if (t == 0) exp_bytes = written;
+  };
+  if (threads == 1) {
+    body();
+  } else {
+#pragma omp parallel num_threads(threads)
+    body();
   }
   const CapLayout L = capacity_layout(id, a.n, exp_bytes, n_checks);
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
@@ -490,11 +527,16 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
 }
 
 FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
+  FrameHeader h;
+  FrameOutcome out;
+  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
+  return capacity_decompress_opened(a, h);
+}
+
+FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHeader& h) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
-  FrameHeader h;
-  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
   if (h.mode != kModeCapacity || h.stored()) return reference_decompress(a);
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;
@@ -521,35 +563,39 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   const auto dt = static_cast<Dtype>(h.dtype);
   // Residual bytes per element of the dtypes with SIMD joins (finish_block).
   const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
-#pragma omp parallel num_threads(threads)
-  {
-    auto sc = std::make_unique<DecScratch>();
-#pragma omp for schedule(static)
-    for (int64_t bi = 0; bi < nb; ++bi) {
-      const auto b = static_cast<uint64_t>(bi);
-      const auto m = static_cast<uint32_t>(cap_block_len(n, b));
-      // The block's streams are short (~700 bytes each, 32 at once): too short
-      // for the hardware prefetcher, so the next block's bytes are fetched
-      // while this one decodes.
-      // The residuals too: their reads are spread over the tiles' transposes.
-      if (b + 1 < L.n_blocks) {
-        for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
-        if (res_bytes != 0) {
-          const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
-          const uint8_t* r = f + L.res_off + res_bytes * e0;
-          for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
-          if (dt == Dtype::fp16) {
-            const uint8_t* q = f + L.high_off + 3 * e0 / 8;
-            for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
-          }
+  auto block = [&](uint64_t b, DecScratch* sc) {
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    // The block's streams are short (~700 bytes each, 32 at once): too short
+    // for the hardware prefetcher, so the next block's bytes are fetched
+    // while this one decodes.
+    // The residuals too: their reads are spread over the tiles' transposes.
+    if (b + 1 < L.n_blocks) {
+      for (uint64_t o = blk_at[b + 1]; o < blk_at[b + 2]; o += 64) __builtin_prefetch(f + o);
+      if (res_bytes != 0) {
+        const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
+        const uint8_t* r = f + L.res_off + res_bytes * e0;
+        for (uint64_t o = 0; o < res_bytes * m1; o += 64) __builtin_prefetch(r + o);
+        if (dt == Dtype::fp16) {
+          const uint8_t* q = f + L.high_off + 3 * e0 / 8;
+          for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
         }
       }
-      ExpLayout layout;
-      st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc.get(), &layout);
-      if (st[b] == Status::ok)
-        with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
-          finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc.get(), layout, stream, dst);
-        });
+    }
+    ExpLayout layout;
+    st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc, &layout);
+    if (st[b] == Status::ok)
+      with_traits(static_cast<Dtype>(h.dtype),
+                  [&](auto tr) { finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst); });
+  };
+  if (threads == 1) {  // no parallel region (a fixed cost small frames notice)
+    DecScratch* sc = &dec_scratch();
+    for (uint64_t b = 0; b < L.n_blocks; ++b) block(b, sc);
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+      DecScratch* sc = &dec_scratch();
+#pragma omp for schedule(static)
+      for (int64_t bi = 0; bi < nb; ++bi) block(static_cast<uint64_t>(bi), sc);
     }
   }
   for (uint64_t b = 0; b < L.n_blocks; ++b)

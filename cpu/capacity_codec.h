@@ -6,10 +6,11 @@
 // CPU backend calls it in a few lines:
 //
 //   if (a.mode == Mode::capacity) return capacity_compress_frame(a);
-//   if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
+//   if (h.mode == kModeCapacity) return capacity_decompress_opened(a, h);
 #pragma once
 
 #include "core/codec_args.h"
+#include "core/header.h"
 
 namespace splitzip {
 
@@ -19,5 +20,10 @@ FrameOutcome capacity_compress_frame(const CompressArgs& args);
 
 // Whole frame of any kind (a non-mode-1 frame goes to reference_decompress).
 FrameOutcome capacity_decompress_frame(const DecompressArgs& args);
+
+// The same for a frame that open_host_frame(args, &h) accepted: the caller
+// that already opened it (the CPU backend) does not parse and check the
+// header and gaps twice.
+FrameOutcome capacity_decompress_opened(const DecompressArgs& args, const FrameHeader& h);
 
 }  // namespace splitzip

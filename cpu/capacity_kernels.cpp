@@ -16,6 +16,7 @@ HWY_EXPORT(CapTranspose);
 HWY_EXPORT(CapTransposeJoinBf16);
 HWY_EXPORT(CapJoinFp16);
 HWY_EXPORT(CapJoinFp32);
+HWY_EXPORT(CapSteps);
 HWY_EXPORT(CapacityTarget);
 
 bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
@@ -40,6 +41,8 @@ void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, cons
                    bool stream) {
   HWY_DYNAMIC_DISPATCH(CapJoinFp32)(exps, count, res, res_end, out, stream);
 }
+
+void cap_steps(const uint32_t* multi, uint8_t* steps) { HWY_DYNAMIC_DISPATCH(CapSteps)(multi, steps); }
 
 int64_t capacity_target() { return HWY_DYNAMIC_DISPATCH(CapacityTarget)(); }
 

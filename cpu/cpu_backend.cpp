@@ -218,7 +218,7 @@ FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = Ba
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
   if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
-  if (h.mode == kModeCapacity) return capacity_decompress_frame(a);
+  if (h.mode == kModeCapacity) return capacity_decompress_opened(a, h);  // opened once
   const uint64_t bytes = h.decoded_bytes();
   const bool verify = a.verify_checksum && h.has_checksum();
   // v2: block hashes taken while the output is written.

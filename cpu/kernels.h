@@ -183,6 +183,8 @@ struct CapLookup {
 // bits used. Reads up to 16 bytes past each stream. False: a stream ran out
 // (malformed).
 bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed);
+// lk->steps from lk->multi: steps[x] = multi[x] >> 24 for the 4096 windows.
+void cap_steps(const uint32_t* multi, uint8_t* steps);
 // rows[s * stride + i] is the
 // exponent of element i * 32 + s; indices [0, n16), n16 a multiple of 16.
 // cap_transpose writes the exponents in element order; the bf16 join writes
