@@ -449,14 +449,17 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   // OMP_WAIT_POLICY=passive) cost more; two threads / one, 256 MiB real
   // bf16: 1.67-1.70x -> 1.75-1.82x.
   constexpr uint64_t kRoundBlocks = 48;
-  const uint64_t per_round = kRoundBlocks * static_cast<uint64_t>(threads);
   std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
   const bool stream = bytes >= cpu::stream_min_bytes();  // residuals past the caches: non-temporal stores
   uint64_t exp_bytes = 0;
-  // One thread runs the body without a parallel region (the barriers are
-  // then orphaned: no-ops), whose entry and exit small frames notice.
-  auto body = [&] {
-    const int t = omp_get_thread_num();
+  // Thread t of a team of nt. One thread runs the body without a parallel
+  // region (whose entry and exit small frames notice) and without barriers:
+  // it may be inside a caller's parallel region (a batch's worker), where
+  // an orphaned barrier would bind to the caller's team. A team is sized by
+  // what OpenMP gave (nested regions may get fewer threads than asked for),
+  // never by what was asked.
+  auto body = [&](int t, int nt) {
+    const uint64_t per_round = kRoundBlocks * static_cast<uint64_t>(nt);
     EncScratch* sc = &enc_scratch();
     std::vector<uint8_t> buf;
     buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
@@ -478,9 +481,11 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
         sizes[b] = static_cast<uint32_t>(buf.size() - before);
       }
       used[8 * t] = buf.size();
+      if (nt > 1) {
 #pragma omp barrier
+      }
       uint64_t at = written, round = 0;
-      for (int u = 0; u < threads; ++u) {
+      for (int u = 0; u < nt; ++u) {
         if (u < t) at += used[8 * u];
         round += used[8 * u];
       }
@@ -491,15 +496,17 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
       const uint64_t end = L0.blk_off + at + buf.size();
       if (end <= a.capacity && end < stored) std::memcpy(f + L0.blk_off + at, buf.data(), buf.size());
       written += round;
+      if (nt > 1) {
 #pragma omp barrier
+      }
     }
     if (t == 0) exp_bytes = written;
   };
   if (threads == 1) {
-    body();
+    body(0, 1);
   } else {
 #pragma omp parallel num_threads(threads)
-    body();
+    body(omp_get_thread_num(), omp_get_num_threads());
   }
   const CapLayout L = capacity_layout(id, a.n, exp_bytes, n_checks);
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);

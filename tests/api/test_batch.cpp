@@ -71,16 +71,22 @@ void compress_matches_single_calls() {
     const uint64_t ns[1] = {p.data.size() / eb};
     Codebook cb;
     ASSERT_EQ(calibrate(d, bufs, ns, 1, &cb), Status::ok);
+    // Capacity mode too: its pages run inside the batch's parallel region
+    // (each with one thread), so nothing in it may assume a team of its own.
+    for (Mode mode : {Mode::fast, Mode::capacity})
     for (const Codebook* book : {static_cast<const Codebook*>(nullptr), static_cast<const Codebook*>(&cb)}) {
+      if (mode == Mode::capacity && book) continue;  // the codebook is not used there
       for (bool checksum : {false, true}) {
         CompressOptions o;
         o.codebook = book;
         o.checksum = checksum;
+        o.mode = mode;
         const auto want = single_frames(p, o);
         for (const char* backend : host_backends()) {
           for (int threads : {0, 1, 2, 3}) {
             SCOPED_TRACE(std::string(dtype_name(d)) + " " + backend + " threads " + std::to_string(threads) +
-                         (book ? " calibrated" : " dynamic") + (checksum ? " checksum" : ""));
+                         (book ? " calibrated" : " dynamic") + (checksum ? " checksum" : "") +
+                         (mode == Mode::capacity ? " capacity" : " fast"));
             o.backend = backend;
             o.threads = threads;
             const size_t count = p.n.size();

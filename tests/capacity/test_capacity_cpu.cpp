@@ -5,6 +5,7 @@
 // runnable Highway target (the decoder's kernels, cpu/capacity-inl.h, and
 // the encoder's split and histogram kernels are dispatched).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -450,6 +451,23 @@ TEST_P(CapacityCpu, SmallFramesInTurnKeepNoStaleTable) {
     ASSERT_EQ(dec(f[k], in[k].size(), 1, true, &out).status, Status::ok) << "frame " << k;
     ASSERT_EQ(out, in[k]) << "frame " << k;
   }
+}
+
+// Called from inside a caller's parallel region (a batch's workers, or an
+// application's own OpenMP team): with nested parallelism off, a request
+// for 2 or 3 threads gets a team of one, and the one-thread path runs in
+// the caller's team. Every block must still be coded (the same bytes as
+// the oracle) and nothing may wait on the caller's team (a barrier bound
+// to it would hang or skip blocks).
+TEST_P(CapacityCpu, InsideCallersParallelRegion) {
+  const uint64_t n = 5 * 65536 + 3;
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, 11, {});
+  const auto ref = enc(Dtype::bf16, in, true, 1, false);
+  std::vector<std::vector<uint8_t>> got(12);
+  omp_set_max_active_levels(1);
+#pragma omp parallel for num_threads(3) schedule(dynamic, 1)
+  for (int i = 0; i < 12; ++i) got[static_cast<size_t>(i)] = enc(Dtype::bf16, in, true, 1 + i % 3, true);
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(got[static_cast<size_t>(i)], ref) << "call " << i;
 }
 
 SPLITZIP_INSTANTIATE_PER_TARGET(CapacityCpu);
