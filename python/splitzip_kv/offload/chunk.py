@@ -81,7 +81,7 @@ def chunk_bound(dtype, n_parts, part_elems):
 
 
 _NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2"}
-_NAME_OF_DTYPE = {}  # dtype object -> name, filled as dtypes are seen (a str() per call cost ~1 us)
+_NAME_OF_DTYPE: dict[object, str] = {}  # dtype object -> name, filled as dtypes are seen (a str() per call cost ~1 us)
 
 
 def dtype_name(array):
