@@ -21,6 +21,7 @@
 #include "core/reference.h"
 #include "core/synthetic.h"
 #include "tests/cuda/capacity_emulator.h"
+#include "tests/support/backend_check.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {
@@ -29,23 +30,6 @@ namespace {
 constexpr uint8_t kPoison = 0xCD;
 constexpr uint64_t kSlack = 64;  // poisoned bytes after each destination
 const Dtype kCapDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
-
-std::vector<uint8_t> reference_frame(Dtype d, const std::vector<uint8_t>& in, Mode mode, bool checksum) {
-  const uint64_t n = in.size() / dtype_bytes(d);
-  CompressArgs a;
-  a.dtype = d;
-  a.n = n;
-  a.src = in.data();
-  std::vector<uint8_t> out(compress_bound(d, n));
-  a.dst = out.data();
-  a.capacity = out.size();
-  a.checksum = checksum;
-  a.mode = mode;
-  const FrameOutcome o = reference_compress(a);
-  EXPECT_EQ(o.status, Status::ok);
-  out.resize(o.status == Status::ok ? o.frame_size : 0);
-  return out;
-}
 
 FrameOutcome reference_decode(const std::vector<uint8_t>& frame, uint64_t cap) {
   std::vector<uint8_t> out(cap);

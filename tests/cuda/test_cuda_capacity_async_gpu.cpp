@@ -17,29 +17,13 @@
 #include "core/synthetic.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/compare.h"
+#include "tests/support/backend_check.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {
 namespace {
 
 const Dtype kCapDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
-
-std::vector<uint8_t> ref_frame(Dtype d, const std::vector<uint8_t>& in, Mode mode, bool checksum) {
-  const uint64_t n = in.size() / dtype_bytes(d);
-  CompressArgs a;
-  a.dtype = d;
-  a.n = n;
-  a.src = in.data();
-  std::vector<uint8_t> out(compress_bound(d, n));
-  a.dst = out.data();
-  a.capacity = out.size();
-  a.checksum = checksum;
-  a.mode = mode;
-  const FrameOutcome o = reference_compress(a);
-  EXPECT_EQ(o.status, Status::ok);
-  out.resize(o.frame_size);
-  return out;
-}
 
 cuda::EncodeConfig cap_cfg(Dtype d, bool checksum) {
   cuda::EncodeConfig c;
@@ -78,7 +62,7 @@ TEST(CudaCapacityAsync, SingleCallsEqualReferenceAndRoundTrip) {
                   Status::ok);
         SZ_CUDA_OK(cudaStreamSynchronize(s));
         ASSERT_EQ(download_value<Status>(est), Status::ok);
-        const auto want = ref_frame(d, in, Mode::capacity, ck);
+        const auto want = reference_frame(d, in, Mode::capacity, ck);
         ASSERT_EQ(download_value<uint64_t>(esz), want.size());
         EXPECT_TRUE(bytes_equal(frame.download(want.size()), want));
         ASSERT_EQ(download_value<Status>(dst_), Status::ok);
@@ -102,7 +86,7 @@ TEST(CudaCapacityAsync, BatchesMixingModes) {
   for (Dtype d : kCapDtypes)
     for (uint64_t n : {uint64_t{1}, uint64_t{65536}, uint64_t{200001}}) {
       const auto in = synth::generate(synth::Generator::gaussian_kv, d, n, 7 + n, {});
-      bufs.push_back({d, in, ref_frame(d, in, Mode::capacity, n % 2 == 0), Mode::capacity});
+      bufs.push_back({d, in, reference_frame(d, in, Mode::capacity, n % 2 == 0), Mode::capacity});
     }
   // Capacity-mode batch per dtype: frames equal the reference's.
   for (Dtype d : kCapDtypes) {
@@ -139,7 +123,7 @@ TEST(CudaCapacityAsync, BatchesMixingModes) {
         std::memcpy(&st, &sts[4 * i], 4);
         std::memcpy(&sz, &sizes[8 * i], 8);
         ASSERT_EQ(st, Status::ok) << dtype_name(d) << " item " << i;
-        const auto want = ref_frame(d, mine[i]->in, Mode::capacity, ck);
+        const auto want = reference_frame(d, mine[i]->in, Mode::capacity, ck);
         ASSERT_EQ(sz, want.size());
         EXPECT_TRUE(bytes_equal(dsts[i].download(sz), want)) << dtype_name(d) << " item " << i << " ck " << ck;
       }
@@ -148,7 +132,7 @@ TEST(CudaCapacityAsync, BatchesMixingModes) {
   // Mode-0 frames join the decode batch.
   for (Dtype d : {Dtype::bf16, Dtype::fp8_e4m3, Dtype::fp32}) {
     const auto in = synth::generate(synth::Generator::gaussian_kv, d, 100003, 3, {});
-    bufs.push_back({d, in, ref_frame(d, in, Mode::fast, true), Mode::fast});
+    bufs.push_back({d, in, reference_frame(d, in, Mode::fast, true), Mode::fast});
   }
   const uint64_t count = bufs.size();
   std::vector<DeviceBuffer> frames, outs;
@@ -192,7 +176,7 @@ TEST(CudaCapacityAsync, GoldenErrorVectorsInBatches) {
   const auto list = read_file(dir + "/LIST", &ok);
   ASSERT_TRUE(ok);
   const auto good_in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 70000, 4, {});
-  const auto good = ref_frame(Dtype::bf16, good_in, Mode::capacity, true);
+  const auto good = reference_frame(Dtype::bf16, good_in, Mode::capacity, true);
   std::istringstream is(std::string(list.begin(), list.end()));
   std::string name;
   while (is >> name) {
@@ -265,7 +249,7 @@ TEST(CudaCapacityAsync, GraphCaptureAndReplay) {
     SZ_CUDA_OK(cudaStreamSynchronize(s));
     ASSERT_EQ(download_value<Status>(est), Status::ok) << round;
     ASSERT_EQ(download_value<Status>(dstat), Status::ok) << round;
-    const auto want = ref_frame(d, data, Mode::capacity, true);
+    const auto want = reference_frame(d, data, Mode::capacity, true);
     EXPECT_TRUE(bytes_equal(frame.download(download_value<uint64_t>(esz)), want)) << round;
     EXPECT_TRUE(bytes_equal(out.download(bytes), data)) << round;
   }

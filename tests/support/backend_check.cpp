@@ -47,6 +47,18 @@ const char* name_of(Status s) { return status_name(s); }
 
 }  // namespace
 
+std::vector<uint8_t> reference_frame(Dtype d, const std::vector<uint8_t>& in, Mode mode, bool checksum) {
+  CompressOptions o;
+  o.checksum = checksum;
+  o.mode = mode;
+  std::vector<uint8_t> out(compress_bound(d, in.size() / dtype_bytes(d)));
+  const ::testing::AssertionResult r =
+      encode_with(nullptr, compress_args(d, in.data(), in.size() / dtype_bytes(d), o), &out);
+  EXPECT_TRUE(r);
+  if (!r) out.clear();
+  return out;
+}
+
 ::testing::AssertionResult matches_reference(const char* backend, Dtype dtype, const void* src, uint64_t n,
                                              const CompressOptions& opts) {
   const Backend* be = find_backend(backend);

@@ -6,10 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip::test {
+
+// The reference oracle's frame of `in` (whole elements of d) in that mode;
+// a test failure and an empty frame when the oracle refuses it.
+std::vector<uint8_t> reference_frame(Dtype d, const std::vector<uint8_t>& in, Mode mode, bool checksum);
 
 // Compresses src with the backend's compress_frame and with
 // reference_compress (same options otherwise; opts.backend is ignored),
