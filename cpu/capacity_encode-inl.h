@@ -333,6 +333,14 @@ HWY_INLINE void SplitCountWindowBf16(const uint8_t* in, uint64_t m, uint8_t* res
 }
 #endif
 
+// After a block's counts: AVX-512 picks the next block's window (-1 when
+// the block's values do not sit in one).
+HWY_INLINE void NextWindow(const uint64_t counts[256], uint64_t m, int32_t* window) {
+  uint64_t in_window = 0;
+  const uint32_t base = BestWindow(counts, &in_window);
+  *window = in_window * 32 >= m * 31 ? static_cast<int32_t>(base) : -1;
+}
+
 // Split and histogram of a bf16 block. AVX-512: *window is the 16-value
 // window the vector counter uses while splitting (-1: split, then count
 // with scalar tables), set for the next block from this block's counts (KV
@@ -362,9 +370,7 @@ void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
     uint64_t unused = 0;
     CountScalar(exps, m, counts, &unused);
   }
-  uint64_t in_window = 0;
-  const uint32_t base = BestWindow(counts, &in_window);
-  *window = in_window * 32 >= m * 31 ? static_cast<int32_t>(base) : -1;
+  NextWindow(counts, m, window);
 #else
   (void)window;
   SplitBf16(in, m, res, exps, stream);
@@ -555,12 +561,26 @@ HWY_INLINE void SplitFp32(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* re
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
-// After a block's counts: AVX-512 picks the next block's window (-1 when
-// the block's values do not sit in one).
-HWY_INLINE void NextWindow(const uint64_t counts[256], uint64_t m, int32_t* window) {
-  uint64_t in_window = 0;
-  const uint32_t base = BestWindow(counts, &in_window);
-  *window = in_window * 32 >= m * 31 ? static_cast<int32_t>(base) : -1;
+// The counts of an fp16 / fp32 block after its split: AVX-512 counted
+// inside the split when it had a window (win >= 0), else counts the
+// exponents now, then picks the next block's window; other targets run the
+// nibble mode's histogram of the input.
+template <class Traits>
+HWY_INLINE void FinishCounts(const uint8_t* in, const uint8_t* exps, uint64_t m, int32_t win, uint64_t counts[256],
+                             int32_t* window) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  (void)in;
+  if (win < 0) {
+    uint64_t unused = 0;
+    CountScalar(exps, m, counts, &unused);
+  }
+  NextWindow(counts, m, window);
+#else
+  (void)exps;
+  (void)win;
+  (void)window;
+  HistogramTyped<Traits>(in, m, counts, nullptr);
+#endif
 }
 
 // Split and histogram of an fp16 / fp32 block, with bf16's policy
@@ -596,16 +616,7 @@ void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* hig
   } else {
     SplitFp16<false>(in, h, m, res, high, exps, counts, win);
   }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  if (win < 0) {
-    uint64_t unused = 0;
-    CountScalar(exps, m, counts, &unused);
-  }
-  NextWindow(counts, m, window);
-#else
-  (void)window;
-  HistogramTyped<Fp16Traits>(in, m, counts, nullptr);
-#endif
+  FinishCounts<Fp16Traits>(in, exps, m, win, counts, window);
 #else
   (void)stream;
   (void)window;
@@ -637,16 +648,7 @@ void CapSplitCountFp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
   } else {
     SplitFp32<false>(in, h, m, res, exps, counts, win);
   }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  if (win < 0) {
-    uint64_t unused = 0;
-    CountScalar(exps, m, counts, &unused);
-  }
-  NextWindow(counts, m, window);
-#else
-  (void)window;
-  HistogramTyped<Fp32Traits>(in, m, counts, nullptr);
-#endif
+  FinishCounts<Fp32Traits>(in, exps, m, win, counts, window);
 #else
   (void)stream;
   (void)window;
