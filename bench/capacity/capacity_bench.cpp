@@ -2,7 +2,9 @@
 // splitzip rows of the capacity-mode benchmark (bench/capacity/run_peers.py
 // runs this and the peers in the same run). One JSON object per line:
 //   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]
-// Rows: capacity mode, fast host codec (cpu/capacity_codec.cpp); --memcpy: a
+// Rows: capacity mode through the public API with default options (block
+// checksum on), and the codec (cpu/capacity_codec.cpp) with the checksum off;
+// --fast-cpu: the fast mode through the public API; --memcpy: a
 // memcpy of the input in the same run; with --ref
 // also the scalar reference in both modes. Times are the best of REPS
 // alternating encode/decode runs, wall clock, GB/s of uncompressed bytes.
@@ -99,6 +101,32 @@ Row run(const std::vector<uint8_t>& in, Dtype d, int threads, int reps, Mode mod
   frame.resize(fs);
   r.frame = std::move(frame);
   return r;
+}
+
+// The public API with the cpu backend and default options otherwise.
+std::function<FrameOutcome(const CompressArgs&)> api_compress(Mode mode) {
+  return [mode](const CompressArgs& a) {
+    CompressOptions o;
+    o.backend = "cpu";
+    o.threads = a.threads;
+    o.mode = mode;
+    const Result r = compress(a.dtype, a.src, a.n, a.dst, a.capacity, o);
+    FrameOutcome f;
+    f.status = r.status;
+    f.frame_size = r.size;
+    return f;
+  };
+}
+
+FrameOutcome api_decompress(const DecompressArgs& a) {
+  DecompressOptions o;
+  o.backend = "cpu";
+  o.threads = a.threads;
+  const Result r = decompress(a.src, a.src_size, a.dst, a.capacity, o);
+  FrameOutcome f;
+  f.status = r.status;
+  f.decoded_size = r.size;
+  return f;
 }
 
 void print(const char* name, const Row& r, int threads, const char* extra = "") {
@@ -217,30 +245,14 @@ int main(int argc, char** argv) {
     const Row rf = run(in, d, 1, 1, Mode::fast, reference_compress, reference_decompress);
     print("splitzip-fast (reference)", rf, 1);
   }
-  print("splitzip-capacity (cpu)", cap, threads, extra.c_str());
-  if (fast_cpu) {  // mode 0 through the public API, cpu backend (library build: build_lib.sh)
-    const Row fr = run(
-        in, d, threads, reps, Mode::fast,
-        [](const CompressArgs& a) {
-          CompressOptions o;
-          o.backend = "cpu";
-          o.threads = a.threads;
-          const Result r = compress(a.dtype, a.src, a.n, a.dst, a.capacity, o);
-          FrameOutcome f;
-          f.status = r.status;
-          f.frame_size = r.size;
-          return f;
-        },
-        [](const DecompressArgs& a) {
-          DecompressOptions o;
-          o.backend = "cpu";
-          o.threads = a.threads;
-          const Result r = decompress(a.src, a.src_size, a.dst, a.capacity, o);
-          FrameOutcome f;
-          f.status = r.status;
-          f.decoded_size = r.size;
-          return f;
-        });
+  print("splitzip-capacity (cpu, no checksum)", cap, threads, extra.c_str());
+  // What users run: the public API, backend "cpu", default options (the
+  // block checksum on, verified on decode).
+  const Row api = run(in, d, threads, reps, Mode::capacity, api_compress(Mode::capacity),
+                      api_decompress);
+  print("splitzip-capacity (cpu)", api, threads);
+  if (fast_cpu) {  // mode 0 the same way (library build: build_lib.sh)
+    const Row fr = run(in, d, threads, reps, Mode::fast, api_compress(Mode::fast), api_decompress);
     print("splitzip-fast (cpu)", fr, threads);
   }
   if (memcpy_row) {  // baseline in the same run: copy of the input, both directions
