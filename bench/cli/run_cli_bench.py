@@ -5,17 +5,26 @@
 usage: run_cli_bench.py [--splitzip PATH] [--size-mib 256] [--reps 3]
                         [--rss-mib 1024] [--workdir /dev/shm/...] [--out-dir bench/results]
                         [--frame-sweep 64K,128K,256K,512K,1M] [--plot-python PY] [--quick]
+                        [--timing PATH_TO_splitzip_cpu_timing]
 
 Times whole processes on a file in tmpfs, as a user runs them: splitzip
 compress/decompress with DEFAULT options (dynamic codebook, checksum on) at
--T1 and -T2, next to zstd -1/-3 (-T1/-T2), lz4 -1 and cp, in the same run,
-best of --reps runs taken in alternating order (every job once per round).
+-T1 and -T2, the same in capacity mode (`--mode capacity`, FORMAT.md 4.6,
+checksum on) at -T1 and -T2, next to zstd -1/-3 (-T1/-T2), lz4 -1 and cp, in
+the same run, best of --reps runs taken in alternating order (every job once
+per round). Every round checks every splitzip output: each decompress gives
+the input back byte for byte, each compress gives the bytes of the reference
+stream of its mode (the same for any -T); a difference stops the run.
 Each process is timed by wall clock; its peak RSS, user/system time and page
 faults come from GNU time (/usr/bin/time). Ratios are input bytes / output bytes.
 
 Also: peak RSS of splitzip at --rss-mib (default 1 GiB) both ways, a frame
 size sweep (dynamic vs calibrated codebook, no checksum), the ratio on the
-bundled real KV, and the issue-12 targets with PASS/MISS. Writes
+bundled real KV, the issue-12 targets with PASS/MISS, capacity mode's
+ratio and speed against zstd -1/-3 of the same run, and (when
+splitzip_cpu_timing is built next to splitzip, or --timing names it) the CLI's
+capacity -T1 times against the library's capacity codec on the same bytes in
+memory, frame by frame as the CLI codes them. Writes
 OUT_DIR/cli.json and OUT_DIR/cli.md, then OUT_DIR/cli.png with
 plot_cli_bench.py (needs matplotlib: --plot-python names a Python that has
 it, e.g. a venv's).
@@ -68,6 +77,30 @@ def rm(*paths):
 
 def cmp_files(a, b):
     return subprocess.call(["cmp", "-s", a, b]) == 0
+
+
+def must_match(out, ref, what):
+    """Stops the run (exit 1, message on stderr) when out's bytes differ from ref's."""
+    if not cmp_files(out, ref):
+        sys.exit("run_cli_bench.py: MISMATCH: %s: %s differs from %s" % (what, out, ref))
+
+
+def kernel_capacity(timing, src, mib, frame_kib, reps):
+    """The library's capacity codec on src's bytes in memory, one thread,
+    frames of frame_kib KiB with the checksum on (as the CLI's defaults),
+    via splitzip_cpu_timing; best of reps rounds by thread CPU time. Returns
+    dict(enc_s, dec_s, memcpy_s, ratio) or None when the tool fails."""
+    import re
+    cmd = [timing, "--mode", "capacity", "--frames", str(frame_kib), "--checksum", "--data", "file:" + src,
+           "--mb", str(mib), "--reps", str(max(reps, 3)), "--cpu-time"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    m = re.search(r"memcpy [\d.]+ GB/s \(([\d.]+) s\) \| capacity encode [\d.]+ GB/s \(([\d.]+) s, .*"
+                  r"decode [\d.]+ GB/s \(([\d.]+) s, .*ratio ([\d.]+)", p.stdout)
+    if p.returncode != 0 or not m:
+        print("kernel timing skipped: %s gave %d: %s" % (" ".join(cmd), p.returncode, p.stdout.strip()[-300:]))
+        return None
+    return {"cmd": " ".join([os.path.basename(timing)] + cmd[1:]).replace("file:" + src, "file:INPUT"),
+            "memcpy_s": float(m.group(1)), "enc_s": float(m.group(2)), "dec_s": float(m.group(3)), "ratio": float(m.group(4))}
 
 
 def write_floor(path, nbytes, threads, reps):
@@ -140,6 +173,8 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(REPO, "bench", "results"))
     ap.add_argument("--frame-sweep", default="64K,128K,256K,512K,1M", help="'' to skip")
     ap.add_argument("--plot-python", default=sys.executable)
+    ap.add_argument("--timing", default=None,
+                    help="splitzip_cpu_timing for the kernel comparison (default: next to --splitzip; '' to skip)")
     ap.add_argument("--quick", action="store_true", help="64 MiB, 1 rep, RSS at 256 MiB, short sweep")
     ap.add_argument("--note", default="", help="one line on the build measured (commit, backends), put in cli.md")
     ap.add_argument("--render-only", metavar="JSON", help="rewrite OUT_DIR/cli.md (and the chart) from a cli.json")
@@ -167,6 +202,9 @@ def main():
         sys.exit("run_cli_bench.py: no splitzip at %s (build it, or pass --splitzip)" % sz)
     work = a.workdir or "/dev/shm/splitzip-cli-bench.%d" % os.getpid()
     os.makedirs(work, exist_ok=True)
+    if not a.workdir:  # also when a check stops the run: tmpfs holds it in memory
+        import atexit
+        atexit.register(shutil.rmtree, work, True)
     W = lambda n: os.path.join(work, n)  # noqa: E731
     info = machine_info(sz)
     print("machine: %s, %s CPUs, L2 %s, load %s" % (info.get("cpu"), info["nproc"], info.get("l2"),
@@ -183,21 +221,37 @@ def main():
 
     # Outputs of the compress jobs feed the decompress jobs; they are made
     # once (untimed) first.
-    szf, z1, z3, l4 = W("kv.sz"), W("kv.1.zst"), W("kv.3.zst"), W("kv.lz4")
-    rm(szf, z1, z3, l4)
+    szf, szc, z1, z3, l4 = W("kv.sz"), W("kv.cap.sz"), W("kv.1.zst"), W("kv.3.zst"), W("kv.lz4")
+    rm(szf, szc, z1, z3, l4)
     subprocess.check_call([sz, "compress", "-o", szf, src])
+    subprocess.check_call([sz, "compress", "--mode", "capacity", "-o", szc, src])
+    # A capacity row must time capacity frames: byte 49 of a frame header is
+    # its mode (FORMAT.md 4.6: 1 = capacity).
+    with open(szc, "rb") as f:
+        hdr = f.read(64)
+    if len(hdr) < 64 or hdr[49] != 1:
+        sys.exit("run_cli_bench.py: MISMATCH: `compress --mode capacity` wrote no capacity frame (mode byte %r)"
+                 % (hdr[49:50],))
+    for ref, what in ((szf, "default"), (szc, "--mode capacity")):
+        rm(W("check"))
+        subprocess.check_call([sz, "decompress", "-o", W("check"), ref])
+        must_match(W("check"), src, "reference %s stream decompressed" % what)
+    rm(W("check"))
     subprocess.check_call(["zstd", "-q", "-1", src, "-o", z1])
     subprocess.check_call(["zstd", "-q", "-3", src, "-o", z3])
     subprocess.check_call(["lz4", "-q", "-1", src, l4])
-    sizes = {"splitzip": os.path.getsize(szf), "zstd -1": os.path.getsize(z1), "zstd -3": os.path.getsize(z3),
-             "lz4 -1": os.path.getsize(l4), "cp": nbytes}
+    sizes = {"splitzip": os.path.getsize(szf), "splitzip capacity": os.path.getsize(szc),
+             "zstd -1": os.path.getsize(z1), "zstd -3": os.path.getsize(z3), "lz4 -1": os.path.getsize(l4), "cp": nbytes}
     o = W("out")
+    CAP = "splitzip --mode capacity"
     jobs = [  # (direction, name, threads, argv, output size key)
         ("compress", "splitzip", 1, [sz, "compress", "-T1", "-o", o, src], "splitzip"),
         ("compress", "splitzip", 2, [sz, "compress", "-T2", "-o", o, src], "splitzip"),
         ("compress", "splitzip --no-checksum", 1, [sz, "compress", "-T1", "--no-checksum", "-o", o, src], None),
         ("compress", "splitzip --codebook --no-checksum", 1,
          [sz, "compress", "-T1", "--codebook", cb, "--no-checksum", "-o", o, src], None),
+        ("compress", CAP, 1, [sz, "compress", "-T1", "--mode", "capacity", "-o", o, src], "splitzip capacity"),
+        ("compress", CAP, 2, [sz, "compress", "-T2", "--mode", "capacity", "-o", o, src], "splitzip capacity"),
         ("compress", "zstd -1", 1, ["zstd", "-q", "-1", "-T1", src, "-o", o], "zstd -1"),
         ("compress", "zstd -1", 2, ["zstd", "-q", "-1", "-T2", src, "-o", o], "zstd -1"),
         ("compress", "zstd -3", 1, ["zstd", "-q", "-3", "-T1", src, "-o", o], "zstd -3"),
@@ -206,6 +260,8 @@ def main():
         ("compress", "cp", 1, ["cp", src, o], "cp"),
         ("decompress", "splitzip", 1, [sz, "decompress", "-T1", "-o", o, szf], "splitzip"),
         ("decompress", "splitzip", 2, [sz, "decompress", "-T2", "-o", o, szf], "splitzip"),
+        ("decompress", CAP, 1, [sz, "decompress", "-T1", "-o", o, szc], "splitzip capacity"),
+        ("decompress", CAP, 2, [sz, "decompress", "-T2", "-o", o, szc], "splitzip capacity"),
         ("decompress", "zstd -1", 1, ["zstd", "-q", "-d", z1, "-o", o], "zstd -1"),
         ("decompress", "zstd -3", 1, ["zstd", "-q", "-d", z3, "-o", o], "zstd -3"),
         ("decompress", "lz4 -1", 1, ["lz4", "-q", "-d", l4, o], "lz4 -1"),
@@ -213,11 +269,20 @@ def main():
     ]
     runs = {i: [] for i in range(len(jobs))}
     for rep in range(a.reps):
-        for i, (d, name, t, cmd, _) in enumerate(jobs):
+        for i, (d, name, t, cmd, key) in enumerate(jobs):
             rm(o)
             r = run_timed(cmd)
-            if d == "decompress" and rep == 0 and not cmp_files(o, src):
-                sys.exit("run_cli_bench.py: %s -T%d did not reproduce the input" % (name, t))
+            # Every round, untimed: decompress outputs are the input; the
+            # splitzip compress outputs are their mode's reference stream.
+            if d == "decompress":
+                must_match(o, src, "%s -T%d decompress did not reproduce the input" % (name, t))
+            elif key in ("splitzip", "splitzip capacity"):
+                must_match(o, szf if key == "splitzip" else szc, "%s -T%d compress output" % (name, t))
+            elif name.startswith("splitzip"):  # other options, other bytes: they must decode to the input
+                rm(W("check"))
+                subprocess.check_call([sz, "decompress", "-o", W("check"), o])
+                must_match(W("check"), src, "%s -T%d compress output decompressed" % (name, t))
+                rm(W("check"))
             runs[i].append(r)
         print("round %d/%d done (load %.1f)" % (rep + 1, a.reps, os.getloadavg()[0]), flush=True)
     rm(o)
@@ -316,13 +381,37 @@ def main():
             targets.append(("dynamic-codebook encode at 64 KiB frames >= 0.8x calibrated (speed)",
                             s["calibrated_s"] / s["dynamic_s"], ">=", 0.8))
     targets.append(("ratio on the bundled real KV (defaults)", bundled_ratio, ">=", 1.329))
+    # Capacity mode against zstd (and the default fast mode), same run.
+    capacity = []
+    for d, t in (("compress", 1), ("compress", 2), ("decompress", 1), ("decompress", 2)):
+        mine = best_of(d, CAP, t)
+        for peer in ("zstd -1", "zstd -3", "splitzip"):
+            # zstd decompresses with one thread whatever -T says: its -T1 row.
+            pt = 1 if (d == "decompress" and peer != "splitzip") else t
+            other = best_of(d, peer, pt)
+            capacity.append({"direction": d, "threads": t, "peer": peer, "peer_threads": pt,
+                             "capacity_s": mine, "peer_s": other, "speedup": other / mine,
+                             "capacity_ratio": nbytes / sizes["splitzip capacity"], "peer_ratio": nbytes / sizes[peer]})
+    # The CLI against the library's capacity codec on the same bytes in
+    # memory (one thread, the CLI's default frame, checksum on).
+    kernel = None
+    timing = a.timing if a.timing is not None else os.path.join(os.path.dirname(sz), "splitzip_cpu_timing")
+    if timing and os.access(timing, os.X_OK):
+        kernel = kernel_capacity(timing, src, a.size_mib, 512, a.reps)
+        if kernel:
+            for d, k in (("compress", "enc_s"), ("decompress", "dec_s")):
+                row = next(x for x in rows if x["direction"] == d and x["tool"] == CAP and x["threads"] == 1)
+                kernel[d] = {"cli_s": row["best"]["wall_s"], "cli_cpu_s": row["best"]["user_s"] + row["best"]["sys_s"],
+                             "cli_user_s": row["best"]["user_s"], "cli_sys_s": row["best"]["sys_s"],
+                             "kernel_s": kernel[k], "cp_s": best_of(d, "cp")}
+            print("kernel: %s" % json.dumps(kernel), flush=True)
     ops = {"<=": lambda x, y: x <= y, ">=": lambda x, y: x >= y, ">": lambda x, y: x > y}
     tgt = [{"target": n, "value": v, "op": op, "limit": lim, "pass": bool(ops[op](v, lim))} for n, v, op, lim in targets]
 
     info["loadavg_end"] = os.getloadavg()
     result = {"input_mib": a.size_mib, "input_bytes": nbytes, "reps": a.reps, "machine": info, "rows": rows,
               "sweep": sweep, "rss": rss, "floor": floor, "rss_mib": a.rss_mib, "bundled_ratio": bundled_ratio, "targets": tgt,
-              "note": a.note}
+              "capacity": capacity, "kernel": kernel, "note": a.note}
     os.makedirs(a.out_dir, exist_ok=True)
     jpath = os.path.join(a.out_dir, "cli.json")
     with open(jpath, "w") as f:
@@ -331,7 +420,7 @@ def main():
     with open(os.path.join(a.out_dir, "cli.md"), "w") as f:
         f.write(md)
     print(md)
-    rm(src, cb, szf, z1, z3, l4)
+    rm(src, cb, szf, szc, z1, z3, l4)
     if not a.workdir:
         shutil.rmtree(work, ignore_errors=True)
     rc = subprocess.call([a.plot_python, os.path.join(HERE, "plot_cli_bench.py"), jpath,
@@ -422,6 +511,50 @@ def render_md(r):
     L.append("")
     L.append("Ratio of splitzip on the bundled real KV (`data/kv/stories260k/*.bf16` as one stream, defaults): %.4f.\n"
              % r["bundled_ratio"])
+    if r.get("capacity"):
+        L.append("## Capacity mode (`--mode capacity`) against zstd\n")
+        L.append("The rows `splitzip --mode capacity` above, as ratios to the other rows of the same run "
+                 "(checksum on, as by default). speed = peer time / capacity time (above 1: capacity is "
+                 "faster). zstd decompresses with one thread, so capacity -T2 decompress is set against "
+                 "zstd's only row; `splitzip` is the default fast mode.\n")
+        L.append("| direction | capacity -T | peer | capacity (s) | peer (s) | speed | capacity ratio | peer ratio |")
+        L.append("|---|---:|---|---:|---:|---:|---:|---:|")
+        def peer(c):
+            p = "fast mode (default)" if c["peer"] == "splitzip" else c["peer"]
+            if c["direction"] == "decompress" and c["peer"] != "splitzip":
+                return p + " -d"  # zstd's decoder has no -T
+            return "%s -T%d" % (p, c["peer_threads"])
+        for c in r["capacity"]:
+            L.append("| %s | %d | %s | %.3f | %.3f | %.2fx | %.4f | %.4f |" % (
+                c["direction"], c["threads"], peer(c), c["capacity_s"], c["peer_s"],
+                c["speedup"], c["capacity_ratio"], c["peer_ratio"]))
+        L.append("")
+        for c in r["capacity"]:
+            if c["threads"] == 1 and c["peer"] != "splitzip":
+                L.append("- capacity %s -T1 is %.2f times as fast as %s, at ratio %.4f vs %.4f." % (
+                    c["direction"], c["speedup"], peer(c), c["capacity_ratio"], c["peer_ratio"]))
+        for c in r["capacity"]:
+            if c["threads"] == 1 and c["peer"] == "splitzip":
+                L.append("- capacity %s -T1 takes %.2f times the fast mode's time, for ratio %.4f vs %.4f." % (
+                    c["direction"], 1 / c["speedup"], c["capacity_ratio"], c["peer_ratio"]))
+        L.append("")
+    k = r.get("kernel")
+    if k:
+        L.append("## Capacity mode: the CLI against the codec\n")
+        L.append("The codec: `%s` (the library's capacity codec on this input's bytes in memory, one thread, "
+                 "%d KiB frames as the CLI cuts them, checksum on; best round by thread CPU time). A whole "
+                 "process adds reading the input and writing the output, which `cp` of the input bounds "
+                 "(it reads and writes the input's size; compress writes less, decompress reads less).\n"
+                 % (k["cmd"], 512))
+        L.append("| -T1 | CLI wall (s) | CLI user (s) | CLI sys (s) | codec (s) | cp (s) | codec + cp (s) | "
+                 "CLI / (codec + cp) | CLI user / codec |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for d in ("compress", "decompress"):
+            x = k[d]
+            L.append("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.2f |" % (
+                d, x["cli_s"], x["cli_user_s"], x["cli_sys_s"], x["kernel_s"], x["cp_s"], x["kernel_s"] + x["cp_s"],
+                x["cli_s"] / (x["kernel_s"] + x["cp_s"]), x["cli_user_s"] / x["kernel_s"]))
+        L.append("\n(GNU `time` gives user/sys time in steps of 10 ms.)\n")
     return "\n".join(L) + "\n"
 
 

@@ -4,7 +4,7 @@
 // multi-thread crossover behind cpu::parallel_min_bytes(). A development
 // tool, not a test: the timed numbers go into the report and README.
 //
-//   splitzip_cpu_timing [--mb 256] [--dtype bf16] [--data real|synth|heavy]
+//   splitzip_cpu_timing [--mb 256] [--dtype bf16] [--data real|synth|heavy|file:PATH]
 //                       [--reps 5] [--threads 1,2] [--zstd] [--threshold]
 //                       [--target AVX2|SSE4|SSSE3|SCALAR] [--cpu-time]
 //                       [--stream-min BYTES]  (non-temporal store threshold)
@@ -14,7 +14,12 @@
 //                       [--batch [--pages 4096] [--page-kib 16]]  (pages vs one buffer)
 //                       [--checksum]  (with --frames / --batch: v2 block checksum on)
 //                       [--mode capacity]  (capacity mode, FORMAT.md 4.6: encode and
-//                                           decode without and with the checksum)
+//                                           decode without and with the checksum;
+//                                           with --frames: capacity frames of KIB)
+//
+// --data file:PATH tiles the bytes of a raw file (of --dtype) to --mb MiB;
+// with the file's own size, the kernel codes the very bytes a whole-process
+// CLI run reads (bench/cli/run_cli_bench.py).
 //
 // --frames: one thread codes --mb MiB as consecutive frames of KIB each (as
 // the streaming CLI and serving stacks do): memcpy of the whole buffer,
@@ -97,7 +102,20 @@ std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
     return synth::generate(synth::Generator::heavy_tail, d, n, 1234, p);
   }
   std::vector<uint8_t> pool;
-  if (d == Dtype::bf16) {
+  if (kind.rfind("file:", 0) == 0) {  // a raw file of d (the CLI bench's input): the same bytes in memory
+    std::FILE* fp = std::fopen(kind.c_str() + 5, "rb");
+    if (!fp) {
+      std::fprintf(stderr, "cannot open %s\n", kind.c_str() + 5);
+      std::exit(1);
+    }
+    uint8_t buf[1 << 16];
+    for (size_t got; (got = std::fread(buf, 1, sizeof buf, fp)) > 0;) pool.insert(pool.end(), buf, buf + got);
+    std::fclose(fp);
+    pool.resize(pool.size() / dtype_bytes(d) * dtype_bytes(d));
+  } else if (kind != "real") {
+    std::fprintf(stderr, "--data: real, synth, heavy or file:PATH\n");
+    std::exit(2);
+  } else if (d == Dtype::bf16) {
     for (const auto& name : test::bf16_data_files()) {
       if (name.rfind("layer00", 0) == 0) continue;
       const auto b = test::load_data_file(name);
@@ -114,7 +132,7 @@ std::vector<uint8_t> make_input(Dtype d, uint64_t n, const std::string& kind) {
     for (const auto& in : test::real_inputs(d)) pool.insert(pool.end(), in.bytes.begin(), in.bytes.end());
   }
   if (pool.empty()) {
-    std::fprintf(stderr, "no real data found; use --data synth\n");
+    std::fprintf(stderr, "no input data found (real data missing, or an empty file); use --data synth\n");
     std::exit(1);
   }
   const uint64_t bytes = n * dtype_bytes(d);
@@ -301,6 +319,10 @@ void run_frames(const Args& a) {
     o.threads = 1;
     o.codebook = book;
     o.checksum = a.checksum;
+    if (a.mode == Mode::capacity) {  // no codebook: per-block Huffman tables
+      o.mode = Mode::capacity;
+      o.codebook = nullptr;
+    }
     for (uint64_t i = 0; i < n; i += fn) {
       const uint64_t k = std::min(fn, n - i);
       const Result r = compress(a.dtype, src.data() + i * eb, k, frames.data() + off, frames.size() - off, o);
@@ -328,6 +350,30 @@ void run_frames(const Args& a) {
       pos += r.size;
     }
   };
+  if (a.mode == Mode::capacity) {
+    // As the CLI codes --mode capacity: frame by frame, one thread; memcpy,
+    // encode and decode in turn each round, the best round of each.
+    const uint64_t cap_bytes = encode_all(nullptr);
+    decode_all();
+    if (std::memcmp(out.data(), src.data(), bytes) != 0) {
+      std::printf("capacity round trip differs\n");
+      std::exit(1);
+    }
+    double mem = 1e30, enc = 1e30, dec = 1e30;
+    for (int r = 0; r < a.reps; ++r) {
+      mem = std::min(mem, best_seconds(1, [&] { std::memcpy(out.data(), src.data(), bytes); }));
+      enc = std::min(enc, best_seconds(1, [&] { encode_all(nullptr); }));
+      dec = std::min(dec, best_seconds(1, [&] { decode_all(); }));
+    }
+    const double gb = bytes / 1e9;
+    std::printf("dtype %s, %.0f MiB as %llu KiB frames%s, data %s, target %s, capacity mode, 1 thread, best of %d\n",
+                dtype_name(a.dtype), bytes / 1048576.0, static_cast<unsigned long long>(a.frame_kib),
+                a.checksum ? " with checksum" : "", a.data.c_str(), cpu::target_name(cpu::active_target()), a.reps);
+    std::printf("memcpy %.2f GB/s (%.4f s) | capacity encode %.2f GB/s (%.4f s, %.2fx memcpy) | decode %.2f GB/s "
+                "(%.4f s, %.2fx memcpy) | ratio %.4f\n",
+                gb / mem, mem, gb / enc, enc, mem / enc, gb / dec, dec, mem / dec, double(bytes) / double(cap_bytes));
+    return;
+  }
   const uint64_t cal_bytes = encode_all(&cb);
   decode_all();
   if (std::memcmp(out.data(), src.data(), bytes) != 0) {
