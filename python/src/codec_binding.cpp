@@ -72,7 +72,12 @@ nb::dict info_dict(const splitzip::FrameInfo& fi, uint64_t offset) {
   d["checksum"] = fi.has_checksum;
   d["chunk_log2"] = fi.chunk_log2;
   d["n_elems"] = fi.n_elems;
-  d["escape_count"] = fi.escape_count;
+  // A capacity frame's header keeps its coded exponent bytes where a fast
+  // frame keeps its escape count (FORMAT.md 4.6).
+  const bool capacity = !fi.stored && fi.mode == splitzip::Mode::capacity;
+  d["mode"] = capacity ? "capacity" : "fast";
+  d["escape_count"] = capacity ? nb::none() : nb::object(nb::int_(fi.escape_count));
+  d["exponent_bytes"] = capacity ? nb::object(nb::int_(fi.escape_count)) : nb::none();
   d["frame_size"] = fi.frame_size;
   d["decoded_size"] = fi.decoded_size;
   d["content_checksum"] = fi.content_checksum;
@@ -82,7 +87,7 @@ nb::dict info_dict(const splitzip::FrameInfo& fi, uint64_t offset) {
                                  ? nb::object(nb::int_(uint64_t{1} << fi.checksum_block_log2))
                                  : nb::none();
   d["checksum_blocks"] = fi.checksum_blocks;
-  d["codebook"] = fi.stored ? nb::none() : nb::cast(fi.codebook);
+  d["codebook"] = fi.stored || capacity ? nb::none() : nb::cast(fi.codebook);
   d["tensor"] = fi.has_tensor;
   return d;
 }

@@ -132,6 +132,13 @@ def test_mode_capacity(dtype, n):
     assert bytes(out[: r.size]) == frame
     if n == 70000:  # tables and stream sizes pay off on large inputs
         assert len(frame) < len(fast)
+    info, finfo = splitzip_kv.frame_info(frame), splitzip_kv.frame_info(fast)
+    assert finfo["mode"] == "fast" and finfo["exponent_bytes"] is None and finfo["escape_count"] >= 0
+    if n > 1:  # header bytes 16..23 are the coded exponents' size, not escapes
+        assert info["mode"] == "capacity" and info["escape_count"] is None and info["codebook"] is None
+        assert 0 < info["exponent_bytes"] < n
+    else:
+        assert info["stored"] and info["mode"] == "fast"
 
 
 @pytest.mark.parametrize("mode", ["turbo", "", None, 1])

@@ -422,6 +422,30 @@ case_mode() {
   expect_rc 0 "$SZ" verify k.data.sz k.data
   expect_rc 0 "$SZ" decompress -o back.data k.data.sz
   cmp -s back.data "$DATA/layer00_k.bf16" || die "capacity round trip differs"
+  # A capacity frame's header bytes 16..23 hold its coded exponent bytes,
+  # not escapes: inspect, verify and compress -v say so (they once showed
+  # them as an escape count of ~35% and a predicted ratio of 0.80).
+  "$SZ" inspect --json k.data.sz > cap.json || die "inspect capacity frame"
+  json_field cap.json "j['coding']=='capacity' and j['mode']=='coded' and j['escape_count'] is None and \
+    j['escape_rate'] is None and j['predicted_ratio'] is None and j['codebook']==[] and \
+    2 < j['exponent_bits_per_elem'] < 4 and j['exponent_bytes'] > 0 and j['ratio'] > 1.4" | grep -qx True ||
+    die "inspect --json of a capacity frame: $(cat cap.json)"
+  "$SZ" inspect --json f.data.sz > fast.json || die "inspect fast frame"
+  json_field fast.json "j['coding']=='fast' and j['exponent_bytes'] is None and j['escape_count'] >= 0" |
+    grep -qx True || die "inspect --json of a fast frame: $(cat fast.json)"
+  "$SZ" inspect k.data.sz > cap.txt || die "inspect capacity frame (text)"
+  grep -q "mode coded (capacity)" cap.txt && grep -q "exponent bytes" cap.txt && ! grep -q "escapes" cap.txt ||
+    { cat cap.txt >&2; die "inspect text of a capacity frame"; }
+  cat k.data.sz f.data.sz > both.sz
+  "$SZ" inspect --json both.sz > both.json || die "inspect a capacity + fast stream"
+  json_field both.json "j['exponent_bytes']==j['frames'][0]['exponent_bytes'] and \
+    j['escape_count']==j['frames'][1]['escape_count']" | grep -qx True || die "stream totals: $(cat both.json)"
+  expect_rc 0 "$SZ" verify -v k.data.sz k.data
+  grep -q "capacity" err.txt || { cat err.txt >&2; die "verify -v does not name the capacity coding"; }
+  rm -f k.data.sz
+  expect_rc 0 "$SZ" compress -v --mode capacity --dtype bf16 k.data
+  grep -q "exponents [0-9.]* bits each" err.txt && ! grep -q "escapes" err.txt ||
+    { cat err.txt >&2; die "compress -v of capacity frames reports escapes"; }
 }
 
 case_bench() {

@@ -16,6 +16,7 @@
 #include "tools/cli/container_roundtrip.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/frames.h"
 #include "tools/cli/pipeline.h"
 #include "tools/cli/progress.h"
 
@@ -209,7 +210,7 @@ int cmd_compress(int argc, char** argv) {
 
   AtomicOutput out(out_path, force, !a.has("no-sync"));
   Progress progress("compress", known ? v.bytes : 0);
-  uint64_t done = 0, done_bytes = 0, escapes = 0;
+  uint64_t done = 0, done_bytes = 0, escapes = 0, exp_bytes = 0, cap_elems = 0;
   std::string backends;
   const std::string what = from_fd ? fd_in->what() : in_path;
 
@@ -227,13 +228,19 @@ int cmd_compress(int argc, char** argv) {
     splitzip::FrameInfo fi;
     check_status(splitzip::frame_info(s.out.data(), r.size, &fi), "compress: produced frame fails its own check");
     s.out_size = r.size;
-    s.aux[0] = fi.escape_count;
+    s.aux[0] = fi.escape_count;  // capacity frames: their exponent bytes
+    s.aux[3] = is_capacity(fi) ? 1 : 0;
     s.aux[1] = n;
     s.aux[2] = s.in_size;
     s.backend = r.backend;
   };
   auto account = [&](const PipelineSlot& s) {
-    escapes += s.aux[0];
+    if (s.aux[3]) {
+      exp_bytes += s.aux[0];
+      cap_elems += s.aux[1];
+    } else {
+      escapes += s.aux[0];
+    }
     done += s.aux[1];
     done_bytes += s.aux[2];
     if (s.backend && backends.find(s.backend) == std::string::npos)
@@ -330,14 +337,22 @@ int cmd_compress(int argc, char** argv) {
   }
   if (a.has("verbose")) {
     const double ratio = out.written() ? static_cast<double>(v.bytes) / static_cast<double>(out.written()) : 0.0;
-    const double e = v.n_elems ? static_cast<double>(escapes) / static_cast<double>(v.n_elems) : 0.0;
+    const uint64_t fast_elems = v.n_elems - cap_elems;
+    const double e = fast_elems ? static_cast<double>(escapes) / static_cast<double>(fast_elems) : 0.0;
+    // Capacity frames have no escapes: their coded exponent size instead.
+    char coded[96];
+    if (cap_elems == v.n_elems && v.n_elems != 0)
+      std::snprintf(coded, sizeof coded, "exponents %.3f bits each", 8.0 * static_cast<double>(exp_bytes) /
+                                                                       static_cast<double>(cap_elems));
+    else
+      std::snprintf(coded, sizeof coded, "escapes %llu (%.4f%%)", static_cast<unsigned long long>(escapes), 100.0 * e);
     std::fprintf(stderr,
                  "splitzip: %s -> %s: %s, %llu elements, %llu frame(s), %u thread(s), backend %s, %llu -> %llu "
-                 "bytes, ratio %.4f, escapes %llu (%.4f%%), checksum %s\n",
+                 "bytes, ratio %.4f, %s, checksum %s\n",
                  in_path.c_str(), out_path.c_str(), v.what.c_str(), static_cast<unsigned long long>(v.n_elems),
                  static_cast<unsigned long long>(frames), coders_wanted, backends.empty() ? "?" : backends.c_str(),
                  static_cast<unsigned long long>(v.bytes), static_cast<unsigned long long>(out.written()), ratio,
-                 static_cast<unsigned long long>(escapes), 100.0 * e, opts.checksum ? "xxh3 blocks" : "off");
+                 coded, opts.checksum ? "xxh3 blocks" : "off");
   }
   return kExitOk;
 }

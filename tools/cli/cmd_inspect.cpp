@@ -17,8 +17,9 @@ namespace {
 
 const char kUsage[] =
     "usage: splitzip inspect [--json] IN.sz\n"
-    "  Prints each frame's header: dtype, mode, chunk size, element and escape\n"
-    "  counts, escape rate, sizes, ratio, the predicted ratio, the codebook and\n"
+    "  Prints each frame's header: dtype, mode and coding (fast or capacity),\n"
+    "  chunk size, element and escape counts (fast) or exponent bytes (capacity),\n"
+    "  escape rate, sizes, ratio, the predicted ratio, the codebook and\n"
     "  the checksum (v2: its block size and block count). Reads headers only\n"
     "  (use `verify` to decode) and each frame's tensor descriptor, one frame at\n"
     "  a time. An empty file is a stream of 0 frames.\n"
@@ -77,15 +78,26 @@ void frame_json(Json& j, const splitzip::FrameView& f) {
   j["version"] = static_cast<uint64_t>(i.version);
   j["dtype"] = splitzip::dtype_name(i.dtype);
   j["mode"] = i.stored ? "stored" : "coded";
+  j["coding"] = frame_coding(i);
   j["chunk_log2"] = static_cast<uint64_t>(i.chunk_log2);
   j["chunk_size"] = uint64_t{1} << i.chunk_log2;
   j["n_elems"] = i.n_elems;
-  j["escape_count"] = i.escape_count;
-  j["escape_rate"] = rate(i.escape_count, i.n_elems);
+  if (is_capacity(i)) {
+    j["escape_count"] = nullptr;
+    j["escape_rate"] = nullptr;
+    j["exponent_bytes"] = i.escape_count;
+    j["exponent_bits_per_elem"] = rate(8 * i.escape_count, i.n_elems);
+  } else {
+    j["escape_count"] = i.escape_count;
+    j["escape_rate"] = rate(i.escape_count, i.n_elems);
+    j["exponent_bytes"] = nullptr;
+    j["exponent_bits_per_elem"] = nullptr;
+  }
   j["frame_size"] = i.frame_size;
   j["decoded_size"] = i.decoded_size;
   j["ratio"] = rate(i.decoded_size, i.frame_size);
-  j["predicted_ratio"] = predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems));
+  if (is_capacity(i)) j["predicted_ratio"] = nullptr;
+  else j["predicted_ratio"] = predicted_ratio(i.dtype, rate(i.escape_count, i.n_elems));
   j["checksum"] = i.has_checksum;
   j["checksum_kind"] = checksum_kind(i);
   if (i.has_checksum) {
@@ -108,13 +120,21 @@ void frame_text(const splitzip::FrameView& f, size_t index) {
   const double e = rate(i.escape_count, i.n_elems);
   std::printf("frame %zu at offset %" PRIu64 "\n", index, f.offset);
   std::printf("  version %u, dtype %s, mode %s, chunk %" PRIu64 " (log2 %u)\n", i.version,
-              splitzip::dtype_name(i.dtype), i.stored ? "stored" : "coded", uint64_t{1} << i.chunk_log2,
-              i.chunk_log2);
-  std::printf("  elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%)\n", i.n_elems, i.escape_count, 100.0 * e);
-  std::printf("  frame %" PRIu64 " bytes, decoded %" PRIu64 " bytes, ratio %.4f (predicted %.4f)\n", i.frame_size,
-              i.decoded_size, rate(i.decoded_size, i.frame_size), predicted_ratio(i.dtype, e));
-  if (i.stored) std::printf("  codebook: none (stored)\n");
-  else std::printf("  codebook %s\n", codebook_text(i.codebook).c_str());
+              splitzip::dtype_name(i.dtype), i.stored ? "stored" : is_capacity(i) ? "coded (capacity)" : "coded (fast)",
+              uint64_t{1} << i.chunk_log2, i.chunk_log2);
+  if (is_capacity(i)) {
+    std::printf("  elements %" PRIu64 ", exponent bytes %" PRIu64 " (%.3f bits per exponent)\n", i.n_elems,
+                i.escape_count, rate(8 * i.escape_count, i.n_elems));
+    std::printf("  frame %" PRIu64 " bytes, decoded %" PRIu64 " bytes, ratio %.4f\n", i.frame_size, i.decoded_size,
+                rate(i.decoded_size, i.frame_size));
+    std::printf("  codebook: none (per-block Huffman tables)\n");
+  } else {
+    std::printf("  elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%)\n", i.n_elems, i.escape_count, 100.0 * e);
+    std::printf("  frame %" PRIu64 " bytes, decoded %" PRIu64 " bytes, ratio %.4f (predicted %.4f)\n", i.frame_size,
+                i.decoded_size, rate(i.decoded_size, i.frame_size), predicted_ratio(i.dtype, e));
+    if (i.stored) std::printf("  codebook: none (stored)\n");
+    else std::printf("  codebook %s\n", codebook_text(i.codebook).c_str());
+  }
   if (!i.has_checksum)
     std::printf("  checksum none\n");
   else if (checksum_block_size(i) != 0)
@@ -149,6 +169,7 @@ int cmd_inspect(int argc, char** argv) {
   StreamFrames s;
   std::vector<TensorText> tensors;
   splitzip::FrameInfo fi;
+  uint64_t exp_bytes = 0, fast_elems = 0;  // capacity frames' exponent bytes; elements of the other frames
   while (reader.next(&fi)) {
     splitzip::FrameView f;
     f.size = fi.frame_size;
@@ -167,7 +188,12 @@ int cmd_inspect(int argc, char** argv) {
     }
     s.decoded_size += fi.decoded_size;
     s.n_elems += fi.n_elems;
-    s.escapes += fi.escape_count;
+    if (is_capacity(fi)) {
+      exp_bytes += fi.escape_count;
+    } else {
+      s.escapes += fi.escape_count;
+      fast_elems += fi.n_elems;
+    }
     s.frames.push_back(f);
     tensors.push_back(d);
   }
@@ -183,8 +209,10 @@ int cmd_inspect(int argc, char** argv) {
     } else {
       // Stream totals at top level, so n_elems/ratio read the same either way.
       j["n_elems"] = s.n_elems;
+      // Escapes of the fast (and stored) frames, over their elements.
       j["escape_count"] = s.escapes;
-      j["escape_rate"] = rate(s.escapes, s.n_elems);
+      j["escape_rate"] = rate(s.escapes, fast_elems);
+      j["exponent_bytes"] = exp_bytes;  // of the capacity frames
       j["compressed_size"] = in_size;
       j["decoded_size"] = s.decoded_size;
       j["ratio"] = rate(s.decoded_size, in_size);
@@ -206,11 +234,12 @@ int cmd_inspect(int argc, char** argv) {
     frame_text(s.frames[k], k);
     tensor_text(tensors[k]);
   }
-  if (s.frames.size() > 1)
-    std::printf("total: elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%), decoded %" PRIu64
-                " bytes, ratio %.4f\n",
-                s.n_elems, s.escapes, 100.0 * rate(s.escapes, s.n_elems), s.decoded_size,
-                rate(s.decoded_size, in_size));
+  if (s.frames.size() > 1) {
+    std::printf("total: elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%)", s.n_elems, s.escapes,
+                100.0 * rate(s.escapes, fast_elems));
+    if (exp_bytes != 0) std::printf(", capacity exponent bytes %" PRIu64, exp_bytes);
+    std::printf(", decoded %" PRIu64 " bytes, ratio %.4f\n", s.decoded_size, rate(s.decoded_size, in_size));
+  }
   return kExitOk;
 }
 

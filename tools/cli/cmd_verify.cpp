@@ -186,7 +186,7 @@ int cmd_verify(int argc, char** argv) {
       // (2) needs an encoder of the frame's version; this one writes v2 only.
       if (verbose)
         std::fprintf(stderr, "frame %zu: %" PRIu64 " elements, %s, format v%u: decode identical (not re-encoded)\n",
-                     i, f.info.n_elems, f.info.stored ? "stored" : "coded", f.info.version);
+                     i, f.info.n_elems, frame_coding(f.info), f.info.version);
       ++old_frames;
       continue;
     }
@@ -225,7 +225,7 @@ int cmd_verify(int argc, char** argv) {
     }
     if (verbose)
       std::fprintf(stderr, "frame %zu: %" PRIu64 " elements, %s, decode and re-encode identical\n", i,
-                   f.info.n_elems, f.info.stored ? "stored" : "coded");
+                   f.info.n_elems, frame_coding(f.info));
   }
   restorer.finish("verify: " + in.what());
   // ORIGINAL must end where the frames do.

@@ -28,6 +28,13 @@ StreamFrames read_stream(const uint8_t* p, uint64_t size, const std::string& wha
 // "frame I at offset O"
 std::string frame_where(size_t index, uint64_t offset);
 
+// "stored", "fast" or "capacity" (FORMAT.md 4.6: a capacity frame's header
+// bytes 16..23 hold its coded exponent bytes, not an escape count).
+inline bool is_capacity(const splitzip::FrameInfo& i) { return !i.stored && i.mode == splitzip::Mode::capacity; }
+inline const char* frame_coding(const splitzip::FrameInfo& i) {
+  return i.stored ? "stored" : is_capacity(i) ? "capacity" : "fast";
+}
+
 // Text for a failed decode of frame f, whose data starts at byte data_offset
 // of the decoded stream: the status, and for CHECKSUM_MISMATCH on a v2 frame
 // the first corrupt checksum block with its byte range in the original data.
