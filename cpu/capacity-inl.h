@@ -485,16 +485,16 @@ using T8y = hn::Full256<uint8_t>;
 using W8y = hn::Vec<T8y>;
 
 // The line's XXH3 terms (FORMAT.md 4.5, as FusedXxh3::Stripe): a line is
-// one stripe, key = its 8 secret words, t = the running sums of its 1 KiB
-// block's terms (words 0-3, 4-7).
+// one stripe, key = its 8 secret words; t[0..1] = the running sums of its
+// 1 KiB block's products lo32(k) * hi32(k) (words 0-3, 4-7), t[2..3] of its
+// words, whose pairs are swapped once per 1 KiB (acc[i ^ 1] += w[i]).
 HWY_INLINE void HashLine(__m256i w0, __m256i w1, const uint64_t* key, __m256i* t) {
   const __m256i k0 = _mm256_xor_si256(w0, _mm256_load_si256(reinterpret_cast<const __m256i*>(key)));
   const __m256i k1 = _mm256_xor_si256(w1, _mm256_load_si256(reinterpret_cast<const __m256i*>(key + 4)));
-  // acc[i ^ 1] += w[i] (swap the u64 pairs); acc[i] += lo32(k) * hi32(k).
-  t[0] = _mm256_add_epi64(t[0], _mm256_add_epi64(_mm256_shuffle_epi32(w0, 0x4E),
-                                                 _mm256_mul_epu32(k0, _mm256_srli_epi64(k0, 32))));
-  t[1] = _mm256_add_epi64(t[1], _mm256_add_epi64(_mm256_shuffle_epi32(w1, 0x4E),
-                                                 _mm256_mul_epu32(k1, _mm256_srli_epi64(k1, 32))));
+  t[0] = _mm256_add_epi64(t[0], _mm256_mul_epu32(k0, _mm256_srli_epi64(k0, 32)));
+  t[1] = _mm256_add_epi64(t[1], _mm256_mul_epu32(k1, _mm256_srli_epi64(k1, 32)));
+  t[2] = _mm256_add_epi64(t[2], w0);
+  t[3] = _mm256_add_epi64(t[3], w1);
 }
 
 // Line x (o) from one index's 32 exponents (streams in order) and residuals.
@@ -524,7 +524,7 @@ HWY_INLINE void JoinLine(__m256i e, const uint8_t* res, uint8_t* o, __m256i k7f,
 // bit-reversed order does not matter. key[h]: half h's secret words by word
 // in its 1 KiB.
 struct GroupTerms {
-  __m256i t[2][2];
+  __m256i t[2][4];  // per half: HashLine's sums
   const uint64_t* key[2];
 };
 
@@ -538,7 +538,8 @@ HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const 
   TransposeRows(d8, rows + i, stride, a);
   TransposeRows(d8, rows + 16 * stride + i, stride, b);
   if constexpr (kHash) {
-    for (int h = 0; h < 2; ++h) g->t[h][0] = g->t[h][1] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h)
+      for (int q = 0; q < 4; ++q) g->t[h][q] = _mm256_setzero_si256();
   }
   for (int e = 0; e < 16; ++e) {
     const uint32_t x = kBitrev4[e];  // relative to i
@@ -582,7 +583,8 @@ struct GroupXxh3 {
     t->key[1] = g == kChecksumBlockBytes / 2048 - 1 ? kLastKiBKey.w : kXxh3.key;
   }
   HWY_INLINE void Add(const __m256i* t) {
-    for (int q = 0; q < 2; ++q) h.acc[q] = hn::Add(h.acc[q], FusedXxh3::V64{t[q]});
+    for (int q = 0; q < 2; ++q)
+      h.acc[q] = hn::Add(h.acc[q], FusedXxh3::V64{_mm256_add_epi64(t[q], _mm256_shuffle_epi32(t[2 + q], 0x4E))});
   }
   HWY_INLINE void Fold(const GroupTerms& t) {
     Add(t.t[0]);
