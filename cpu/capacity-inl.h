@@ -6,7 +6,9 @@
 // residual bytes in the same pass. AVX-512 and AVX2 transpose 512/256-bit
 // rows (64/32 indices per load) and write each index's 32 values as one
 // whole 64-byte line; other targets and the tail use 128-bit tiles. fp16
-// and fp32 join the transposed exponents in a second vector pass.
+// and fp32 join the transposed exponents in a second vector pass. The AVX2
+// bf16 join can also hash its lines (XXH3 stripes) into the frame's 64 KiB
+// block checksums as it writes them.
 #if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_INL_H_
@@ -20,6 +22,7 @@
 #include "core/dtype_traits.h"
 #include "cpu/kernels.h"
 #include "cpu/simd-inl.h"
+#include "cpu/xxh3-inl.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
@@ -481,15 +484,31 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
 using T8y = hn::Full256<uint8_t>;
 using W8y = hn::Vec<T8y>;
 
+// The line's XXH3 terms (FORMAT.md 4.5, as FusedXxh3::Stripe): a line is
+// one stripe, key = its 8 secret words; t[0..1] = the running sums of its
+// 1 KiB block's products lo32(k) * hi32(k) (words 0-3, 4-7), t[2..3] of its
+// words, whose pairs are swapped once per 1 KiB (acc[i ^ 1] += w[i]).
+HWY_INLINE void HashLine(__m256i w0, __m256i w1, const uint64_t* key, __m256i* t) {
+  const __m256i k0 = _mm256_xor_si256(w0, _mm256_load_si256(reinterpret_cast<const __m256i*>(key)));
+  const __m256i k1 = _mm256_xor_si256(w1, _mm256_load_si256(reinterpret_cast<const __m256i*>(key + 4)));
+  t[0] = _mm256_add_epi64(t[0], _mm256_mul_epu32(k0, _mm256_srli_epi64(k0, 32)));
+  t[1] = _mm256_add_epi64(t[1], _mm256_mul_epu32(k1, _mm256_srli_epi64(k1, 32)));
+  t[2] = _mm256_add_epi64(t[2], w0);
+  t[3] = _mm256_add_epi64(t[3], w1);
+}
+
 // Line x (o) from one index's 32 exponents (streams in order) and residuals.
-template <bool kStream>
-HWY_INLINE void JoinLine(__m256i e, const uint8_t* res, uint8_t* o, __m256i k7f) {
+// kHash: its stripe terms added to t (key: its secret words).
+template <bool kStream, bool kHash = false>
+HWY_INLINE void JoinLine(__m256i e, const uint8_t* res, uint8_t* o, __m256i k7f, const uint64_t* key = nullptr,
+                         __m256i* t = nullptr) {
   const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
   const __m256i e7 = _mm256_slli_epi16(e, 7), e1 = _mm256_srli_epi16(e, 1);
   const __m256i lo = _mm256_or_si256(_mm256_and_si256(k7f, r), _mm256_andnot_si256(k7f, e7));
   const __m256i hi = _mm256_or_si256(_mm256_and_si256(k7f, e1), _mm256_andnot_si256(k7f, r));
   const __m256i il = _mm256_unpacklo_epi8(lo, hi), iu = _mm256_unpackhi_epi8(lo, hi);
   const __m256i w0 = _mm256_permute2x128_si256(il, iu, 0x20), w1 = _mm256_permute2x128_si256(il, iu, 0x31);
+  if constexpr (kHash) HashLine(w0, w1, key, t);
   if (kStream) {
     _mm256_stream_si256(reinterpret_cast<__m256i*>(o), w0);
     _mm256_stream_si256(reinterpret_cast<__m256i*>(o + 32), w1);
@@ -499,22 +518,99 @@ HWY_INLINE void JoinLine(__m256i e, const uint8_t* res, uint8_t* o, __m256i k7f)
   }
 }
 
-// The 32 lines of indices [i, i + 32) (2 KiB) at o.
-template <bool kStream>
-HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o) {
+// A group's XXH3 terms: lines [0, 16) and [16, 32) are the 16 stripes of
+// two 1 KiB blocks (stripe x = line x, x + 16), summed per half: within a
+// 1 KiB block the stripes' terms are plain sums mod 2^64, so the lines'
+// bit-reversed order does not matter. key[h]: half h's secret words by word
+// in its 1 KiB.
+struct GroupTerms {
+  __m256i t[2][4];  // per half: HashLine's sums
+  const uint64_t* key[2];
+};
+
+// The 32 lines of indices [i, i + 32) (2 KiB) at o; kHash: their terms in g.
+template <bool kStream, bool kHash = false>
+HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o,
+                          GroupTerms* g = nullptr) {
   const T8y d8;
   const __m256i k7f = _mm256_set1_epi8(0x7F);
   W8y a[16], b[16];
   TransposeRows(d8, rows + i, stride, a);
   TransposeRows(d8, rows + 16 * stride + i, stride, b);
+  if constexpr (kHash) {
+    for (int h = 0; h < 2; ++h)
+      for (int q = 0; q < 4; ++q) g->t[h][q] = _mm256_setzero_si256();
+  }
   for (int e = 0; e < 16; ++e) {
     const uint32_t x = kBitrev4[e];  // relative to i
     const __m256i e0 = _mm256_permute2x128_si256(a[e].raw, b[e].raw, 0x20);  // x
     const __m256i e1 = _mm256_permute2x128_si256(a[e].raw, b[e].raw, 0x31);  // x + 16
     const uint8_t* r = res + uint64_t{i + x} * kCapRows;
-    JoinLine<kStream>(e0, r, o + 64 * x, k7f);
-    JoinLine<kStream>(e1, r + 16 * kCapRows, o + 64 * (x + 16), k7f);
+    if constexpr (kHash) {
+      JoinLine<kStream, true>(e0, r, o + 64 * x, k7f, g->key[0] + 8 * x, g->t[0]);
+      JoinLine<kStream, true>(e1, r + 16 * kCapRows, o + 64 * (x + 16), k7f, g->key[1] + 8 * x, g->t[1]);
+    } else {
+      JoinLine<kStream>(e0, r, o + 64 * x, k7f);
+      JoinLine<kStream>(e1, r + 16 * kCapRows, o + 64 * (x + 16), k7f);
+    }
   }
+}
+
+// Secret words of a checksum block's 64th KiB: 15 stripes as every 1 KiB
+// block's, the last one (bytes [65472, 65536)) with the secret at 121
+// (kXxh3.last), used directly instead of a correction afterwards.
+struct LastKiBKey {
+  uint64_t w[128];
+};
+constexpr LastKiBKey MakeLastKiBKey() {
+  LastKiBKey k{};
+  for (uint32_t w = 0; w < 128; ++w) k.w[w] = w < 120 ? kXxh3.key[w] : kXxh3.last[w - 120];
+  return k;
+}
+alignas(64) static constexpr LastKiBKey kLastKiBKey = MakeLastKiBKey();
+
+// XXH3-64 of whole checksum blocks, group by group (32 groups per 64 KiB):
+// the running accumulators get half 0's terms, a scramble, half 1's terms,
+// then a scramble, or at a checksum block's last group the merge.
+struct GroupXxh3 {
+  FusedXxh3 h;  // its accumulators, Reset and Scramble
+  uint32_t g = 0;  // groups of the current checksum block so far
+  uint64_t block = 0;  // the current checksum block (hash slot)
+
+  explicit GroupXxh3(uint64_t* hashes) : h(hashes) {}
+  HWY_INLINE void Keys(GroupTerms* t) const {
+    t->key[0] = kXxh3.key;
+    t->key[1] = g == kChecksumBlockBytes / 2048 - 1 ? kLastKiBKey.w : kXxh3.key;
+  }
+  HWY_INLINE void Add(const __m256i* t) {
+    for (int q = 0; q < 2; ++q)
+      h.acc[q] = hn::Add(h.acc[q], FusedXxh3::V64{_mm256_add_epi64(t[q], _mm256_shuffle_epi32(t[2 + q], 0x4E))});
+  }
+  HWY_INLINE void Fold(const GroupTerms& t) {
+    Add(t.t[0]);
+    h.Scramble();
+    Add(t.t[1]);
+    if (++g < kChecksumBlockBytes / 2048) {
+      h.Scramble();
+      return;
+    }
+    dev::Xxh3Acc a;
+    for (size_t q = 0; q < 2; ++q) hn::StoreU(h.acc[q], D64(), a.a + 4 * q);
+    h.hashes[block++] = a.merge(kChecksumBlockBytes);
+    h.Reset();
+    g = 0;
+  }
+};
+static_assert(FusedXxh3::kAcc == 2, "AVX2: two accumulator vectors per stripe");
+
+// A group's 2 KiB of lines from an L1 buffer to o (16-byte aligned, not
+// 32): 32-byte non-temporal stores, 16-byte ones at the two ends.
+HWY_INLINE void StreamGroup(const uint8_t* tmp, uint8_t* o) {
+  _mm_stream_si128(reinterpret_cast<__m128i*>(o), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
+  size_t k = 16;
+  for (; k + 32 <= 32 * 64; k += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(o + k), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tmp + k)));
+  _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
 }
 
 // Indices [0, n32) (n32 a multiple of 32); stream: out 16-byte aligned.
@@ -531,16 +627,48 @@ void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n32, const uint8_
     alignas(32) uint8_t tmp[32 * 64];
     for (uint32_t i = 0; i < n32; i += 32) {
       JoinGroup<false>(rows, stride, i, res, tmp);
-      uint8_t* o = out + 64 * uint64_t{i};
-      _mm_stream_si128(reinterpret_cast<__m128i*>(o), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp)));
-      size_t k = 16;
-      for (; k + 32 <= sizeof tmp; k += 32)
-        _mm256_stream_si256(reinterpret_cast<__m256i*>(o + k),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(tmp + k)));
-      _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+      StreamGroup(tmp, out + 64 * uint64_t{i});
     }
   }
   hwy::FlushStream();
+}
+
+// Indices [0, n_hash) (whole checksum blocks of 1024 indices) joined and
+// hashed into hashes[0, n_hash / 1024). kBuffer: through an L1 buffer.
+template <bool kStream, bool kBuffer>
+HWY_INLINE void JoinHashGroups(const uint8_t* rows, size_t stride, uint32_t n_hash, const uint8_t* res, uint8_t* out,
+                               uint64_t* hashes) {
+  GroupXxh3 run(hashes);
+  GroupTerms t;
+  alignas(32) uint8_t tmp[kBuffer ? 32 * 64 : 32];
+  for (uint32_t i = 0; i < n_hash; i += 32) {
+    uint8_t* o = out + 64 * uint64_t{i};
+    run.Keys(&t);
+    if constexpr (kBuffer) {
+      JoinGroup<false, true>(rows, stride, i, res, tmp, &t);
+      StreamGroup(tmp, o);
+    } else {
+      JoinGroup<kStream, true>(rows, stride, i, res, o, &t);
+    }
+    run.Fold(t);
+  }
+}
+
+// JoinBf16Wide that also hashes the checksum blocks below n_hash; the
+// groups past them (a partial block's) take the plain join.
+void JoinBf16WideHashed(const uint8_t* rows, size_t stride, uint32_t n32, const uint8_t* res, uint8_t* out,
+                        bool stream, uint32_t n_hash, uint64_t* hashes) {
+  if (!stream)
+    JoinHashGroups<false, false>(rows, stride, n_hash, res, out, hashes);
+  else if ((reinterpret_cast<uintptr_t>(out) & 31) == 0)
+    JoinHashGroups<true, false>(rows, stride, n_hash, res, out, hashes);
+  else
+    JoinHashGroups<false, true>(rows, stride, n_hash, res, out, hashes);
+  if (n_hash < n32)
+    JoinBf16Wide(rows + n_hash, stride, n32 - n_hash, res + uint64_t{n_hash} * kCapRows, out + 64 * uint64_t{n_hash},
+                 stream);
+  else if (stream)
+    hwy::FlushStream();
 }
 
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
@@ -553,6 +681,23 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
   else
     JoinBf16<false>(rows, stride, n32, n16, res, out);
 }
+
+// The whole checksum blocks of [0, n32) hashed in the join: 1024 indices
+// (64 KiB of output) each.
+uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
+                                    uint8_t* out, bool stream, uint64_t* hashes) {
+  constexpr uint32_t kPerBlock = static_cast<uint32_t>(kChecksumBlockBytes / 64);  // indices per checksum block
+  const uint32_t n32 = n16 & ~31u;
+  const uint32_t n_hash = n32 / kPerBlock * kPerBlock;
+  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
+  JoinBf16WideHashed(rows, stride, n32, res, out, stream, n_hash, hashes);
+  if (stream)
+    JoinBf16<true>(rows, stride, n32, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n32, n16, res, out);
+  return n_hash / kPerBlock;
+}
+#define SPLITZIP_CAP_JOIN_HASHED 1
 #else
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
@@ -583,6 +728,17 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
+
+#ifndef SPLITZIP_CAP_JOIN_HASHED
+// Targets without a fused hash (AVX-512, SSE4, ...): the plain join; the
+// caller hashes the output afterwards.
+uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
+                                    uint8_t* out, bool stream, uint64_t*) {
+  CapTransposeJoinBf16(rows, stride, n16, res, out, stream);
+  return 0;
+}
+#endif
+#undef SPLITZIP_CAP_JOIN_HASHED
 
 // steps[x] = multi[x] >> 24 (the lookups' shift bytes) in vectors. The
 // scalar pass it replaces, compiled for the baseline (SSE2), ran ~1.4 us

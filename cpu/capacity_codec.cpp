@@ -28,7 +28,10 @@
 //    AVX2, whole 64-byte output lines), for fp16 / fp32 followed by a SIMD
 //    join per 4096-element chunk while its exponents are in L1 (the fp16
 //    3-bit part unpacked as in the fast mode); non-temporal stores for
-//    outputs past the caches. The multi-code table is built by enumerating code
+//    outputs past the caches. With the checksum verified, the AVX2 bf16
+//    join also hashes the 64 KiB checksum blocks it writes (XXH3 stripes
+//    = its 64-byte lines), so only the blocks it did not cover are hashed
+//    from the output afterwards. The multi-code table is built by enumerating code
 //    sequences (each window written once) and reused while consecutive
 //    blocks carry the same table; the next block's streams and residual
 //    parts are prefetched (32 short streams defeat the hardware prefetcher). (A
@@ -192,14 +195,23 @@ int thread_count(int requested, uint64_t n_blocks) {
   return t;
 }
 
-void parallel_block_hashes(const uint8_t* p, uint64_t bytes, uint64_t* hashes, int threads) {
+// fused (or null): per capacity block, how many of its checksum blocks,
+// kChecksPerBlock from its first, the decoder's join already hashed (bf16).
+constexpr uint64_t kChecksPerBlock = 2 * kCapBlockElems / kChecksumBlockBytes;
+static_assert(kChecksPerBlock * kChecksumBlockBytes == 2 * kCapBlockElems, "whole checksum blocks per bf16 block");
+
+void parallel_block_hashes(const uint8_t* p, uint64_t bytes, uint64_t* hashes, int threads,
+                           const uint8_t* fused = nullptr) {
   const auto count = static_cast<int64_t>(checksum_blocks(bytes));
+  auto one = [&](uint64_t b) {
+    if (fused == nullptr || b % kChecksPerBlock >= fused[b / kChecksPerBlock]) hashes[b] = block_hash(p, bytes, b);
+  };
   if (threads == 1) {  // no parallel region: its entry is a fixed cost small frames notice
-    for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
+    for (int64_t b = 0; b < count; ++b) one(static_cast<uint64_t>(b));
     return;
   }
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, static_cast<uint64_t>(b));
+  for (int64_t b = 0; b < count; ++b) one(static_cast<uint64_t>(b));
 }
 
 bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
@@ -384,16 +396,22 @@ constexpr uint32_t kJoinChunk = 128;
 
 // The block's values from its exponents (where decode_block left them) and
 // residuals: the SIMD transpose for whole 16-index tiles of the rows, the
-// rest element by element.
+// rest element by element. hashes (bf16, or null): the block's checksum
+// block slots, which the join fills where it hashes what it writes;
+// returns how many, from the block's first (the rest are the caller's).
 template <class T>
-void finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, DecScratch* sc,
-                  ExpLayout layout, bool stream, uint8_t* dst) {
-  uint32_t j0 = 0;
+uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, DecScratch* sc,
+                      ExpLayout layout, bool stream, uint8_t* dst, uint64_t* hashes) {
+  uint32_t j0 = 0, hashed = 0;
   if (layout == ExpLayout::rows) {
     const uint32_t n16 = (m / kCapStreams) & ~15u;  // indices every stream has, whole tiles
     j0 = n16 * kCapStreams;
     if constexpr (T::kId == Bf16Traits::kId) {
-      cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, f + L.res_off + first, dst + 2 * first, stream);
+      const uint8_t* res = f + L.res_off + first;
+      if (hashes != nullptr)
+        hashed = cpu::cap_transpose_join_bf16_hashed(sc->rows, kRowStride, n16, res, dst + 2 * first, stream, hashes);
+      else
+        cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, res, dst + 2 * first, stream);
     } else if constexpr (T::kId == Fp16Traits::kId || T::kId == Fp32Traits::kId) {
       // Chunks of kJoinChunk indices: the transposed exponents are joined
       // while they are in L1. first is a multiple of 8 elements, so each
@@ -418,6 +436,7 @@ void finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t
     for (uint32_t j = j0; j < m; ++j) sc->exps[j] = sc->rows[(j % kCapStreams) * kRowStride + j / kCapStreams];
   }
   join_block<T>(f, L, first, j0, m, sc->exps, dst);
+  return hashed;
 }
 
 }  // namespace
@@ -578,6 +597,14 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   const auto dt = static_cast<Dtype>(h.dtype);
   // Residual bytes per element of the dtypes with SIMD joins (finish_block).
   const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
+  const bool verify = a.verify_checksum && h.has_checksum();
+  std::vector<uint64_t> hashes(verify ? h.n_checks() : 0);
+  // bf16 checksum blocks are hashed in the join, from the values in
+  // registers (a capacity block = two whole checksum blocks): a pass over
+  // the output afterwards re-read it from DRAM (written past the caches).
+  // fused[b]: how many of block b's were, from its first.
+  const bool fuse = verify && dt == Dtype::bf16 && h.n_checks() == checksum_blocks(h.decoded_bytes());
+  std::vector<uint8_t> fused(fuse ? L.n_blocks : 0, 0);
   auto block = [&](uint64_t b, DecScratch* sc) {
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
     // The block's streams are short (~700 bytes each, 32 at once): too short
@@ -598,9 +625,13 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
     }
     ExpLayout layout;
     st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc, &layout);
-    if (st[b] == Status::ok)
-      with_traits(static_cast<Dtype>(h.dtype),
-                  [&](auto tr) { finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst); });
+    if (st[b] == Status::ok) {
+      uint64_t* hs = fuse ? hashes.data() + kChecksPerBlock * b : nullptr;
+      with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
+        const uint32_t k = finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst, hs);
+        if (fuse) fused[b] = static_cast<uint8_t>(k);
+      });
+    }
   };
   if (threads == 1) {  // no parallel region (a fixed cost small frames notice)
     DecScratch* sc = &dec_scratch();
@@ -619,9 +650,10 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
       return out;
     }
   const uint64_t bytes = h.decoded_bytes();
-  if (a.verify_checksum && h.has_checksum()) {
-    std::vector<uint64_t> hashes(h.n_checks());
-    parallel_block_hashes(dst, bytes, hashes.data(), threads);
+  if (verify) {
+    // The checksum blocks the join did not hash (other dtypes and targets,
+    // partial blocks' tails, blocks the reference decoded).
+    parallel_block_hashes(dst, bytes, hashes.data(), threads, fuse ? fused.data() : nullptr);
     out.status = verify_block_hashes(h, f, hashes.data(), &out.corrupt_block);
     if (out.status != Status::ok) return out;
   }

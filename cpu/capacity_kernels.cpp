@@ -14,6 +14,7 @@ namespace cpu {
 HWY_EXPORT(CapDecodeRows);
 HWY_EXPORT(CapTranspose);
 HWY_EXPORT(CapTransposeJoinBf16);
+HWY_EXPORT(CapTransposeJoinBf16Hashed);
 HWY_EXPORT(CapJoinFp16);
 HWY_EXPORT(CapJoinFp32);
 HWY_EXPORT(CapSteps);
@@ -30,6 +31,11 @@ void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* ex
 void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                              bool stream) {
   HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16)(rows, stride, n16, res, out, stream);
+}
+
+uint32_t cap_transpose_join_bf16_hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
+                                        uint8_t* out, bool stream, uint64_t* hashes) {
+  return HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16Hashed)(rows, stride, n16, res, out, stream, hashes);
 }
 
 void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,

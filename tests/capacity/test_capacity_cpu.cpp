@@ -20,6 +20,7 @@
 #include "cpu/capacity_encode.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
+#include "hwy/targets.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/test_data.h"
 
@@ -190,6 +191,109 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
       ASSERT_TRUE(std::equal(want.begin(), want.begin() + bytes, buf.begin() + align)) << tiles;
       for (size_t i = align + bytes; i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
     }
+}
+
+// The bf16 join that hashes what it writes (FORMAT.md 4.5): the same
+// values as the plain join, and on AVX2 (the target that fuses the hash)
+// hashes[k] = block_hash of the output for each whole 64 KiB checksum block
+// of the wide (32-index) part, none written past them; other targets hash
+// nothing. Full blocks (two checksum blocks), partial ones with one whole
+// checksum block or none, rows of random bytes and of KV-like exponents
+// (mostly one value), regular and non-temporal stores, aligned and not.
+TEST_P(CapacityCpu, JoinHashedKernel) {
+  ASSERT_EQ(cpu::capacity_target(), GetParam());
+  constexpr size_t kStride = 2048 + 64;
+  const bool fuses = GetParam() == HWY_AVX2;
+  for (bool kv : {false, true}) {
+    std::vector<uint8_t> rows(32 * kStride), res(65536);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint64_t r = synth::random_u64(i + kv, 15);
+      rows[i] = static_cast<uint8_t>(kv ? ((r & 3) ? 120 : 112 + r % 16) : r);
+    }
+    for (size_t i = 0; i < res.size(); ++i) res[i] = static_cast<uint8_t>(synth::random_u64(i + kv, 16));
+    std::vector<uint8_t> buf(2 * 65536 + 128), want(2 * 65536 + 128);
+    const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
+    for (uint32_t n16 : {2048u, 2032u, 1024u + 48u, 1024u, 1008u, 16u})
+      for (bool stream : {false, true})
+        for (size_t off : {align, align + 1, align + 16, align + 48}) {
+          SCOPED_TRACE("kv " + std::to_string(kv) + " n16 " + std::to_string(n16) + " stream " +
+                       std::to_string(stream) + " off " + std::to_string(off));
+          std::fill(want.begin(), want.end(), 0x5A);
+          cpu::cap_transpose_join_bf16(rows.data(), kStride, n16, res.data(), want.data() + off, stream);
+          std::fill(buf.begin(), buf.end(), 0x5A);
+          uint64_t hashes[3] = {1, 2, 3};
+          const uint32_t k =
+              cpu::cap_transpose_join_bf16_hashed(rows.data(), kStride, n16, res.data(), buf.data() + off, stream, hashes);
+          ASSERT_EQ(buf, want);
+          const uint64_t bytes = 64 * uint64_t{n16};
+          ASSERT_EQ(k, fuses ? (n16 & ~31u) / 1024 : 0u);
+          for (uint32_t b = 0; b < k; ++b) EXPECT_EQ(hashes[b], block_hash(buf.data() + off, bytes, b)) << b;
+          for (uint32_t b = k; b < 3; ++b) EXPECT_EQ(hashes[b], b + 1) << b;
+        }
+  }
+}
+
+// Decoding with the checksum verified (the default) hashes bf16's checksum
+// blocks in the join where it can and the rest afterwards: 1-3 blocks,
+// partial last blocks with and without a whole checksum block in their wide
+// part, odd tails, regular and non-temporal stores, 1 and 2 threads.
+TEST_P(CapacityCpu, ChecksumRoundTrip) {
+  const uint64_t sizes[] = {7,         1000,          32768,     65536,         65536 + 32768, 65536 + 32768 + 5,
+                            2 * 65536, 2 * 65536 + 1, 3 * 65536, 3 * 65536 - 1, 2 * 65536 + 40000 + 17};
+  for (uint64_t n : sizes) {
+    const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, n + 7, {});
+    const auto ref = enc(Dtype::bf16, in, true, 1, false);
+    if (n >= 1000) ASSERT_EQ(ref[49], kModeCapacity) << n;  // coded, not stored
+    for (bool stream : {false, true}) {
+      cpu::set_stream_min_bytes(stream ? 1 : 0);
+      for (int t : {1, 2}) {
+        SCOPED_TRACE("n " + std::to_string(n) + " stream " + std::to_string(stream) + " threads " + std::to_string(t));
+        std::vector<uint8_t> out;
+        const FrameOutcome o = dec(ref, in.size(), t, true, &out);
+        EXPECT_EQ(o.status, Status::ok);
+        EXPECT_EQ(out, in);
+      }
+      cpu::set_stream_min_bytes(0);
+    }
+  }
+}
+
+// The hashes the join computes are checked: one residual byte changed (the
+// block still decodes, to other values) gives CHECKSUM_MISMATCH naming its
+// 64 KiB block, for elements in whole checksum blocks of full and partial
+// capacity blocks (hashed in the join on AVX2), in the partial block's
+// checksum block that the join does not finish (its 32-index part, its
+// 16-index tiles, its element tail) and at the frame's first and last
+// element.
+TEST_P(CapacityCpu, CorruptResidualNamesBlock) {
+  // Last block: 1266 indices + 13 elements = a whole checksum block, 224
+  // indices of 32-index groups, a 16-index tile, 77 elements one by one.
+  const uint64_t n = 3 * 65536 + 40512 + 13;
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, 21, {});
+  const auto f0 = enc(Dtype::bf16, in, true, 1, false);
+  FrameHeader h;
+  ASSERT_EQ(parse_header(f0.data(), f0.size(), &h), Status::ok);
+  ASSERT_EQ(h.mode, kModeCapacity);
+  const CapLayout L = capacity_layout_of(h);
+  const uint64_t last = 3 * 65536;
+  const uint64_t elems[] = {0,           1000,        32767,       32768,         65536 + 40000,     2 * 65536 + 65535,
+                            last + 100,  last + 32767, last + 32768 + 10, last + 39935,     last + 39936 + 5,
+                            last + 40448 + 5, n - 1};
+  for (bool stream : {false, true}) {
+    cpu::set_stream_min_bytes(stream ? 1 : 0);
+    for (uint64_t j : elems)
+      for (int t : {1, 2}) {
+        SCOPED_TRACE("element " + std::to_string(j) + " stream " + std::to_string(stream) + " threads " +
+                     std::to_string(t));
+        auto f = f0;
+        f[L.res_off + j] ^= 0x41;
+        std::vector<uint8_t> out;
+        const FrameOutcome o = dec(f, in.size(), t, true, &out);
+        EXPECT_EQ(o.status, Status::checksum_mismatch);
+        EXPECT_EQ(o.corrupt_block, 2 * j / 65536);
+      }
+    cpu::set_stream_min_bytes(0);
+  }
 }
 
 // The fp16 / fp32 joins against Traits::join element by element: counts
