@@ -38,7 +38,14 @@
 //    Highway lockstep decoder with one AVX-512 lane per stream, two gathers
 //    per 16 codes, measured slower on the Zen 4 here: 1.2 against 1.5 GB per
 //    CPU-second for the scalar single-code loop it was meant to replace; not
-//    kept.)
+//    kept. Also measured and not kept, on Zen 3 / AVX2, 256 MiB real-statistics
+//    bf16: lookups of up to four codes (3.45 codes per lookup on real KV
+//    instead of 2.87, and the lane loop ran 12% faster, but building the
+//    deeper table took twice as long, and the table changes from block to
+//    block: no net gain); running a block's join in units between the next
+//    block's stream rounds, to overlap its non-temporal stores with the
+//    decode's arithmetic (two rows buffers; 2-6% slower at every spacing
+//    tried).)
 //  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
