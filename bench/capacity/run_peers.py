@@ -228,8 +228,13 @@ def write_md(results, meta, path):
              "`realstat_shuffled`: the same bytes with every aligned 64 Ki-element block shuffled in place (same per-block "
              "histograms, so the same capacity-mode size; LZ matches gain nothing). "
              "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real). `data_kv_fp16`: the same values cast to fp16 "
-             "(OpenZL's BFloat16Deconstruct graph and ZipNN's bfloat16 mode do not apply to fp16 and are left out there).",
-             "- splitzip (cpu) = the library's cpu backend as shipped (bench/capacity/build_lib.sh; capacity mode = cpu/capacity_codec.cpp); (reference) = the scalar oracle.",
+             "(OpenZL's BFloat16Deconstruct graph and ZipNN's bfloat16 mode do not apply to fp16 and are left out there). "
+             "A bf16 value has 7 mantissa bits, so its fp16 cast has 3 zero low mantissa bits: byte-shuffling LZ coders "
+             "(Blosc2, zstd) find those, the capacity mode stores the residual bits raw; fp16 KV from an fp16 model would "
+             "not have them.",
+             "- splitzip (cpu) = the library's cpu backend as shipped (bench/capacity/build_lib.sh): `splitzip-capacity (cpu)` "
+             "is the public API with default options (the block checksum written and verified), `(cpu, no checksum)` the "
+             "capacity codec (cpu/capacity_codec.cpp) without it; (reference) = the scalar oracle.",
              "- `/cpu-s` columns: GB per CPU-second of the process (all threads): with one thread, the codec's speed when it has a core; "
              "the wall-clock columns are what the loaded machine gave.", ""]
     for inp in sorted({r["input"] for r in results}):
