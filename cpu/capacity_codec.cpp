@@ -487,7 +487,12 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   // what OpenMP gave (nested regions may get fewer threads than asked for),
   // never by what was asked.
   auto body = [&](int t, int nt) {
-    const uint64_t per_round = kRoundBlocks * static_cast<uint64_t>(nt);
+    // Fewer blocks a round when the frame has fewer than a full round for
+    // every thread: with 48 each, a 5 MiB bf16 frame (40 blocks) all went to
+    // thread 0 and two threads encoded no faster than one.
+    const auto nt64 = static_cast<uint64_t>(nt);
+    const uint64_t round_blocks = std::min(kRoundBlocks, (n_blocks + nt64 - 1) / nt64);
+    const uint64_t per_round = round_blocks * nt64;
     EncScratch* sc = &enc_scratch();
     std::vector<uint8_t> buf;
     buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
@@ -495,8 +500,8 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     int32_t window = -1;  // the split's count window, carried from block to block (bf16, fp16, fp32)
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
-      const uint64_t b0 = std::min(n_blocks, r0 + kRoundBlocks * static_cast<uint64_t>(t));
-      const uint64_t b1 = std::min(n_blocks, b0 + kRoundBlocks);
+      const uint64_t b0 = std::min(n_blocks, r0 + round_blocks * static_cast<uint64_t>(t));
+      const uint64_t b1 = std::min(n_blocks, b0 + round_blocks);
       buf.clear();
       for (uint64_t b = b0; b < b1; ++b) {
         const uint64_t first = b << kCapBlockLog2;
