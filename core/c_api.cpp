@@ -59,6 +59,7 @@ void from_info(const sz::FrameInfo& info, sz_frame_info* out) {
   out->checksum_block_log2 = info.checksum_block_log2;
   out->checksum_blocks = info.checksum_blocks;
   out->has_tensor = info.has_tensor ? 1 : 0;
+  out->mode = static_cast<int>(info.mode);
   from_codebook(info.codebook, &out->codebook);
 }
 

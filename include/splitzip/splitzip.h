@@ -119,7 +119,7 @@ typedef struct sz_frame_info {
   int has_checksum;
   uint32_t chunk_log2;
   uint64_t n_elems;
-  uint64_t escape_count;
+  uint64_t escape_count; /* mode SZ_MODE_FAST: escapes; SZ_MODE_CAPACITY: coded exponent bytes */
   uint64_t frame_size;
   uint64_t decoded_size;
   uint64_t content_checksum;
@@ -127,6 +127,10 @@ typedef struct sz_frame_info {
   uint64_t checksum_blocks;     /* v2 with checksum: entries of the block-check stream, else 0 */
   sz_codebook codebook;
   int has_tensor; /* flag TENSOR: the frame carries a tensor descriptor */
+  /* SZ_MODE_FAST or SZ_MODE_CAPACITY (header byte 49; stored frames are
+   * SZ_MODE_FAST). A capacity frame keeps the byte size of its coded
+   * exponents in escape_count and has no codebook (FORMAT.md 4.6). */
+  int mode;
 } sz_frame_info;
 
 /* One frame of a stream, as the iterator yields it. */

@@ -64,6 +64,16 @@ TEST(CApi, ModeOption) {
     ASSERT_EQ(sz_compress(static_cast<sz_dtype>(d), in.data(), n, c.data(), c.size(), &o, &cr), SZ_OK);
     EXPECT_EQ(c[49], 0);
     EXPECT_LT(r.size, cr.size) << "capacity frames are smaller on KV-like data";
+    // The frame info names the mode: a capacity frame's escape_count is its
+    // coded exponent bytes, not escapes.
+    sz_frame_info fi{}, ff{};
+    ASSERT_EQ(sz_frame_info_read(b.data(), r.size, &fi), SZ_OK);
+    ASSERT_EQ(sz_frame_info_read(c.data(), cr.size, &ff), SZ_OK);
+    EXPECT_EQ(fi.mode, SZ_MODE_CAPACITY);
+    EXPECT_EQ(ff.mode, SZ_MODE_FAST);
+    EXPECT_EQ(fi.codebook.count, 0);
+    EXPECT_GT(fi.escape_count, 0u);
+    EXPECT_LT(fi.escape_count, n);
     std::vector<uint8_t> back(in.size());
     ASSERT_EQ(sz_decompress(b.data(), r.size, back.data(), back.size(), nullptr, &cr), SZ_OK);
     EXPECT_EQ(back, in);
