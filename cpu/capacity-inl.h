@@ -671,15 +671,21 @@ void JoinBf16WideHashed(const uint8_t* rows, size_t stride, uint32_t n32, const 
     hwy::FlushStream();
 }
 
+// Indices [n32, n16) (fewer than 32) in 128-bit tiles.
+HWY_INLINE void JoinBf16Tail(const uint8_t* rows, size_t stride, uint32_t n32, uint32_t n16, const uint8_t* res,
+                             uint8_t* out, bool stream) {
+  if (stream)
+    JoinBf16<true>(rows, stride, n32, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n32, n16, res, out);
+}
+
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
   const uint32_t n32 = n16 & ~31u;
   stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
   JoinBf16Wide(rows, stride, n32, res, out, stream);
-  if (stream)
-    JoinBf16<true>(rows, stride, n32, n16, res, out);
-  else
-    JoinBf16<false>(rows, stride, n32, n16, res, out);
+  JoinBf16Tail(rows, stride, n32, n16, res, out, stream);
 }
 
 // The whole checksum blocks of [0, n32) hashed in the join: 1024 indices
@@ -691,10 +697,7 @@ uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t
   const uint32_t n_hash = n32 / kPerBlock * kPerBlock;
   stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
   JoinBf16WideHashed(rows, stride, n32, res, out, stream, n_hash, hashes);
-  if (stream)
-    JoinBf16<true>(rows, stride, n32, n16, res, out);
-  else
-    JoinBf16<false>(rows, stride, n32, n16, res, out);
+  JoinBf16Tail(rows, stride, n32, n16, res, out, stream);
   return n_hash / kPerBlock;
 }
 #define SPLITZIP_CAP_JOIN_HASHED 1

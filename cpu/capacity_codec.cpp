@@ -46,7 +46,7 @@
 //    block's stream rounds, to overlap its non-temporal stores with the
 //    decode's arithmetic (two rows buffers; 2-6% slower at every spacing
 //    tried).)
-//  - OpenMP across blocks, in rounds of 16 blocks per thread: block outputs
+//  - OpenMP across blocks, in rounds of up to 48 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
 //    count. One thread runs without a parallel region, and the scratch
@@ -514,8 +514,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
         // over the whole input afterwards read it from memory again, ~10%
         // of the encode.
         if (a.checksum)
-          for (uint64_t c = (first * dtype_b) >> kChecksumBlockLog2;
-               c < n_checks && (c << kChecksumBlockLog2) < (first + m) * dtype_b; ++c)
+          for (uint64_t c = (first * dtype_b) >> kChecksumBlockLog2; c < checksum_blocks((first + m) * dtype_b); ++c)
             hashes[c] = block_hash(src, bytes, c);
         const size_t before = buf.size();
         encode_block(sc->exps, m, counts, sc, &buf);
@@ -615,7 +614,7 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   // registers (a capacity block = two whole checksum blocks): a pass over
   // the output afterwards re-read it from DRAM (written past the caches).
   // fused[b]: how many of block b's were, from its first.
-  const bool fuse = verify && dt == Dtype::bf16 && h.n_checks() == checksum_blocks(h.decoded_bytes());
+  const bool fuse = verify && dt == Dtype::bf16;
   std::vector<uint8_t> fused(fuse ? L.n_blocks : 0, 0);
   auto block = [&](uint64_t b, DecScratch* sc) {
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
