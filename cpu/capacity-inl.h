@@ -6,9 +6,9 @@
 // residual bytes in the same pass. AVX-512 and AVX2 transpose 512/256-bit
 // rows (64/32 indices per load) and write each index's 32 values as one
 // whole 64-byte line; other targets and the tail use 128-bit tiles. fp16
-// and fp32 join the transposed exponents in a second vector pass. The AVX2
-// bf16 join can also hash its lines (XXH3 stripes) into the frame's 64 KiB
-// block checksums as it writes them.
+// and fp32 join the transposed exponents in a second vector pass. The
+// AVX-512 and AVX2 bf16 joins can also hash their lines (XXH3 stripes) into
+// the frame's 64 KiB block checksums as they write them.
 #if defined(SPLITZIP_CPU_CAPACITY_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_INL_H_
@@ -381,6 +381,28 @@ HWY_INLINE void TransposeRows(D8 d8, const uint8_t* rows, size_t stride, hn::Vec
   stage(d64);
 }
 
+#if HWY_ARCH_X86 && (HWY_TARGET <= HWY_AVX3 || HWY_TARGET == HWY_AVX2)
+// Secret words of a checksum block's 64th KiB: 15 stripes as every 1 KiB
+// block's, the last one (bytes [65472, 65536)) with the secret at 121
+// (kXxh3.last), used directly instead of a correction afterwards.
+struct LastKiBKey {
+  uint64_t w[128];
+};
+constexpr LastKiBKey MakeLastKiBKey() {
+  LastKiBKey k{};
+  for (uint32_t w = 0; w < 128; ++w) k.w[w] = w < 120 ? kXxh3.key[w] : kXxh3.last[w - 120];
+  return k;
+}
+alignas(64) static constexpr LastKiBKey kLastKiBKey = MakeLastKiBKey();
+
+// A join's lines are XXH3 stripes (FORMAT.md 4.5): within a 1 KiB block
+// the stripes' terms are plain sums mod 2^64, so a join that writes the
+// lines out of order keeps, per 1 KiB, the sum of the products
+// lo32(k) * hi32(k) (k = words ^ key) and the sum of the words, and folds
+// them into the running accumulators (words with their pairs swapped:
+// acc[i ^ 1] += w[i]) once per 1 KiB.
+#endif
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // AVX-512: the same transpose on 512-bit vectors (one row load = 64
 // indices), so that each join step writes whole 64-byte lines (one index's
@@ -391,12 +413,28 @@ using T8x = hn::Full512<uint8_t>;
 using W8x = hn::Vec<T8x>;
 
 
+// A group's XXH3 terms (64 lines = four 1 KiB blocks: lines [16 q, 16 q +
+// 16) are block q's 16 stripes): per block, the sums of the products and of
+// the words. key3: block 3's secret words (the 64th KiB's at a checksum
+// block's last group); blocks 0-2 take kXxh3.key.
+struct GroupTerms512 {
+  __m512i prod[4], words[4];
+  const uint64_t* key3;
+};
+
+HWY_INLINE void HashLine512(__m512i w, const uint64_t* key, __m512i* prod, __m512i* words) {
+  const __m512i k = _mm512_xor_si512(w, _mm512_load_si512(key));
+  *prod = _mm512_add_epi64(*prod, _mm512_mul_epu32(k, _mm512_srli_epi64(k, 32)));
+  *words = _mm512_add_epi64(*words, w);
+}
+
 // Two indices' 64 values: e = [x: streams 0-15, 16-31 | x+16: 0-15, 16-31]
 // joined with their residuals (res at index x) into lines x and x + 16 (o0,
-// o1). kStream: non-temporal stores (o0, o1 64-byte aligned).
-template <bool kStream>
+// o1). kStream: non-temporal stores (o0, o1 64-byte aligned). kHash: line x
+// is stripe x of block q of the group, line x + 16 of block q + 1.
+template <bool kStream, bool kHash = false>
 HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o1, __m512i k7f, __m512i lo_idx,
-                          __m512i hi_idx) {
+                          __m512i hi_idx, GroupTerms512* g = nullptr, int q = 0, uint32_t x = 0) {
   const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
   const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + 16 * kCapRows));
   const __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
@@ -405,6 +443,10 @@ HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o
   const __m512i hi = _mm512_ternarylogic_epi32(k7f, _mm512_srli_epi16(e, 1), r, 0xCA);
   const __m512i il = _mm512_unpacklo_epi8(lo, hi), iu = _mm512_unpackhi_epi8(lo, hi);
   const __m512i w0 = _mm512_permutex2var_epi64(il, lo_idx, iu), w1 = _mm512_permutex2var_epi64(il, hi_idx, iu);
+  if constexpr (kHash) {
+    HashLine512(w0, kXxh3.key + 8 * x, &g->prod[q], &g->words[q]);
+    HashLine512(w1, (q + 1 == 3 ? g->key3 : kXxh3.key) + 8 * x, &g->prod[q + 1], &g->words[q + 1]);
+  }
   if (kStream) {
     _mm512_stream_si512(reinterpret_cast<__m512i*>(o0), w0);
     _mm512_stream_si512(reinterpret_cast<__m512i*>(o1), w1);
@@ -415,8 +457,10 @@ HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o
 }
 
 // The 64 lines of indices [i, i + 64) (4 KiB) at o: o[64 * (x - i)] = line x.
-template <bool kStream>
-HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o) {
+// kHash: their XXH3 terms in g.
+template <bool kStream, bool kHash = false>
+HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o,
+                          GroupTerms512* g = nullptr) {
   const T8x d8;
   const __m512i k7f = _mm512_set1_epi8(0x7F);
   // 128-bit blocks: {a0, b0, a1, b1} and {a2, b2, a3, b3}.
@@ -425,15 +469,57 @@ HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const 
   W8x a[16], b[16];
   TransposeRows(d8, rows + i, stride, a);
   TransposeRows(d8, rows + 16 * stride + i, stride, b);
+  if constexpr (kHash) {
+    for (int q = 0; q < 4; ++q) g->prod[q] = g->words[q] = _mm512_setzero_si512();
+  }
   for (int e = 0; e < 16; ++e) {
     const uint32_t x = kBitrev4[e];  // relative to i
     const __m512i e0 = _mm512_permutex2var_epi64(a[e].raw, lo_idx, b[e].raw);  // x, x + 16
     const __m512i e1 = _mm512_permutex2var_epi64(a[e].raw, hi_idx, b[e].raw);  // x + 32, x + 48
     const uint8_t* r = res + uint64_t{i + x} * kCapRows;
     uint8_t* ox = o + 64 * x;
-    JoinLines<kStream>(e0, r, ox, ox + 64 * 16, k7f, lo_idx, hi_idx);
-    JoinLines<kStream>(e1, r + 32 * kCapRows, ox + 64 * 32, ox + 64 * 48, k7f, lo_idx, hi_idx);
+    JoinLines<kStream, kHash>(e0, r, ox, ox + 64 * 16, k7f, lo_idx, hi_idx, g, 0, x);
+    JoinLines<kStream, kHash>(e1, r + 32 * kCapRows, ox + 64 * 32, ox + 64 * 48, k7f, lo_idx, hi_idx, g, 2, x);
   }
+}
+
+// XXH3-64 of whole checksum blocks, group by group (16 groups of four
+// 1 KiB blocks per 64 KiB): each block's terms, then a scramble, or at a
+// checksum block's 64th KiB the merge.
+struct GroupXxh3x {
+  FusedXxh3 h;  // its accumulator, Reset and Scramble
+  uint32_t g = 0;  // groups of the current checksum block so far
+  uint64_t block = 0;  // the current checksum block (hash slot)
+  static constexpr uint32_t kGroups = static_cast<uint32_t>(kChecksumBlockBytes / 4096);
+
+  explicit GroupXxh3x(uint64_t* hashes) : h(hashes) {}
+  HWY_INLINE void Keys(GroupTerms512* t) const { t->key3 = g == kGroups - 1 ? kLastKiBKey.w : kXxh3.key; }
+  HWY_INLINE void Fold(const GroupTerms512& t) {
+    for (int q = 0; q < 4; ++q) {
+      const __m512i sum = _mm512_add_epi64(t.prod[q], _mm512_shuffle_epi32(t.words[q], _MM_PERM_BADC));
+      h.acc[0] = hn::Add(h.acc[0], FusedXxh3::V64{sum});
+      if (q < 3 || g < kGroups - 1) h.Scramble();
+    }
+    if (++g < kGroups) return;
+    dev::Xxh3Acc a;
+    hn::StoreU(h.acc[0], D64(), a.a);
+    h.hashes[block++] = a.merge(kChecksumBlockBytes);
+    h.Reset();
+    g = 0;
+  }
+};
+static_assert(FusedXxh3::kAcc == 1, "AVX-512: one accumulator vector per stripe");
+
+// A group's 4 KiB of lines from an L1 buffer to o (16-byte aligned, not
+// 64): aligned 64-byte non-temporal stores, 16-byte ones at the two ends.
+HWY_INLINE void StreamGroup(const uint8_t* tmp, uint8_t* o) {
+  const size_t head = (64 - (reinterpret_cast<uintptr_t>(o) & 63)) & 63;  // bytes before a 64-byte boundary
+  size_t k = 0;
+  for (; k < head; k += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+  for (; k + 64 <= 64 * 64; k += 64) _mm512_stream_si512(reinterpret_cast<__m512i*>(o + k), _mm512_loadu_si512(tmp + k));
+  for (; k < 64 * 64; k += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
 }
 
 // Indices [0, n64) (n64 a multiple of 64). stream: non-temporal stores,
@@ -442,29 +528,41 @@ HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const 
 // aligned 64-byte stores (16-byte ones at the group's two ends).
 void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n64, const uint8_t* res, uint8_t* out,
                   bool stream) {
-  const size_t mis = reinterpret_cast<uintptr_t>(out) & 63;
   if (!stream) {
     for (uint32_t i = 0; i < n64; i += 64) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
     return;
   }
-  if (mis == 0) {
+  if ((reinterpret_cast<uintptr_t>(out) & 63) == 0) {
     for (uint32_t i = 0; i < n64; i += 64) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
   } else {
     alignas(64) uint8_t tmp[64 * 64];
-    const size_t head = 64 - mis;  // bytes before the first 64-byte boundary
     for (uint32_t i = 0; i < n64; i += 64) {
       JoinGroup<false>(rows, stride, i, res, tmp);
-      uint8_t* o = out + 64 * uint64_t{i};
-      size_t k = 0;
-      for (; k < head; k += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
-      for (; k + 64 <= sizeof tmp; k += 64)
-        _mm512_stream_si512(reinterpret_cast<__m512i*>(o + k), _mm512_loadu_si512(tmp + k));
-      for (; k < sizeof tmp; k += 16)
-        _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
+      StreamGroup(tmp, out + 64 * uint64_t{i});
     }
   }
   hwy::FlushStream();
+}
+
+// Indices [0, n_hash) (whole checksum blocks of 1024 indices) joined and
+// hashed into hashes[0, n_hash / 1024). kBuffer: through an L1 buffer.
+template <bool kStream, bool kBuffer>
+HWY_INLINE void JoinHashGroups(const uint8_t* rows, size_t stride, uint32_t n_hash, const uint8_t* res, uint8_t* out,
+                               uint64_t* hashes) {
+  GroupXxh3x run(hashes);
+  GroupTerms512 t;
+  alignas(64) uint8_t tmp[kBuffer ? 64 * 64 : 64];
+  for (uint32_t i = 0; i < n_hash; i += 64) {
+    uint8_t* o = out + 64 * uint64_t{i};
+    run.Keys(&t);
+    if constexpr (kBuffer) {
+      JoinGroup<false, true>(rows, stride, i, res, tmp, &t);
+      StreamGroup(tmp, o);
+    } else {
+      JoinGroup<kStream, true>(rows, stride, i, res, o, &t);
+    }
+    run.Fold(t);
+  }
 }
 
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
@@ -477,6 +575,26 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
   else
     JoinBf16<false>(rows, stride, n64, n16, res, out);
 }
+
+// The whole checksum blocks of [0, n64) hashed in the join: 1024 indices
+// (64 KiB of output) each; the groups past them take the plain join.
+uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
+                                    uint8_t* out, bool stream, uint64_t* hashes) {
+  constexpr uint32_t kPerBlock = static_cast<uint32_t>(kChecksumBlockBytes / 64);  // indices per checksum block
+  const uint32_t n64 = n16 & ~63u;
+  const uint32_t n_hash = n64 / kPerBlock * kPerBlock;
+  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
+  if (!stream)
+    JoinHashGroups<false, false>(rows, stride, n_hash, res, out, hashes);
+  else if ((reinterpret_cast<uintptr_t>(out) & 63) == 0)
+    JoinHashGroups<true, false>(rows, stride, n_hash, res, out, hashes);
+  else
+    JoinHashGroups<false, true>(rows, stride, n_hash, res, out, hashes);
+  const uint64_t done = uint64_t{n_hash} * kCapRows;  // elements
+  CapTransposeJoinBf16(rows + n_hash, stride, n16 - n_hash, res + done, out + 2 * done, stream);  // flushes
+  return n_hash / kPerBlock;
+}
+#define SPLITZIP_CAP_JOIN_HASHED 1
 #elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
 // AVX2: as the AVX-512 join with 256-bit vectors (one row load = 32
 // indices); the stream halves are paired with vperm2i128 into whole
@@ -555,19 +673,6 @@ HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const 
     }
   }
 }
-
-// Secret words of a checksum block's 64th KiB: 15 stripes as every 1 KiB
-// block's, the last one (bytes [65472, 65536)) with the secret at 121
-// (kXxh3.last), used directly instead of a correction afterwards.
-struct LastKiBKey {
-  uint64_t w[128];
-};
-constexpr LastKiBKey MakeLastKiBKey() {
-  LastKiBKey k{};
-  for (uint32_t w = 0; w < 128; ++w) k.w[w] = w < 120 ? kXxh3.key[w] : kXxh3.last[w - 120];
-  return k;
-}
-alignas(64) static constexpr LastKiBKey kLastKiBKey = MakeLastKiBKey();
 
 // XXH3-64 of whole checksum blocks, group by group (32 groups per 64 KiB):
 // the running accumulators get half 0's terms, a scramble, half 1's terms,
@@ -733,7 +838,7 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
 #endif  // HWY_TARGET != HWY_SCALAR
 
 #ifndef SPLITZIP_CAP_JOIN_HASHED
-// Targets without a fused hash (AVX-512, SSE4, ...): the plain join; the
+// Targets without a fused hash (SSE4, SSSE3, ...): the plain join; the
 // caller hashes the output afterwards.
 uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
                                     uint8_t* out, bool stream, uint64_t*) {
