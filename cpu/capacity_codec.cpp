@@ -28,7 +28,7 @@
 //    AVX2, whole 64-byte output lines), for fp16 / fp32 followed by a SIMD
 //    join per 4096-element chunk while its exponents are in L1 (the fp16
 //    3-bit part unpacked as in the fast mode); non-temporal stores for
-//    outputs past the caches. With the checksum verified, the AVX2 bf16
+//    outputs past the caches. With the checksum verified, the AVX-512 and AVX2 bf16
 //    join also hashes the 64 KiB checksum blocks it writes (XXH3 stripes
 //    = its 64-byte lines), so only the blocks it did not cover are hashed
 //    from the output afterwards. The multi-code table is built by enumerating code
