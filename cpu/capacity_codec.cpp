@@ -45,7 +45,16 @@
 //    block: no net gain); running a block's join in units between the next
 //    block's stream rounds, to overlap its non-temporal stores with the
 //    decode's arithmetic (two rows buffers; 2-6% slower at every spacing
-//    tried).)
+//    tried). On Zen 2 / AVX2 (2026-12-04, same input, decode 3.03 GB/s,
+//    the rounds 70% of it): the four-lane rounds in x86-64 assembly (162
+//    instructions a round where GCC emits 205: bzhi and shrx with their
+//    counts in registers, no spills), 3.03-3.05 GB/s; a refill that loads
+//    the buffer afresh from the byte of the next unread bit (seven
+//    instructions, the load on the lookup chain), 2.96; one 16 KiB table
+//    whose low byte is the shift (stored byte-swapped, no steps table),
+//    2.95; the shift taken from entry >> 24 (one more cycle on the chain),
+//    2.88. So the rounds are bound by the lookup chain's latency, not by
+//    instruction count or the tables' L1 footprint.)
 //  - OpenMP across blocks, in rounds of up to 48 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
