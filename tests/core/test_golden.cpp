@@ -244,7 +244,9 @@ TEST(Golden, ManifestCoverage) {
     const uint64_t checks = c.checksum ? checksum_blocks(c.n * dtype_bytes(c.dtype)) : 0;
     const uint64_t stored = stored_frame_size(static_cast<uint32_t>(c.dtype), c.n, checks);
     const bool is_stored = frames[i].size == stored;
-    if (!is_stored) ASSERT_LT(frames[i].size, stored) << c.name;
+    if (!is_stored) {
+      ASSERT_LT(frames[i].size, stored) << c.name;
+    }
     const std::string key = std::string(dtype_name(c.dtype)) + " " + (is_stored ? "stored" : "coded") + " " +
                             (c.checksum ? "checksum" : "no-checksum") + " " + size_class(c);
     present[key] = c.n;

@@ -55,7 +55,7 @@ struct Case {
   bool checksum;
   sz::Codebook cb;
   bool use_cb = false;
-  sz::TensorDesc tensor;
+  sz::TensorDesc tensor{};
   bool use_tensor = false;
   std::string name_bytes{}, container{};
 };

@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "core/header.h"
@@ -130,7 +131,7 @@ TEST(HeaderV2, HeaderCheckIsXxh3) {
 }
 
 TEST(HeaderV2, ModeMustBeZero) {
-  for (uint8_t mode : {1, 2, 255}) {
+  for (const uint8_t mode : std::initializer_list<uint8_t>{1, 2, 255}) {
     auto f = frame_of(coded_header());
     f[49] = mode;
     EXPECT_EQ(parse(f), Status::header_corrupt) << "unsealed";
@@ -141,7 +142,7 @@ TEST(HeaderV2, ModeMustBeZero) {
 
 TEST(HeaderV2, BlockLog2FollowsChecksumFlag) {
   // With CHECKSUM: exactly 16.
-  for (uint8_t v : {0, 15, 17, 255}) {
+  for (const uint8_t v : std::initializer_list<uint8_t>{0, 15, 17, 255}) {
     auto f = frame_of(coded_header());
     f[50] = v;
     reseal(f.data());
@@ -216,7 +217,7 @@ TEST(HeaderV1, StillParsed) {
 }
 
 TEST(Header, VersionsOutsideRange) {
-  for (uint8_t v : {0, 3, 255}) {
+  for (const uint8_t v : std::initializer_list<uint8_t>{0, 3, 255}) {
     auto f = frame_of(coded_header());
     f[4] = v;
     EXPECT_EQ(parse(f), Status::unsupported_version) << int{v};
@@ -249,7 +250,9 @@ TEST(MaxEscapes, MatchesBruteForce) {
   for (uint32_t dt = 1; dt <= 4; ++dt)
     for (uint64_t n = 1; n <= 3000; n += 37) {
       const uint64_t b = escape_budget(dt, n, 6, ~uint64_t{0});
-      if (b != kNoEscapeBudget) ASSERT_GE(escape_budget_bound(dt, 3000), b) << dt << " " << n;
+      if (b != kNoEscapeBudget) {
+        ASSERT_GE(escape_budget_bound(dt, 3000), b) << dt << " " << n;
+      }
     }
 }
 
