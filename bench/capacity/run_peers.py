@@ -13,6 +13,11 @@ Inputs:
             exponent patterns repeat is gone, so LZ matches gain nothing (the
             input issue 18 describes: "real statistics, random mantissa").
   data_kv   the bundled data/kv/stories260k/*.bf16, concatenated (5 MiB).
+  data_kv_no_l0v  the same without layer00_v.bf16 (4.5 MiB). Layer-0 V is
+            the token embedding times W_v, a function of the token id alone,
+            so it repeats with the tokens and LZ coders find the repeats (it
+            is 1 of the 10 files here, 1 in 2L of a model's KV with L layers,
+            1/64 to 1/128 for 32- to 64-layer models).
   data_kv_fp16  the same values cast to fp16 (round to nearest; issue 18 asks
             for the ratio and speed of both modes on fp16 KV too).
 
@@ -182,6 +187,12 @@ def main():
         for p in sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16"))):
             f.write(open(p, "rb").read())
     inputs.append(("data_kv", kv))
+    kv_nol0v = os.path.join(args.tmp, "splitzip_data_kv_no_l0v.bf16")
+    with open(kv_nol0v, "wb") as f:
+        for p in sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16"))):
+            if os.path.basename(p) != "layer00_v.bf16":
+                f.write(open(p, "rb").read())
+    inputs.append(("data_kv_no_l0v", kv_nol0v))
     # fp16 KV: the same real values cast (bf16 bits -> fp32 -> fp16).
     kv16 = os.path.join(args.tmp, "splitzip_data_kv.fp16")
     b = np.frombuffer(open(kv, "rb").read(), dtype=np.uint16)
@@ -227,7 +238,10 @@ def write_md(results, meta, path):
              f"- `realstat`: {meta.get('size_mib', 256)} MiB bf16, sign+exponent of the real stories260K KV in order (tiled), random 7 mantissa bits. "
              "`realstat_shuffled`: the same bytes with every aligned 64 Ki-element block shuffled in place (same per-block "
              "histograms, so the same capacity-mode size; LZ matches gain nothing). "
-             "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real). `data_kv_fp16`: the same values cast to fp16 "
+             "`data_kv`: data/kv/stories260k/*.bf16 (5 MiB, real). `data_kv_no_l0v`: the same without layer00_v.bf16 "
+             "(4.5 MiB): layer-0 V is a function of the token id alone, so it repeats with the tokens and LZ coders find "
+             "the repeats; it is 1 of the 10 files here, 1/64 to 1/128 of the KV of a 32- to 64-layer model. "
+             "`data_kv_fp16`: the same values cast to fp16 "
              "(OpenZL's BFloat16Deconstruct graph and ZipNN's bfloat16 mode do not apply to fp16 and are left out there). "
              "A bf16 value has 7 mantissa bits, so its fp16 cast has 3 zero low mantissa bits: byte-shuffling LZ coders "
              "(Blosc2, zstd) find those, the capacity mode stores the residual bits raw; fp16 KV from an fp16 model would "
