@@ -53,7 +53,8 @@
 //    instructions, the load on the lookup chain), 2.96; one 16 KiB table
 //    whose low byte is the shift (stored byte-swapped, no steps table),
 //    2.95; the shift taken from entry >> 24 (one more cycle on the chain),
-//    2.88. So the rounds are bound by the lookup chain's latency, not by
+//    2.88; eight lanes in lockstep instead of four (GCC spills them),
+//    2.75-2.85. So the rounds are bound by the lookup chain's latency, not by
 //    instruction count or the tables' L1 footprint.)
 //  - OpenMP across blocks, in rounds of up to 48 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
