@@ -384,13 +384,26 @@ def _scan(src, device):
     return infos
 
 
-def _shape_of(src, device, infos, expect):
+def _summary(src, device):
+    """(frames, "none" / the one dtype / "mixed", decoded bytes, elements,
+    whether the first frame records a tensor) of the stream in src."""
+    if device == _DL_CPU:
+        return _core.scan_frames(src)  # no dict per frame: they cost more than a page's decode
+    infos = _scan(src, device)
+    kinds = {info["dtype"] for info in infos}
+    # A stream of no frames (0 bytes) is valid and decodes to 0 bytes.
+    expect = "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
+    return (len(infos), expect, sum(info["decoded_size"] for info in infos),
+            sum(info["n_elems"] for info in infos), bool(infos and infos[0].get("tensor")))
+
+
+def _shape_of(src, device, summary):
     """The recorded tensor descriptor of the stream (first frame), if it
     describes exactly the decoded values."""
-    if device != _DL_CPU or not infos or not infos[0].get("tensor") or expect in ("none", "mixed"):
+    count, expect, _, total, first_tensor = summary
+    if device != _DL_CPU or not count or not first_tensor or expect in ("none", "mixed"):
         return None
     desc = _core.tensor_desc(src, 0)
-    total = sum(info["n_elems"] for info in infos)
     if desc is None or desc["total_elems"] != total or desc["dtype"] != expect:
         return None
     return desc
@@ -411,11 +424,8 @@ def _check_out_shape(out, desc):
 def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
     _check_common(None, threads, max_output_bytes)
     src, device = _frame_source(buf)
-    infos = _scan(src, device)
-    kinds = {info["dtype"] for info in infos}
-    # A stream of no frames (0 bytes) is valid and decodes to 0 bytes.
-    expect = "none" if not kinds else kinds.pop() if len(kinds) == 1 else "mixed"
-    total = sum(info["decoded_size"] for info in infos)
+    summary = _summary(src, device)
+    count, expect, total = summary[:3]
     if max_output_bytes and total > max_output_bytes:
         raise error("LIMIT_EXCEEDED",
                     f"frames decode to {total} bytes, over max_output_bytes={max_output_bytes}")
@@ -429,7 +439,7 @@ def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
                           "out=numpy.empty(total_decoded_bytes, numpy.uint8) or one at a time "
                           "(splitzip_kv.frames() gives each frame's offset and size)")
         n = total // _core.dtype_bytes(expect)
-        desc = _shape_of(src, device, infos, expect)
+        desc = _shape_of(src, device, summary)
         shape = tuple(desc["shape"]) if desc is not None else (n,)
         if device == _DL_CUDA:
             result = _torch().empty(n, dtype=_dtypes.torch_dtype(expect), device=src.device)
@@ -446,14 +456,14 @@ def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
                 # Decode into torch-owned memory, then view it with the recorded shape.
                 t = torch.empty(n, dtype=_dtypes.torch_dtype(expect))
                 dst = _target(t, expect)
-                size, ran = _core.decompress_into(src, dst, expect, len(infos) != 1, backend,
+                size, ran = _core.decompress_into(src, dst, expect, count != 1, backend,
                                                   threads, int(max_output_bytes), verify_checksum)
                 return Result(size, ran), t.reshape(shape)
     else:
         result = out
-        _check_out_shape(out, _shape_of(src, device, infos, expect))
+        _check_out_shape(out, _shape_of(src, device, summary))
     dst = _target(result, None if expect == "none" else expect)
-    size, ran = _core.decompress_into(src, dst, expect, len(infos) != 1, backend, threads,
+    size, ran = _core.decompress_into(src, dst, expect, count != 1, backend, threads,
                                       int(max_output_bytes), verify_checksum)
     return Result(size, ran), result
 
