@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Per-call cost of the Python API on one KV page, as offload layers call it.
+"""Per-call cost of the Python API on KV pages, as offload layers call it.
 
-A page is 16,384 bf16 values (32 KiB: one layer's K or V of a 512-token block
-of the bundled stories260K KV, data/kv). Timed, each the best of REPS runs
-of N calls, runs alternating between the rows:
-  memcpy               numpy.copyto of the page (the baseline)
+A page is 16,384 bf16 values (32 KiB) of the bundled stories260K KV
+(data/kv): the 160 pages of the 10 files, K and V of a layer paired into
+80 chunks. Each call takes the next page or chunk in turn, so a capacity
+frame's code tables change from call to call as they do in a store (the
+decoder reuses its lookups only while the table bytes repeat). Timed, each
+the best of REPS runs of N calls, runs alternating between the rows:
+  memcpy               numpy.copyto of a page (the baseline)
   compress / decompress(out=)     the public API, threads=1
   chunk encode_into / decode_into the offload layer's chunk of K and V
                                   (two frames, header, key hash)
@@ -29,26 +32,48 @@ PAGE = 16384
 
 
 def pages():
-    k = np.fromfile(os.path.join(ROOT, "data", "kv", "stories260k", "layer02_k.bf16"), np.uint16)[:PAGE]
-    v = np.fromfile(os.path.join(ROOT, "data", "kv", "stories260k", "layer02_v.bf16"), np.uint16)[:PAGE]
-    return k.view(ml_dtypes.bfloat16).copy(), v.view(ml_dtypes.bfloat16).copy()
+    """The (K, V) page pairs: file layerNN_k with layerNN_v, page by page."""
+    out = []
+    for layer in range(5):
+        k = np.fromfile(os.path.join(ROOT, "data", "kv", "stories260k", f"layer{layer:02d}_k.bf16"), np.uint16)
+        v = np.fromfile(os.path.join(ROOT, "data", "kv", "stories260k", f"layer{layer:02d}_v.bf16"), np.uint16)
+        for p in range(k.size // PAGE):
+            out.append((k[p * PAGE:(p + 1) * PAGE].view(ml_dtypes.bfloat16).copy(),
+                        v[p * PAGE:(p + 1) * PAGE].view(ml_dtypes.bfloat16).copy()))
+    return out
 
 
-def rows(k, v):
+def cycling(items, call):
+    """A no-argument function that calls call(item) on the next item each time."""
+    state = {"i": 0}
+
+    def f():
+        i = state["i"]
+        state["i"] = i + 1 if i + 1 < len(items) else 0
+        return call(items[i])
+    return f
+
+
+def rows(pairs):
     out = {}
-    x, y = np.empty_like(k), np.empty_like(v)
-    out["memcpy (numpy.copyto), one page"] = lambda: np.copyto(x, k)
+    x, y = np.empty_like(pairs[0][0]), np.empty_like(pairs[0][1])
+    ks = [k for k, _ in pairs]
+    out["memcpy (numpy.copyto), one page"] = cycling(ks, lambda k: np.copyto(x, k))
     for mode in ("fast", "capacity"):
-        frame = sz.compress(k, threads=1, mode=mode)
-        buf = np.empty(chunk.chunk_bound("bf16", 2, PAGE), np.uint8)
-        n = chunk.encode_into("bench/L", [k, v], buf, dtype="bf16", threads=1, mode=mode)
-        value = buf[:n].copy()
-        out[f"{mode}: compress, one page"] = lambda m=mode: sz.compress(k, threads=1, mode=m)
-        out[f"{mode}: decompress(out=), one page"] = lambda f=frame: sz.decompress(f, out=x, threads=1)
-        out[f"{mode}: chunk.encode_into, K+V"] = (
-            lambda m=mode, b=buf: chunk.encode_into("bench/L", [k, v], b, dtype="bf16", threads=1, mode=m))
-        out[f"{mode}: chunk.decode_into, K+V"] = (
-            lambda val=value: chunk.decode_into("bench/L", val, [x, y], threads=1))
+        frames = [sz.compress(k, threads=1, mode=mode) for k in ks]
+        bound = chunk.chunk_bound("bf16", 2, PAGE)
+        bufs = [np.empty(bound, np.uint8) for _ in pairs]
+        values = []
+        for i, (k, v) in enumerate(pairs):
+            n = chunk.encode_into(f"bench/{i}", [k, v], bufs[i], dtype="bf16", threads=1, mode=mode)
+            values.append((f"bench/{i}", bufs[i][:n].copy()))
+        jobs = [(f"bench/{i}", k, v, bufs[i]) for i, (k, v) in enumerate(pairs)]
+        out[f"{mode}: compress, one page"] = cycling(ks, lambda k, m=mode: sz.compress(k, threads=1, mode=m))
+        out[f"{mode}: decompress(out=), one page"] = cycling(frames, lambda f: sz.decompress(f, out=x, threads=1))
+        out[f"{mode}: chunk.encode_into, K+V"] = cycling(
+            jobs, lambda j, m=mode: chunk.encode_into(j[0], [j[1], j[2]], j[3], dtype="bf16", threads=1, mode=m))
+        out[f"{mode}: chunk.decode_into, K+V"] = cycling(
+            values, lambda kv: chunk.decode_into(kv[0], kv[1], [x, y], threads=1))
     return out
 
 
@@ -58,8 +83,7 @@ def main():
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--json")
     args = ap.parse_args()
-    k, v = pages()
-    fns = rows(k, v)
+    fns = rows(pages())
     best = {name: float("inf") for name in fns}
     for _ in range(args.reps):
         for name, f in fns.items():
