@@ -183,15 +183,13 @@ def main():
         make_realstat_shuffled(rs, rss)
     inputs.append(("realstat_shuffled", rss))
     kv = os.path.join(args.tmp, "splitzip_data_kv.bf16")
-    with open(kv, "wb") as f:
-        for p in sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16"))):
-            f.write(open(p, "rb").read())
-    inputs.append(("data_kv", kv))
+    kv_files = sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16")))
     kv_nol0v = os.path.join(args.tmp, "splitzip_data_kv_no_l0v.bf16")
-    with open(kv_nol0v, "wb") as f:
-        for p in sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16"))):
-            if os.path.basename(p) != "layer00_v.bf16":
+    for path, files in ((kv, kv_files), (kv_nol0v, [p for p in kv_files if os.path.basename(p) != "layer00_v.bf16"])):
+        with open(path, "wb") as f:
+            for p in files:
                 f.write(open(p, "rb").read())
+    inputs.append(("data_kv", kv))
     inputs.append(("data_kv_no_l0v", kv_nol0v))
     # fp16 KV: the same real values cast (bf16 bits -> fp32 -> fp16).
     kv16 = os.path.join(args.tmp, "splitzip_data_kv.fp16")

@@ -38,10 +38,15 @@ void check_chunk(uint32_t chunk_log2) {
 
 // Source and destination must not share bytes: the codecs read and write
 // them concurrently.
+constexpr const char* kOverlap = "out= overlaps the source buffer";
+
+bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
+  const auto a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+  return an && bn && a0 < b0 + bn && b0 < a0 + an;
+}
+
 void check_disjoint(const ArrayRef& a, const ArrayRef& o) {
-  const auto a0 = reinterpret_cast<uintptr_t>(a.data), o0 = reinterpret_cast<uintptr_t>(o.data);
-  if (a.nbytes && o.nbytes && a0 < o0 + o.nbytes && o0 < a0 + a.nbytes)
-    raise_status(Status::invalid_argument, "out= overlaps the source buffer");
+  if (overlaps(a.data, a.nbytes, o.data, o.nbytes)) raise_status(Status::invalid_argument, kOverlap);
 }
 
 splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t chunk_log2,
@@ -359,9 +364,7 @@ nb::object decode_chunk_parts(nb::handle value, nb::handle spans, nb::handle des
     const uint8_t* f = base + off;
     splitzip::FrameInfo fi;
     const Status st = splitzip::frame_info(f, size, &fi);
-    if (st != Status::ok)
-      return nb::make_tuple(i, splitzip::status_name(st),
-                            std::string(splitzip::status_message(st)) + " (frame at offset 0)");
+    if (st != Status::ok) return nb::make_tuple(i, splitzip::status_name(st), status_text(st, "frame at offset 0"));
     if (fi.frame_size != size)
       return nb::make_tuple(i, no_status,
                             "frame is " + std::to_string(fi.frame_size) + " bytes, span " + std::to_string(size));
@@ -374,23 +377,18 @@ nb::object decode_chunk_parts(nb::handle value, nb::handle spans, nb::handle des
     const ArrayRef o = import_array(outs[i], true, "out");
     if (!o.host_readable())
       raise_status(Status::unsupported_memory, "destination " + std::to_string(i) + " must be in host memory");
-    const auto f0 = reinterpret_cast<uintptr_t>(f), o0 = reinterpret_cast<uintptr_t>(o.data);
-    if (o.nbytes && size && f0 < o0 + o.nbytes && o0 < f0 + size)
+    if (overlaps(f, size, o.data, o.nbytes))
       return nb::make_tuple(i, splitzip::status_name(Status::invalid_argument),
-                            std::string(splitzip::status_message(Status::invalid_argument)) +
-                                " (out= overlaps the source buffer)");
+                            status_text(Status::invalid_argument, kOverlap));
     splitzip::Result r;
     {
       nb::gil_scoped_release unlocked;
       r = splitzip::decompress(f, size, o.data, o.nbytes, opts);
     }
-    if (!r.ok()) {
-      std::string msg = splitzip::status_message(r.status);
-      if (r.corrupt_block != ~uint64_t{0})
-        msg += ": checksum block " + std::to_string(r.corrupt_block) + " is the first corrupt one";
-      msg += " (decompress into a " + std::to_string(o.nbytes) + "-byte buffer)";
-      return nb::make_tuple(i, splitzip::status_name(r.status), msg);
-    }
+    if (!r.ok())
+      return nb::make_tuple(i, splitzip::status_name(r.status),
+                            status_text(r.status, "decompress into a " + std::to_string(o.nbytes) + "-byte buffer",
+                                        r.corrupt_block));
   }
   return nb::none();
 }

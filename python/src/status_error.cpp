@@ -5,12 +5,16 @@ namespace nb = nanobind;
 
 namespace splitzip_py {
 
-void raise_status(splitzip::Status s, const std::string& context, uint64_t corrupt_block) {
+std::string status_text(splitzip::Status s, const std::string& context, uint64_t corrupt_block) {
   std::string msg = splitzip::status_message(s);
   if (corrupt_block != kNoBlock)
     msg += ": checksum block " + std::to_string(corrupt_block) + " is the first corrupt one";
   if (!context.empty()) msg += " (" + context + ")";
-  throw StatusError(s, msg, corrupt_block);
+  return msg;
+}
+
+void raise_status(splitzip::Status s, const std::string& context, uint64_t corrupt_block) {
+  throw StatusError(s, status_text(s, context, corrupt_block), corrupt_block);
 }
 
 void register_status_translator() {

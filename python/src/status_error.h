@@ -23,6 +23,10 @@ class StatusError : public std::runtime_error {
   uint64_t corrupt_block;
 };
 
+// The message SplitzipError carries: the status message, the corrupt block
+// if any, then " (<context>)".
+std::string status_text(splitzip::Status s, const std::string& context = {}, uint64_t corrupt_block = kNoBlock);
+
 // Throws StatusError(s) with "<context>" appended to the status message.
 [[noreturn]] void raise_status(splitzip::Status s, const std::string& context = {},
                                uint64_t corrupt_block = kNoBlock);

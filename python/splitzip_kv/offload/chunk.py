@@ -67,8 +67,17 @@ class ChunkError(ValueError):
         self.reason = reason
 
 
+def _xxh64(data):
+    """XXH64 (seed 0) of bytes or of a host array's bytes: straight to the
+    extension for bytes and contiguous uint8 arrays (the public wrapper's
+    argument handling cost as much as hashing a chunk header)."""
+    if isinstance(data, bytes) or (data.dtype == np.uint8 and data.flags.c_contiguous):
+        return _core.xxh64(data, 0)
+    return splitzip.xxh64(data)
+
+
 def key_hash(key):
-    return _core.xxh64(key.encode("utf-8"), 0)
+    return _xxh64(key.encode("utf-8"))
 
 
 def header_size(n_parts):
@@ -81,12 +90,11 @@ def chunk_bound(dtype, n_parts, part_elems):
 
 
 _NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2"}
-_NAME_OF_DTYPE: dict[object, str] = {}  # dtype object -> name, filled as dtypes are seen (a str() per call cost ~1 us)
+_NAME_OF_DTYPE: dict[object, str] = {}  # dtype object -> name, filled as dtypes are seen (a str() of a dtype costs ~3 us)
 
 
 def _known_name(d):
-    """The splitzip name of numpy / torch dtype ``d``, or None (cached: a
-    str() of a dtype costs ~3 us)."""
+    """The splitzip name of numpy / torch dtype ``d``, or None (cached)."""
     name = _NAME_OF_DTYPE.get(d)
     if name is None:
         name = _NAMES.get(str(d).replace("torch.", ""))
@@ -147,8 +155,7 @@ def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, thr
     struct.pack_into(f"<{len(parts)}I", out, _FIXED.size, *sizes)
     pad_from = _FIXED.size + 4 * len(parts)
     out[pad_from:h - 8] = 0
-    head = out[:h - 8]
-    struct.pack_into("<Q", out, h - 8, _core.xxh64(head, 0) if dst is not None else splitzip.xxh64(head))
+    struct.pack_into("<Q", out, h - 8, _xxh64(out[:h - 8]))
     return off
 
 
@@ -179,8 +186,7 @@ def parse(key, value, *, dtype=None, n_parts=None, part_elems=None, exact=True):
     if buf.size < h:
         raise ChunkError(key, "truncated chunk header")
     (hsum,) = struct.unpack_from("<Q", buf, h - 8)
-    head = buf[:h - 8]
-    if hsum != (_core.xxh64(head, 0) if head.dtype == np.uint8 and head.flags.c_contiguous else splitzip.xxh64(head)):
+    if hsum != _xxh64(buf[:h - 8]):
         raise ChunkError(key, "chunk header checksum mismatch")
     if khash != key_hash(key):
         raise ChunkError(key, "value belongs to another key")
