@@ -131,9 +131,12 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, 
 // Decodes the 32 streams of a block into their rows; consumed[s]: the bits
 // stream s used. False when a stream runs out (malformed). Four streams in
 // lockstep (independent dependency chains), in runs of rounds safe for all.
-// Reads up to 16 bytes past each stream's end.
-bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
+// Reads up to 16 bytes past each stream's end. Each round also prefetches
+// one line of each of pf's ranges (kernels.h).
+bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
+                   CapPrefetch* pf) {
   bool ok = true;
+  const uint8_t *p0 = pf->at[0], *e0 = pf->end[0], *p1 = pf->at[1], *e1 = pf->end[1];
   // Output places as offsets from the lowest row (no pointer kept as an
   // integer): one base register for all lanes.
   uint8_t* rows = in[0].row;
@@ -153,6 +156,10 @@ bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* le
                            HWY_MIN(lim[2].safe_rounds(c), lim[3].safe_rounds(d)));
       if (k < 2) break;
       for (; k > 0; --k) {
+        hwy::Prefetch(p0);
+        p0 += p0 < e0 ? 64 : 0;
+        hwy::Prefetch(p1);
+        p1 += p1 < e1 ? 64 : 0;
         a.refill();
         b.refill();
         c.refill();
@@ -172,6 +179,8 @@ bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* le
     const Lane* fin[4] = {&a, &b, &c, &d};
     for (int i = 0; i < 4; ++i) consumed[s0 + i] = lim[i].consumed(*fin[i]);
   }
+  pf->at[0] = p0;
+  pf->at[1] = p1;
   return ok;
 }
 

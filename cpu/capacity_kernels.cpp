@@ -20,8 +20,9 @@ HWY_EXPORT(CapJoinFp32);
 HWY_EXPORT(CapSteps);
 HWY_EXPORT(CapacityTarget);
 
-bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed) {
-  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, lk, lens, consumed);
+bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
+                     CapPrefetch* pf) {
+  return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, lk, lens, consumed, pf);
 }
 
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {
