@@ -2,6 +2,7 @@
 // splitzip rows of the capacity-mode benchmark (bench/capacity/run_peers.py
 // runs this and the peers in the same run). One JSON object per line:
 //   capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]
+//                  [--target NAME]
 // Rows: capacity mode through the public API with default options (block
 // checksum on), and the codec (cpu/capacity_codec.cpp) with the checksum off;
 // --fast-cpu: the fast mode through the public API; --memcpy: a
@@ -9,6 +10,8 @@
 // also the scalar reference in both modes. Times are the best of REPS
 // alternating encode/decode runs, wall clock, GB/s of uncompressed bytes.
 // --variants: the coder alternatives' sizes on this input (FORMAT.md 4.6.6).
+// --target NAME: the cpu kernels forced to one Highway target (AVX2 on an
+// AVX-512 host, say); the rows' names say which.
 #include <omp.h>
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include "core/capacity/format.h"
 #include "core/reference.h"
 #include "cpu/capacity_codec.h"
+#include "cpu/cpu_targets.h"
 #include "splitzip/splitzip.hpp"
 
 using namespace splitzip;
@@ -129,10 +133,12 @@ FrameOutcome api_decompress(const DecompressArgs& a) {
   return f;
 }
 
+std::string g_suffix;  // " [TARGET]" when --target forced one
+
 void print(const char* name, const Row& r, int threads, const char* extra = "") {
-  std::printf("{\"codec\": \"%s\", \"threads\": %d, \"ratio\": %.4f, \"encode_gbps\": %.3f, \"decode_gbps\": %.3f, "
+  std::printf("{\"codec\": \"%s%s\", \"threads\": %d, \"ratio\": %.4f, \"encode_gbps\": %.3f, \"decode_gbps\": %.3f, "
               "\"encode_gbps_per_cpu_s\": %.3f, \"decode_gbps_per_cpu_s\": %.3f, \"exact\": %s%s}\n",
-              name, threads, r.ratio, r.enc, r.dec, r.enc_cpu, r.dec_cpu, r.exact ? "true" : "false", extra);
+              name, std::strncmp(name, "splitzip", 8) == 0 ? g_suffix.c_str() : "", threads, r.ratio, r.enc, r.dec, r.enc_cpu, r.dec_cpu, r.exact ? "true" : "false", extra);
   std::fflush(stdout);
 }
 
@@ -214,7 +220,9 @@ void variants(const std::vector<uint8_t>& in, Dtype d) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu]\n");
+    std::fprintf(stderr,
+                 "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu] "
+                 "[--target NAME]\n");
     return 2;
   }
   Dtype d;
@@ -227,6 +235,18 @@ int main(int argc, char** argv) {
     fast_cpu |= std::strcmp(argv[i], "--fast-cpu") == 0;
     ref |= std::strcmp(argv[i], "--ref") == 0;
     var |= std::strcmp(argv[i], "--variants") == 0;
+    if (std::strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
+      const char* want = argv[++i];
+      int64_t found = 0;
+      for (const int64_t t : cpu::runnable_targets())
+        if (std::strcmp(cpu::target_name(t), want) == 0) found = t;
+      if (found == 0) {
+        std::fprintf(stderr, "capacity_bench: target %s is not runnable here\n", want);
+        return 2;
+      }
+      cpu::force_target(found);
+      g_suffix = std::string(" [") + want + "]";
+    }
   }
   std::FILE* fp = std::fopen(argv[1], "rb");
   if (!fp) return 1;

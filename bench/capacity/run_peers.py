@@ -29,7 +29,7 @@ ZipNN (byte API, bfloat16). Each figure: best of REPS alternating
 compress/decompress runs, GB/s of uncompressed bytes; "exact" = the round trip
 returns the input bit for bit.
 
-  python bench/capacity/run_peers.py [--size-mib 256] [--reps 3] [--threads 1 2]
+  python bench/capacity/run_peers.py [--size-mib 256] [--reps 3] [--threads 1 2] [--also-target AVX2]
 Writes bench/results/capacity.md, capacity.json and capacity.png.
 """
 import argparse
@@ -150,8 +150,10 @@ def peers(raw, threads, dtype="bf16"):
     return rows
 
 
-def splitzip_rows(exe, path, threads, reps, ref, dtype="bf16"):
+def splitzip_rows(exe, path, threads, reps, ref, dtype="bf16", target=None):
     cmd = [exe, path, dtype, str(threads), str(reps), "--memcpy", "--fast-cpu"] + (["--ref", "--variants"] if ref else [])
+    if target:
+        cmd = [exe, path, dtype, str(threads), str(reps), "--fast-cpu", "--target", target]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     rows, variants = [], None
     for line in out.splitlines():
@@ -171,6 +173,9 @@ def main():
     ap.add_argument("--exe", default=os.path.join(ROOT, "build-cap-lib", "capacity_bench"))
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
     ap.add_argument("--tmp", default="/tmp")
+    ap.add_argument("--also-target", default=None,
+                    help="also time splitzip with its kernels forced to this Highway target (e.g. AVX2 on an "
+                         "AVX-512 host), one thread, in the same run")
     args = ap.parse_args()
 
     inputs = []
@@ -206,6 +211,8 @@ def main():
         for t in args.threads:
             # the reference rows only once per input (1 thread, slow)
             sz, variants = splitzip_rows(args.exe, path, t, args.reps, ref=(t == 1), dtype=dtype)
+            if args.also_target and t == 1:
+                sz += splitzip_rows(args.exe, path, t, args.reps, False, dtype, args.also_target)[0]
             for r in sz:
                 results.append(dict(r, input=name, bytes=len(raw)))
             if variants:
