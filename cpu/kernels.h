@@ -179,9 +179,9 @@ struct CapLookup {
   uint8_t steps[4096];
 };
 // Decodes the 32 streams with the block's lookups (lens: the code length of
-// each symbol) into their rows, which need 4 bytes of slack; consumed[s]:
-// bits used. Reads up to 16 bytes past each stream. False: a stream ran out
-// (malformed).
+// each symbol) into their rows, which need 16 bytes of slack (a row's last
+// round runs past its end); consumed[s]: bits used. Reads up to 16 bytes
+// past each stream. False: a stream ran out (malformed).
 // Two byte ranges [at, end) the decoder prefetches as it goes, one 64-byte
 // line of each per round of lookups (the next block's bytes, which a
 // burst of prefetches before the block stalled on: 1350 lines per bf16
