@@ -178,19 +178,19 @@ struct CapLookup {
   uint32_t multi[4096];
   uint8_t steps[4096];
 };
-// Decodes the 32 streams with the block's lookups (lens: the code length of
-// each symbol) into their rows, which need 16 bytes of slack (a row's last
-// round runs past its end); consumed[s]: bits used. Reads up to 16 bytes
-// past each stream. False: a stream ran out (malformed).
-// Two byte ranges [at, end) the decoder prefetches as it goes, one 64-byte
-// line of each per round of lookups (the next block's bytes, which a
-// burst of prefetches before the block stalled on: 1350 lines per bf16
-// block, ~18% of the decode on Zen 4); at[i] returns where range i stopped.
-// An empty range has at = end (any readable address).
+// Two byte ranges [at, end) the stream decoder prefetches as it goes, one
+// 64-byte line of each per round of lookups (the next block's bytes: a
+// burst of these prefetches before the block, 1350 lines per bf16 block,
+// stalled the core for ~20% of the decode on Zen 4); at[i] returns where
+// range i stopped. An empty range has at = end (any readable address).
 struct CapPrefetch {
   const uint8_t* at[2];
   const uint8_t* end[2];
 };
+// Decodes the 32 streams with the block's lookups (lens: the code length of
+// each symbol) into their rows, which need 16 bytes of slack (a row's last
+// round runs past its end); consumed[s]: bits used. Reads up to 16 bytes
+// past each stream. False: a stream ran out (malformed).
 bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
                      CapPrefetch* pf);
 // lk->steps from lk->multi: steps[x] = multi[x] >> 24 for the 4096 windows.
