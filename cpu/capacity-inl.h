@@ -414,15 +414,17 @@ alignas(64) static constexpr LastKiBKey kLastKiBKey = MakeLastKiBKey();
 // 32 elements). Transpose16 on 16 rows leaves v[e] with the 16 streams of
 // index i + 16 * L + bitrev4(e) in 128-bit block L; the blocks of the two
 // stream halves are then paired (vpermt2q) into whole indices.
-using T8x = hn::Full512<uint8_t>;
-using W8x = hn::Vec<T8x>;
+using T8w = hn::Full512<uint8_t>;
+using W8w = hn::Vec<T8w>;
+constexpr uint32_t kGroupIndices = 64;  // indices (64-byte lines) a JoinGroup writes
+constexpr uintptr_t kStoreAlign = 64;   // the alignment its non-temporal stores need
 
 
 // A group's XXH3 terms (64 lines = four 1 KiB blocks: lines [16 q, 16 q +
 // 16) are block q's 16 stripes): per block, the sums of the products and of
 // the words. key3: block 3's secret words (the 64th KiB's at a checksum
 // block's last group); blocks 0-2 take kXxh3.key.
-struct GroupTerms512 {
+struct GroupTerms {
   __m512i prod[4], words[4];
   const uint64_t* key3;
 };
@@ -439,7 +441,7 @@ HWY_INLINE void HashLine512(__m512i w, const uint64_t* key, __m512i* prod, __m51
 // is stripe x of block q of the group, line x + 16 of block q + 1.
 template <bool kStream, bool kHash = false>
 HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o1, __m512i k7f, __m512i lo_idx,
-                          __m512i hi_idx, GroupTerms512* g = nullptr, int q = 0, uint32_t x = 0) {
+                          __m512i hi_idx, GroupTerms* g = nullptr, int q = 0, uint32_t x = 0) {
   const __m256i r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res));
   const __m256i r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + 16 * kCapRows));
   const __m512i r = _mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1);
@@ -465,13 +467,13 @@ HWY_INLINE void JoinLines(__m512i e, const uint8_t* res, uint8_t* o0, uint8_t* o
 // kHash: their XXH3 terms in g.
 template <bool kStream, bool kHash = false>
 HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o,
-                          GroupTerms512* g = nullptr) {
-  const T8x d8;
+                          GroupTerms* g = nullptr) {
+  const T8w d8;
   const __m512i k7f = _mm512_set1_epi8(0x7F);
   // 128-bit blocks: {a0, b0, a1, b1} and {a2, b2, a3, b3}.
   const __m512i lo_idx = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
   const __m512i hi_idx = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-  W8x a[16], b[16];
+  W8w a[16], b[16];
   TransposeRows(d8, rows + i, stride, a);
   TransposeRows(d8, rows + 16 * stride + i, stride, b);
   if constexpr (kHash) {
@@ -491,15 +493,15 @@ HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const 
 // XXH3-64 of whole checksum blocks, group by group (16 groups of four
 // 1 KiB blocks per 64 KiB): each block's terms, then a scramble, or at a
 // checksum block's 64th KiB the merge.
-struct GroupXxh3x {
+struct GroupXxh3 {
   FusedXxh3 h;  // its accumulator, Reset and Scramble
   uint32_t g = 0;  // groups of the current checksum block so far
   uint64_t block = 0;  // the current checksum block (hash slot)
   static constexpr uint32_t kGroups = static_cast<uint32_t>(kChecksumBlockBytes / 4096);
 
-  explicit GroupXxh3x(uint64_t* hashes) : h(hashes) {}
-  HWY_INLINE void Keys(GroupTerms512* t) const { t->key3 = g == kGroups - 1 ? kLastKiBKey.w : kXxh3.key; }
-  HWY_INLINE void Fold(const GroupTerms512& t) {
+  explicit GroupXxh3(uint64_t* hashes) : h(hashes) {}
+  HWY_INLINE void Keys(GroupTerms* t) const { t->key3 = g == kGroups - 1 ? kLastKiBKey.w : kXxh3.key; }
+  HWY_INLINE void Fold(const GroupTerms& t) {
     for (int q = 0; q < 4; ++q) {
       const __m512i sum = _mm512_add_epi64(t.prod[q], _mm512_shuffle_epi32(t.words[q], _MM_PERM_BADC));
       h.acc[0] = hn::Add(h.acc[0], FusedXxh3::V64{sum});
@@ -527,85 +529,14 @@ HWY_INLINE void StreamGroup(const uint8_t* tmp, uint8_t* o) {
     _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
 }
 
-// Indices [0, n64) (n64 a multiple of 64). stream: non-temporal stores,
-// out 16-byte aligned. Whole 64-byte lines stream best; when out is not
-// 64-byte aligned, each group's lines go through an L1 buffer and leave as
-// aligned 64-byte stores (16-byte ones at the group's two ends).
-void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n64, const uint8_t* res, uint8_t* out,
-                  bool stream) {
-  if (!stream) {
-    for (uint32_t i = 0; i < n64; i += 64) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
-    return;
-  }
-  if ((reinterpret_cast<uintptr_t>(out) & 63) == 0) {
-    for (uint32_t i = 0; i < n64; i += 64) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
-  } else {
-    alignas(64) uint8_t tmp[64 * 64];
-    for (uint32_t i = 0; i < n64; i += 64) {
-      JoinGroup<false>(rows, stride, i, res, tmp);
-      StreamGroup(tmp, out + 64 * uint64_t{i});
-    }
-  }
-  hwy::FlushStream();
-}
-
-// Indices [0, n_hash) (whole checksum blocks of 1024 indices) joined and
-// hashed into hashes[0, n_hash / 1024). kBuffer: through an L1 buffer.
-template <bool kStream, bool kBuffer>
-HWY_INLINE void JoinHashGroups(const uint8_t* rows, size_t stride, uint32_t n_hash, const uint8_t* res, uint8_t* out,
-                               uint64_t* hashes) {
-  GroupXxh3x run(hashes);
-  GroupTerms512 t;
-  alignas(64) uint8_t tmp[kBuffer ? 64 * 64 : 64];
-  for (uint32_t i = 0; i < n_hash; i += 64) {
-    uint8_t* o = out + 64 * uint64_t{i};
-    run.Keys(&t);
-    if constexpr (kBuffer) {
-      JoinGroup<false, true>(rows, stride, i, res, tmp, &t);
-      StreamGroup(tmp, o);
-    } else {
-      JoinGroup<kStream, true>(rows, stride, i, res, o, &t);
-    }
-    run.Fold(t);
-  }
-}
-
-void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
-                          bool stream) {
-  const uint32_t n64 = n16 & ~63u;
-  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
-  JoinBf16Wide(rows, stride, n64, res, out, stream);
-  if (stream)
-    JoinBf16<true>(rows, stride, n64, n16, res, out);
-  else
-    JoinBf16<false>(rows, stride, n64, n16, res, out);
-}
-
-// The whole checksum blocks of [0, n64) hashed in the join: 1024 indices
-// (64 KiB of output) each; the groups past them take the plain join.
-uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
-                                    uint8_t* out, bool stream, uint64_t* hashes) {
-  constexpr uint32_t kPerBlock = static_cast<uint32_t>(kChecksumBlockBytes / 64);  // indices per checksum block
-  const uint32_t n64 = n16 & ~63u;
-  const uint32_t n_hash = n64 / kPerBlock * kPerBlock;
-  stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
-  if (!stream)
-    JoinHashGroups<false, false>(rows, stride, n_hash, res, out, hashes);
-  else if ((reinterpret_cast<uintptr_t>(out) & 63) == 0)
-    JoinHashGroups<true, false>(rows, stride, n_hash, res, out, hashes);
-  else
-    JoinHashGroups<false, true>(rows, stride, n_hash, res, out, hashes);
-  const uint64_t done = uint64_t{n_hash} * kCapRows;  // elements
-  CapTransposeJoinBf16(rows + n_hash, stride, n16 - n_hash, res + done, out + 2 * done, stream);  // flushes
-  return n_hash / kPerBlock;
-}
-#define SPLITZIP_CAP_JOIN_HASHED 1
 #elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
 // AVX2: as the AVX-512 join with 256-bit vectors (one row load = 32
 // indices); the stream halves are paired with vperm2i128 into whole
 // indices, and each index's line is written as two 32-byte stores.
-using T8y = hn::Full256<uint8_t>;
-using W8y = hn::Vec<T8y>;
+using T8w = hn::Full256<uint8_t>;
+using W8w = hn::Vec<T8w>;
+constexpr uint32_t kGroupIndices = 32;  // indices (64-byte lines) a JoinGroup writes
+constexpr uintptr_t kStoreAlign = 32;   // the alignment its non-temporal stores need
 
 // The line's XXH3 terms (FORMAT.md 4.5, as FusedXxh3::Stripe): a line is
 // one stripe, key = its 8 secret words; t[0..1] = the running sums of its
@@ -655,9 +586,9 @@ struct GroupTerms {
 template <bool kStream, bool kHash = false>
 HWY_INLINE void JoinGroup(const uint8_t* rows, size_t stride, uint32_t i, const uint8_t* res, uint8_t* o,
                           GroupTerms* g = nullptr) {
-  const T8y d8;
+  const T8w d8;
   const __m256i k7f = _mm256_set1_epi8(0x7F);
-  W8y a[16], b[16];
+  W8w a[16], b[16];
   TransposeRows(d8, rows + i, stride, a);
   TransposeRows(d8, rows + 16 * stride + i, stride, b);
   if constexpr (kHash) {
@@ -723,19 +654,27 @@ HWY_INLINE void StreamGroup(const uint8_t* tmp, uint8_t* o) {
   _mm_stream_si128(reinterpret_cast<__m128i*>(o + k), _mm_load_si128(reinterpret_cast<const __m128i*>(tmp + k)));
 }
 
-// Indices [0, n32) (n32 a multiple of 32); stream: out 16-byte aligned.
-// Not 32-byte aligned: each group through an L1 buffer, as the AVX-512 join.
-void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n32, const uint8_t* res, uint8_t* out,
-                  bool stream) {
+#endif
+
+#if HWY_ARCH_X86 && (HWY_TARGET <= HWY_AVX3 || HWY_TARGET == HWY_AVX2)
+// The joins on whole groups, shared by the AVX-512 and AVX2 branches above
+// (each gives JoinGroup, GroupTerms, GroupXxh3, StreamGroup, kGroupIndices
+// and kStoreAlign).
+
+// Indices [0, n) (a multiple of kGroupIndices). stream: non-temporal
+// stores, out 16-byte aligned. When out is not kStoreAlign-aligned, each
+// group's lines go through an L1 buffer and leave as aligned stores
+// (16-byte ones at the group's two ends).
+void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n, const uint8_t* res, uint8_t* out, bool stream) {
   if (!stream) {
-    for (uint32_t i = 0; i < n32; i += 32) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
+    for (uint32_t i = 0; i < n; i += kGroupIndices) JoinGroup<false>(rows, stride, i, res, out + 64 * uint64_t{i});
     return;
   }
-  if ((reinterpret_cast<uintptr_t>(out) & 31) == 0) {
-    for (uint32_t i = 0; i < n32; i += 32) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
+  if ((reinterpret_cast<uintptr_t>(out) & (kStoreAlign - 1)) == 0) {
+    for (uint32_t i = 0; i < n; i += kGroupIndices) JoinGroup<true>(rows, stride, i, res, out + 64 * uint64_t{i});
   } else {
-    alignas(32) uint8_t tmp[32 * 64];
-    for (uint32_t i = 0; i < n32; i += 32) {
+    alignas(64) uint8_t tmp[kGroupIndices * 64];
+    for (uint32_t i = 0; i < n; i += kGroupIndices) {
       JoinGroup<false>(rows, stride, i, res, tmp);
       StreamGroup(tmp, out + 64 * uint64_t{i});
     }
@@ -750,8 +689,8 @@ HWY_INLINE void JoinHashGroups(const uint8_t* rows, size_t stride, uint32_t n_ha
                                uint64_t* hashes) {
   GroupXxh3 run(hashes);
   GroupTerms t;
-  alignas(32) uint8_t tmp[kBuffer ? 32 * 64 : 32];
-  for (uint32_t i = 0; i < n_hash; i += 32) {
+  alignas(64) uint8_t tmp[kBuffer ? kGroupIndices * 64 : 64];
+  for (uint32_t i = 0; i < n_hash; i += kGroupIndices) {
     uint8_t* o = out + 64 * uint64_t{i};
     run.Keys(&t);
     if constexpr (kBuffer) {
@@ -764,54 +703,39 @@ HWY_INLINE void JoinHashGroups(const uint8_t* rows, size_t stride, uint32_t n_ha
   }
 }
 
-// JoinBf16Wide that also hashes the checksum blocks below n_hash; the
-// groups past them (a partial block's) take the plain join.
-void JoinBf16WideHashed(const uint8_t* rows, size_t stride, uint32_t n32, const uint8_t* res, uint8_t* out,
-                        bool stream, uint32_t n_hash, uint64_t* hashes) {
-  if (!stream)
-    JoinHashGroups<false, false>(rows, stride, n_hash, res, out, hashes);
-  else if ((reinterpret_cast<uintptr_t>(out) & 31) == 0)
-    JoinHashGroups<true, false>(rows, stride, n_hash, res, out, hashes);
-  else
-    JoinHashGroups<false, true>(rows, stride, n_hash, res, out, hashes);
-  if (n_hash < n32)
-    JoinBf16Wide(rows + n_hash, stride, n32 - n_hash, res + uint64_t{n_hash} * kCapRows, out + 64 * uint64_t{n_hash},
-                 stream);
-  else if (stream)
-    hwy::FlushStream();
-}
-
-// Indices [n32, n16) (fewer than 32) in 128-bit tiles.
-HWY_INLINE void JoinBf16Tail(const uint8_t* rows, size_t stride, uint32_t n32, uint32_t n16, const uint8_t* res,
-                             uint8_t* out, bool stream) {
-  if (stream)
-    JoinBf16<true>(rows, stride, n32, n16, res, out);
-  else
-    JoinBf16<false>(rows, stride, n32, n16, res, out);
-}
-
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
-  const uint32_t n32 = n16 & ~31u;
+  const uint32_t n = n16 & ~(kGroupIndices - 1);
   stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
-  JoinBf16Wide(rows, stride, n32, res, out, stream);
-  JoinBf16Tail(rows, stride, n32, n16, res, out, stream);
+  JoinBf16Wide(rows, stride, n, res, out, stream);
+  // The indices past the whole groups (fewer than kGroupIndices) in 128-bit tiles.
+  if (stream)
+    JoinBf16<true>(rows, stride, n, n16, res, out);
+  else
+    JoinBf16<false>(rows, stride, n, n16, res, out);
 }
 
-// The whole checksum blocks of [0, n32) hashed in the join: 1024 indices
-// (64 KiB of output) each.
+// The whole checksum blocks of [0, n16) hashed in the join: 1024 indices
+// (64 KiB of output) each; the indices past them take the plain join.
 uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
                                     uint8_t* out, bool stream, uint64_t* hashes) {
   constexpr uint32_t kPerBlock = static_cast<uint32_t>(kChecksumBlockBytes / 64);  // indices per checksum block
-  const uint32_t n32 = n16 & ~31u;
-  const uint32_t n_hash = n32 / kPerBlock * kPerBlock;
+  static_assert(kPerBlock % kGroupIndices == 0, "whole groups per checksum block");
+  const uint32_t n_hash = n16 / kPerBlock * kPerBlock;
   stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
-  JoinBf16WideHashed(rows, stride, n32, res, out, stream, n_hash, hashes);
-  JoinBf16Tail(rows, stride, n32, n16, res, out, stream);
+  if (!stream)
+    JoinHashGroups<false, false>(rows, stride, n_hash, res, out, hashes);
+  else if ((reinterpret_cast<uintptr_t>(out) & (kStoreAlign - 1)) == 0)
+    JoinHashGroups<true, false>(rows, stride, n_hash, res, out, hashes);
+  else
+    JoinHashGroups<false, true>(rows, stride, n_hash, res, out, hashes);
+  const uint64_t done = uint64_t{n_hash} * kCapRows;  // elements
+  CapTransposeJoinBf16(rows + n_hash, stride, n16 - n_hash, res + done, out + 2 * done, stream);  // flushes
   return n_hash / kPerBlock;
 }
 #define SPLITZIP_CAP_JOIN_HASHED 1
 #else
+// Other targets: 128-bit tiles only.
 void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res, uint8_t* out,
                           bool stream) {
   if (stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0)
