@@ -49,8 +49,9 @@ HWY_INLINE uint64_t Load64(const uint8_t* p) {
 // register, z = 64 * out + u (out: the next code's offset from the rows'
 // base, u = 64 - valid bits, 1..63): a lookup adds
 // its entry >> 24 whole (bits + 64 * codes), one add for both, and a lane
-// needs three registers, so four lanes, the table and the round count fit
-// in the 15.
+// needs three registers, so four lanes' buffers and z, the table and the
+// rows fit in the 15 (GCC keeps the load pointers, the round count and
+// the prefetch cursors, each used once a round, on the stack).
 struct Lane {
   uint64_t buf;
   const uint8_t* p;  // next byte to load

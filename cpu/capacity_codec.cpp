@@ -20,8 +20,8 @@
 //    4-byte store; a 64-bit bit buffer with branchless refills whose loads
 //    are off the lookups' dependency chain; the shift from a byte table
 //    beside the lookups; the output pointer and the bit count share a
-//    register, so four streams interleave without spills, in runs of
-//    rounds checked once per run), compiled per Highway target for
+//    register, so four streams interleave with only their once-a-round
+//    values on the stack, in runs of rounds checked once per run), compiled per Highway target for
 //    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
 //    transposes puts the exponents back in element order, for bf16 fused
 //    with the join of the residual bytes (512/256-bit vectors on AVX-512 /
