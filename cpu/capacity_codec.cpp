@@ -651,23 +651,21 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
     // per round of the stream decoder; what it did not reach (a block that
     // ends early, fp32's three residual bytes per element), and fp16's 3-bit
     // part, after it.
+    const bool next = b + 1 < L.n_blocks;
+    const uint64_t next_first = (b + 1) << kCapBlockLog2, next_m = next ? cap_block_len(n, b + 1) : 0;
     cpu::CapPrefetch pf = {{f, f}, {f, f}};
-    if (b + 1 < L.n_blocks) {
+    if (next) {
       pf.at[0] = f + blk_at[b + 1];
       pf.end[0] = f + blk_at[b + 2];
-      const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
-      pf.at[1] = f + L.res_off + res_bytes * e0;
-      pf.end[1] = pf.at[1] + res_bytes * m1;
+      pf.at[1] = f + L.res_off + res_bytes * next_first;
+      pf.end[1] = pf.at[1] + res_bytes * next_m;
     }
     ExpLayout layout;
     st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc, &layout, &pf);
     for (int i = 0; i < 2; ++i)
       for (const uint8_t* p = pf.at[i]; p < pf.end[i]; p += 64) __builtin_prefetch(p);
-    if (dt == Dtype::fp16 && b + 1 < L.n_blocks) {
-      const uint64_t e0 = (b + 1) << kCapBlockLog2, m1 = cap_block_len(n, b + 1);
-      const uint8_t* q = f + L.high_off + 3 * e0 / 8;
-      for (uint64_t o = 0; o < 3 * m1 / 8; o += 64) __builtin_prefetch(q + o);
-    }
+    if (dt == Dtype::fp16)
+      for (uint64_t o = 0; o < 3 * next_m / 8; o += 64) __builtin_prefetch(f + L.high_off + 3 * next_first / 8 + o);
     if (st[b] == Status::ok) {
       uint64_t* hs = fuse ? hashes.data() + kChecksPerBlock * b : nullptr;
       with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
