@@ -8,9 +8,9 @@
 //
 // On x86-64 the update goes through libxxhash's runtime dispatch
 // (SZ_HOST_XXH3_UPDATE in core/hash.h: AVX2 / AVX-512 when the CPU has
-// them). The plain entry points of Debian's libxxhash are its SSE2 build:
-// 18 GB/s on a 64 KiB block in cache on the dev VM against 81 GB/s
-// dispatched, and with 18 GB/s the checksum halved encode and decode speed.
+// them). The plain entry points of Debian's libxxhash are its SSE2 build,
+// several times slower: with them the checksum halved encode and decode
+// speed (docs/DESIGN.md, section 1).
 #pragma once
 
 #include <algorithm>

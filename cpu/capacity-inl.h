@@ -112,9 +112,8 @@ struct LaneLimits {
 // row's codes (the codes past its end given back by their lengths). A
 // round starts only while the stream's end is not passed, so reads stay
 // within 16 bytes of it. False when the stream runs out (malformed).
-// (Rounds while a whole round fit, then single codes, decoded 2-3% slower
-// on Zen 4: a tail of up to 23 codes one lookup each, with a mispredicted
-// exit per lane.)
+// (A tail of single codes after the whole rounds was slower: up to 23
+// lookups and a mispredicted exit per lane; docs/DESIGN.md, section 4.2.)
 HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, const uint8_t* lens,
                            uint8_t* rows, uint64_t* consumed) {
   while (l.out() < lim.out_end) {
@@ -778,11 +777,10 @@ uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t
 #endif
 #undef SPLITZIP_CAP_JOIN_HASHED
 
-// steps[x] = multi[x] >> 24 (the lookups' shift bytes) in vectors. The
-// scalar pass it replaces, compiled for the baseline (SSE2), ran ~1.4 us
-// slower per table whenever the checksum verify (XXH3, AVX-512) had run
-// before it, i.e. on every small frame but the first (measured on this
-// machine's AMD EPYC; the SSE / AVX-512 state transition, presumably).
+// steps[x] = multi[x] >> 24 (the lookups' shift bytes) in vectors, per
+// target: a scalar pass compiled for the baseline (SSE2) ran slower after
+// the AVX-512 checksum verify, i.e. on every small frame but the first
+// (docs/DESIGN.md, section 4.4).
 void CapSteps(const uint32_t* multi, uint8_t* steps) {
   const hn::ScalableTag<int32_t> d32;  // the shifted values are < 256: signed demotion is exact
   const hn::Rebind<uint8_t, decltype(d32)> d8;

@@ -4,74 +4,31 @@
 // reference); this file only moves bits quickly:
 //  - encode (kernels compiled per Highway target, cpu/capacity_encode-inl.h):
 //    per block one vector pass splits bf16, fp16 or fp32 elements (residual
-//    bytes straight into the frame, non-temporal past the caches; fp16's
-//    3-bit parts packed per vector, Pack3; fp32's three residual bytes per
-//    element compacted into whole vectors by lane permutes; exponents into
-//    an L1/L2-resident buffer) and, on AVX-512, counts them with the nibble
-//    mode's window counter in the same loop (AVX2: the histogram after the
-//    split, faster for bf16, no different for fp16 / fp32); then the 32
-//    bit writers run with one u64 vector lane per stream: pshufb lookups
-//    give 16-bit code | len entries, each lane joins its stream's eight
-//    codes per step into a 128-bit word with the pending bits, and a scalar
-//    loop stores the words (one 16-byte store per stream per eight codes).
-//    fp8_e5m2 splits element by element.
+//    bytes straight into the frame, non-temporal past the caches; exponents
+//    into an L1/L2-resident buffer) and counts the exponents (AVX-512: in
+//    the same loop; AVX2: the histogram after the split, faster there);
+//    then the 32 bit writers run with one u64 vector lane per stream, one
+//    16-byte store per stream per eight codes. fp8_e5m2 splits element by
+//    element.
 //  - decode: each stream into its own row of a stream-major buffer (a
-//    12-bit multi-code lookup gives up to three codes, stored with one
-//    4-byte store; a 64-bit bit buffer with branchless refills whose loads
-//    are off the lookups' dependency chain; the shift from a byte table
-//    beside the lookups; the output pointer and the bit count share a
-//    register, so four streams interleave with only their once-a-round
-//    values on the stack, in runs of rounds checked once per run), compiled per Highway target for
-//    BMI2's shifts (cpu/capacity-inl.h); then a SIMD pass of 16x16 byte
-//    transposes puts the exponents back in element order, for bf16 fused
-//    with the join of the residual bytes (512/256-bit vectors on AVX-512 /
-//    AVX2, whole 64-byte output lines), for fp16 / fp32 followed by a SIMD
-//    join per 4096-element chunk while its exponents are in L1 (the fp16
-//    3-bit part unpacked as in the fast mode); non-temporal stores for
-//    outputs past the caches. With the checksum verified, the AVX-512 and AVX2 bf16
-//    join also hashes the 64 KiB checksum blocks it writes (XXH3 stripes
-//    = its 64-byte lines), so only the blocks it did not cover are hashed
-//    from the output afterwards. The multi-code table is built by enumerating code
-//    sequences (each window written once) and reused while consecutive
-//    blocks carry the same table; the next block's streams and residual
-//    parts are prefetched (32 short streams defeat the hardware prefetcher),
-//    a line of each per round of the stream decoder: the same prefetches
-//    issued in one burst before the block stalled the core on the full miss
-//    queue (Zen 4, AVX-512, 256 MiB real-statistics bf16, default checksum:
-//    3.3 -> 4.1-4.3 GB/s, AVX2 kernels 3.3 -> 4.0-4.1; with the residuals
-//    alone spread and the streams still a burst, 3.9). (Also measured
-//    there and not kept: decoding a block's rows in halves or quarters,
-//    each joined right after while its rows sit in L1, so the rows do not
-//    push the tables out: 5-8% slower, the parts' boundaries cost more than
-//    the L1 saved; eight lanes in lockstep, ~9% slower (spills); the
-//    fresh-load refill below, prefetcht2 for the residuals: no different;
-//    the multi-code table built in bit-reversed (MSB-first) window order,
-//    where every code sequence's windows are one contiguous run, then
-//    permuted: 3.2 against 2.5 us per table, the permutation alone ~1 us;
-//    the first four stores of each three-code run without a loop: no
-//    faster, so the build is bound by its ~640 runs and ~4000 stores, not
-//    by the runs' mispredicted exits.) (A
-//    Highway lockstep decoder with one AVX-512 lane per stream, two gathers
-//    per 16 codes, measured slower on the Zen 4 here: 1.2 against 1.5 GB per
-//    CPU-second for the scalar single-code loop it was meant to replace; not
-//    kept. Also measured and not kept, on Zen 3 / AVX2, 256 MiB real-statistics
-//    bf16: lookups of up to four codes (3.45 codes per lookup on real KV
-//    instead of 2.87, and the lane loop ran 12% faster, but building the
-//    deeper table took twice as long, and the table changes from block to
-//    block: no net gain); running a block's join in units between the next
-//    block's stream rounds, to overlap its non-temporal stores with the
-//    decode's arithmetic (two rows buffers; 2-6% slower at every spacing
-//    tried). On Zen 2 / AVX2 (2026-12-04, same input, decode 3.03 GB/s,
-//    the rounds 70% of it): the four-lane rounds in x86-64 assembly (162
-//    instructions a round where GCC emits 205: bzhi and shrx with their
-//    counts in registers, no spills), 3.03-3.05 GB/s; a refill that loads
-//    the buffer afresh from the byte of the next unread bit (seven
-//    instructions, the load on the lookup chain), 2.96; one 16 KiB table
-//    whose low byte is the shift (stored byte-swapped, no steps table),
-//    2.95; the shift taken from entry >> 24 (one more cycle on the chain),
-//    2.88; eight lanes in lockstep instead of four (GCC spills them),
-//    2.75-2.85. So the rounds are bound by the lookup chain's latency, not by
-//    instruction count or the tables' L1 footprint.)
+//    12-bit multi-code lookup gives up to three codes; branchless refills
+//    whose loads are off the lookups' dependency chain; four streams in
+//    lockstep; compiled per Highway target for BMI2's shifts,
+//    cpu/capacity-inl.h); then a SIMD pass of 16x16 byte transposes puts
+//    the exponents back in element order, for bf16 fused with the join of
+//    the residual bytes (which, with the checksum verified, also hashes the
+//    64 KiB blocks it writes: only the blocks it did not cover are hashed
+//    from the output afterwards), for fp16 / fp32 followed by a SIMD join
+//    per 4096-element chunk while its exponents are in L1; non-temporal
+//    stores for outputs past the caches. The multi-code table is reused
+//    while consecutive blocks carry the same table. The next block's
+//    streams and residuals are prefetched a line of each per round of the
+//    stream decoder: 32 short streams defeat the hardware prefetcher, and
+//    one burst before the block stalls the core on the full miss queue.
+//    The rounds are bound by the lookup chain's latency, not by instruction
+//    count: the variants measured and dropped (more lanes, deeper lookups,
+//    gathers, assembly rounds, other table layouts, split joins) are in
+//    docs/DESIGN.md, section 4.
 //  - OpenMP across blocks, in rounds of up to 48 blocks per thread: block outputs
 //    are staged in a small per-thread buffer and copied into the frame at
 //    the offsets of a prefix sum, so the bytes do not depend on the thread
@@ -499,8 +456,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   // large staging buffers, which serialise in the kernel). 48 blocks (~0.6
   // MB of KV data's codes) rather than 16: with the vector encoder a round
   // is short, and its two barriers (threads asleep under
-  // OMP_WAIT_POLICY=passive) cost more; two threads / one, 256 MiB real
-  // bf16: 1.67-1.70x -> 1.75-1.82x.
+  // OMP_WAIT_POLICY=passive) cost more (docs/DESIGN.md, section 3).
   constexpr uint64_t kRoundBlocks = 48;
   std::vector<uint64_t> used(static_cast<size_t>(threads) * 8);  // one cache line per thread
   const bool stream = bytes >= cpu::stream_min_bytes();  // residuals past the caches: non-temporal stores

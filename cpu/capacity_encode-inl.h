@@ -8,17 +8,11 @@
 //    its stream's codes (four rows, <= 48 bits, twice) with the pending bits
 //    into a 128-bit word; the words and the write pointers go to a small
 //    buffer, and a scalar loop stores each word with one 16-byte store.
-//    Before (one scalar writer per stream, four codes per 8-byte store) the
-//    writers were ~70% of the encode; 256 MiB real bf16, one thread, the
-//    whole encode 2.6 -> 5.3 GB/s (AVX-512), 2.6 -> 3.9 (AVX2); eight rows
-//    per 16-byte store instead of four per 8-byte store: 5.4 -> 6.0 and
-//    4.0 -> 4.25.
+//    Scalar writers (one per stream) were most of the encode.
 //  - CapSplitCountBf16 / Fp16 / Fp32: residual parts and exponents, a
 //    vector at a time, and their histogram (fused with the split on
-//    AVX-512). Before, fp16 / fp32 split element by element: 256 MiB real
-//    KV, one thread, the whole encode fp16 1.6-1.7 -> 5.7-6.4 GB/s, fp32
-//    4.0-4.3 -> 6.9-8.3 (AVX-512), fp16 1.45-1.56 -> 4.0-4.3, fp32
-//    3.4-3.6 -> 6.2-7.2 (AVX2); bench/results/capacity.md.
+//    AVX-512).
+// Figures of both, and of the variants not kept: docs/DESIGN.md, section 3.
 #if defined(SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
 #undef SPLITZIP_CPU_CAPACITY_ENCODE_INL_H_
@@ -245,9 +239,8 @@ void CapPackRows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uin
 }
 
 // Input bytes the split prefetches ahead of its loads (past the block's
-// end too: the next block's start). 256 MiB bf16, one thread, encode GB/s:
-// none 6.1 / 4.3 (AVX-512 / AVX2), 1 KiB 5.8 / 4.1, 4 KiB 6.0-6.6 / 4.3-4.6,
-// 16 KiB 6.5-6.6 / 4.5-4.6.
+// end too: the next block's start). 16 KiB: the best of the distances
+// measured on AVX-512 and AVX2 (docs/DESIGN.md, section 3).
 constexpr uint64_t kSplitPrefetch = 16384;
 
 // Residual bytes and exponents of in[i0, i1) (i1 - i0 a multiple of the
@@ -346,9 +339,9 @@ HWY_INLINE void NextWindow(const uint64_t counts[256], uint64_t m, int32_t* wind
 // with scalar tables), set for the next block from this block's counts (KV
 // data stays in one window). Other targets: the split, then the nibble
 // mode's histogram of the input (now in L2): on AVX2 the counter's table
-// lookups in the split's loop measured slower (3.8 against 4.0 GB/s; on
-// AVX-512 5.5-5.6 against 5.2-5.3 fused), and so did counting from the
-// exponent buffer (3.9 against 4.1). The counts are exact either way.
+// lookups in the split's loop are slower, and so is counting from the
+// exponent buffer; on AVX-512 fusing is faster (docs/DESIGN.md, section 3).
+// The counts are exact either way.
 void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                        uint64_t counts[256], int32_t* window) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -585,13 +578,9 @@ HWY_INLINE void FinishCounts(const uint8_t* in, const uint8_t* exps, uint64_t m,
 
 // Split and histogram of an fp16 / fp32 block, with bf16's policy
 // (CapSplitCountBf16): AVX-512 counts with the window counter inside the
-// split, other targets split, then run the nibble mode's histogram. 256 MiB
-// real KV, one thread, alternating (encode GB/s, ratio to memcpy): AVX-512
-// fused fp16 6.06-6.16 (0.32-0.33), fp32 7.31-7.43 (0.42-0.43), against
-// split-then-histogram 5.88-5.90 (0.32-0.33), 7.25-7.35 (0.41-0.43); AVX2
-// fused fp16 4.01-4.04 (0.24-0.26), fp32 6.78-7.02 (0.38-0.39), against
-// 3.94-3.96 (0.25-0.27), 6.19-6.54 (0.39): within the noise, so each target
-// keeps bf16's choice.
+// split, other targets split, then run the nibble mode's histogram. For
+// fp16 / fp32 the two differ within the noise on both targets, so each
+// target keeps bf16's choice (docs/DESIGN.md, section 3).
 void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
                        uint64_t counts[256], int32_t* window) {
 #if HWY_TARGET != HWY_SCALAR

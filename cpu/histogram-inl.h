@@ -26,9 +26,8 @@ namespace HWY_NAMESPACE {
 // Elements per block: the exponent buffer stays in L1.
 constexpr uint64_t kHistBlock = 4096;
 // Input bytes ahead of the extraction that it prefetches: between blocks
-// the counter issues no loads, so the hardware prefetchers fall behind. On
-// the Zen 5 dev VM, 64 KiB bf16 frames from DRAM, one thread: histogram
-// 13.0-13.7 -> 16.5-18.3 GB/s (1-4 KiB ahead: the most at 4 KiB).
+// the counter issues no loads, so the hardware prefetchers fall behind
+// (1-4 KiB ahead measured, 4 KiB the best; docs/DESIGN.md, section 6).
 constexpr uint64_t kHistPrefetch = 4096;
 
 #if HWY_TARGET != HWY_SCALAR

@@ -94,13 +94,9 @@ struct ConstStreams {
 // bf16 decode: elements ahead of the kernel's loop whose stream 1 and 3
 // lines it prefetches (the hardware prefetchers stop at each 4 KiB page and
 // restart on every small frame of a batch); a batch prefetches the lines of
-// the next frame's first ones itself (cpu_backend.cpp). Measured on the
-// Zen 5 dev VM, one thread, 64 MiB of bf16 from DRAM, the distances
-// alternating in one process (bench/results/cpu_v2.md, branch batch3):
-// 1024 -> 2048 took 4096 pages of 16 KiB from ~1045 to ~905 ns per page
-// and one 64 MiB buffer from ~700 to ~660 ns per 16 KiB; 3072 was no better
-// for one buffer and worse for pages (past the end of a page it fetches
-// lines of no use).
+// the next frame's first ones itself (cpu_backend.cpp). 2048 beat 1024
+// for pages and one buffer; 3072 fetches lines of no use past a page's end
+// (docs/DESIGN.md, section 6).
 inline constexpr uint64_t kDecodePrefetchAhead = 2048;
 
 // Orders this thread's non-temporal stores before anything it does next
@@ -180,8 +176,8 @@ struct CapLookup {
 };
 // Two byte ranges [at, end) the stream decoder prefetches as it goes, one
 // 64-byte line of each per round of lookups (the next block's bytes: a
-// burst of these prefetches before the block, 1350 lines per bf16 block,
-// stalled the core for ~20% of the decode on Zen 4); at[i] returns where
+// burst of these prefetches before the block stalled the core on the full
+// miss queue; docs/DESIGN.md, section 4.1); at[i] returns where
 // range i stopped. An empty range has at = end (any readable address).
 struct CapPrefetch {
   const uint8_t* at[2];

@@ -34,31 +34,17 @@ namespace splitzip {
 namespace cpu {
 
 // Buffers below this many uncompressed bytes run on one thread by default.
-// Measured with `splitzip_cpu_timing --threshold --threads 2 --reps 101` on
-// the 2-core AMD EPYC (Zen 3) dev VM (shared: load 7-11), bf16 real KV
-// (layers 1-4), best of 101 alternating runs; speedup of 2 threads over 1,
-// range over three runs:
-//   size     encode       decode
-//   64 KiB   0.62-1.25x   0.67-1.18x   (fork/join ~1-3 us vs a 5 us job)
-//   128 KiB  0.90-1.48x   0.89-1.39x
-//   256 KiB  1.04-1.60x   1.09-1.61x
-//   512 KiB  1.71-1.77x   1.81-1.82x
-//   1 MiB    1.69-1.72x   1.80-1.89x
-// With the workers asleep (--cold: 5 ms idle before each call): 128 KiB
-// 1.08x / 1.25x, 256 KiB 1.38x / 1.42x, 512 KiB 1.59x / 1.33x. 256 KiB is
-// the smallest size that was never slower with two threads.
-// But on a loaded host (load 6-10 on 2 cores: other processes hold the
-// cores), splitzip-demo measured 512 KiB real-KV buffers at 0.02-0.03 GB/s
-// with 2 threads against 17-29 GB/s with 1: each fork/join waits for a
-// descheduled worker. Serving hosts are busy, so parallelism starts only
-// where one call is long enough (>= ~0.4 ms at 10 GB/s) to hide that.
+// On an idle host two threads pay from ~256 KiB, but on a loaded one each
+// fork/join waits for a descheduled worker (orders of magnitude slower).
+// Serving hosts are busy, so parallelism starts only where one call is
+// long enough (>= ~0.4 ms at 10 GB/s) to hide that (docs/DESIGN.md,
+// section 6).
 constexpr uint64_t kParallelMinBytes = uint64_t{4} << 20;
 
 uint64_t parallel_min_bytes() { return kParallelMinBytes; }
 
 // Outputs at least this large use non-temporal stores (they would not stay
-// in the 32 MiB L3 anyway). On the dev VM, 256 MiB bf16, one thread:
-// encode 0.91x -> 1.20x memcpy and decode 0.85x -> 0.97x with them.
+// in the 32 MiB L3 anyway; docs/DESIGN.md, section 6).
 constexpr uint64_t kStreamMinBytes = uint64_t{32} << 20;
 std::atomic<uint64_t> g_stream_min{0};
 
