@@ -9,8 +9,8 @@
 #include "core/xxh_device.h"
 #if !defined(__CUDA_ARCH__)
 #include <xxhash.h>
-// libxxhash's runtime-dispatched XXH3 (AVX2/AVX-512 where the CPU has them)
-// is ~4x the plain SSE2 entry point on 64 KiB blocks.
+// libxxhash's runtime-dispatched XXH3 (AVX2/AVX-512 where the CPU has them):
+// the plain entry point is its SSE2 build (docs/DESIGN.md, section 1).
 #if (defined(__x86_64__) || defined(_M_X64)) && __has_include(<xxh_x86dispatch.h>)
 #define XXH_DISPATCH_DISABLE_REPLACE
 #include <xxh_x86dispatch.h>

@@ -73,8 +73,8 @@ SZ_HD uint32_t top_codebook(const uint64_t counts[256], uint8_t entries[16], uin
   // equal counts stay in exponent order.
   // Groups of 8 exponents with no count are skipped on one test: a 16 KiB
   // page has ~16 distinct exponents of 256, and a test per exponent
-  // mispredicts around each (~140 -> ~75 ns per call, a dynamic-codebook
-  // batch calls this per page).
+  // mispredicts around each (a dynamic-codebook batch calls this per page;
+  // docs/DESIGN.md, section 6).
   if (limit > 16) limit = 16;
   uint64_t best[16];
   uint32_t k = 0;

@@ -103,11 +103,9 @@ SZ_HD uint32_t dec_tile_total(const DecShared& sh) { return sh.coff[kMaxChunksPe
 
 // Groups whose loads a thread issues before the first store (dec_tile):
 // two (bf16: 2 x 16 B residuals + 2 x 8 B codes), fp32 one (3 x 16 B +
-// 8 B). Four groups (4 x 16 B for bf16) were tried: the one decode kernel
-// for every dtype, capped at 64 registers, then spills 1280/920 bytes
-// (st/ld, ptxas -v, sm_90, CUDA 13) instead of 372/304, so it stays at two
-// until a device run compares both (with __launch_bounds__(256, 3) as the
-// third point; see cuda/README.md).
+// 8 B). Four spill the 64-register decode kernel several times more, so it
+// stays at two until a device run compares them (docs/DESIGN.md, section 8;
+// cuda/README.md).
 template <class T>
 constexpr uint32_t dec_groups_in_flight() {
   return T::kBytes == 4 ? 1u : 2u;
