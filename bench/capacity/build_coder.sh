@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # Builds bench/capacity/coder_alternatives (rANS vs Huffman exponent coders,
-# FORMAT.md 4.6.6). Header-only use of core/capacity/format.h: no library.
+# docs/DESIGN.md section 2). Header-only use of core/capacity/format.h: no library.
 #   bench/capacity/build_coder.sh [BUILD_DIR] [compiler flags, default -O3 -march=native]
 set -e
 cd "$(dirname "$0")/../.."

@@ -9,7 +9,7 @@
 // memcpy of the input in the same run; with --ref
 // also the scalar reference in both modes. Times are the best of REPS
 // alternating encode/decode runs, wall clock, GB/s of uncompressed bytes.
-// --variants: the coder alternatives' sizes on this input (FORMAT.md 4.6.6).
+// --variants: the coder alternatives' sizes on this input (docs/DESIGN.md section 2).
 // --target NAME: the cpu kernels forced to one Highway target (AVX2 on an
 // AVX-512 host, say); the rows' names say which.
 #include <omp.h>

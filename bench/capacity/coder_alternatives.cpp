@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Exponent coder alternatives for capacity mode (FORMAT.md 4.6.6), measured
+// Exponent coder alternatives for capacity mode (docs/DESIGN.md section 2), measured
 // like for like in one program, single thread:
 //   coder_alternatives FILE.bf16 REPS
 // For every block of 65536 exponents ((v >> 7) & 0xFF of each bf16 value):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """How much an exponent model with context could gain over the capacity
-mode's order-0 code per 64 Ki-element block (FORMAT.md 4.6.6).
+mode's order-0 code per 64 Ki-element block (docs/DESIGN.md section 2).
 
 Prints, for real KV (data/kv/stories260k/*.bf16 by default), the empirical
 entropy in bits per exponent of: order-0 per block (what mode 1 approaches),

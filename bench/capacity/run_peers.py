@@ -268,7 +268,7 @@ def write_md(results, meta, path):
                          f"{r['decode_gbps']:.3f} | {ec} | {dc} | {'exact' if r['exact'] else 'NOT exact'} |")
         for r in results:
             if r["input"] == inp and r.get("variants"):
-                lines += ["", "Coder alternatives on this input (exact sizes from the block histograms; FORMAT.md 4.6.6):", "",
+                lines += ["", "Coder alternatives on this input (exact sizes from the block histograms; docs/DESIGN.md section 2):", "",
                           "| variant | ratio |", "|---|---:|"]
                 for k in ("ratio_h0_block_bound", "ratio_huffman_unlimited_no_overhead", "ratio_L12_S8", "ratio_L12_S16",
                           "ratio_L12_S32"):

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""What a table per group of streams would give a capacity frame (FORMAT.md 4.6.6).
+"""What a table per group of streams would give a capacity frame (docs/DESIGN.md section 2).
 
 Mode 1 codes element j of a 65536-element block in stream j mod 32 with one
 Huffman table per block. This sizes the same layout with G tables per block,

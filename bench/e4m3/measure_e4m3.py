@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""FP8 E4M3 escape-layout study (FORMAT.md 4.7.1) on the bundled real KV.
+"""FP8 E4M3 escape-layout study (docs/DESIGN.md section 5) on the bundled real KV.
 
 Casts each bf16 tensor of data/kv/<set>/ to E4M3 the way vLLM does (per-tensor
 scale amax / 448, ml_dtypes.float8_e4m3fn) and reports, per file and in total:

@@ -2,7 +2,7 @@
 // splitzip_e4m3_huffman_timing: is a per-64K-block Huffman code of the
 // fp8_e4m3 exponent (the capacity mode's coder, FORMAT.md 4.6) at least
 // 0.5x the marker layout's (4.7) CPU speed? A development tool, not a
-// test; FORMAT.md 4.7.1 quotes its output.
+// test; docs/DESIGN.md section 5 quotes its output.
 //
 //   splitzip_e4m3_huffman_timing [--mb 64] [--reps 5]
 //
