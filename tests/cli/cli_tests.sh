@@ -907,6 +907,47 @@ case_hardening() {
   done
 }
 
+# The output keeps the input's permission bits and times (and owner and
+# group where the process may set them), both ways, as zstd does; the
+# umask does not widen it. stdin input gets the usual 0666 & ~umask.
+case_metadata() {
+  local mode f out
+  for mode in 600 640 444; do
+    f=k$mode.bf16
+    cp "$DATA/layer01_k.bf16" "$f"
+    chmod "$mode" "$f"
+    touch -d '2001-02-03 04:05:06.123456789' "$f"
+    (umask 000; expect_rc 0 "$SZ" compress "$f")
+    [ "$(stat -c %a "$f.sz")" = "$mode" ] || die "compress: $f.sz is $(stat -c %a "$f.sz"), input $mode"
+    [ "$(stat -c %y "$f.sz")" = "$(stat -c %y "$f")" ] || die "compress: $f.sz mtime $(stat -c %y "$f.sz") != $(stat -c %y "$f")"
+    out=d$mode.bf16
+    (umask 000; expect_rc 0 "$SZ" decompress -o "$out" "$f.sz")
+    [ "$(stat -c %a "$out")" = "$mode" ] || die "decompress: $out is $(stat -c %a "$out"), input $mode"
+    [ "$(stat -c %y "$out")" = "$(stat -c %y "$f")" ] || die "decompress: $out mtime differs"
+    cmp -s "$out" "$DATA/layer01_k.bf16" || die "$out does not round-trip"
+  done
+  # The command-less mode and -f over an existing file keep them too.
+  cp "$DATA/layer01_k.bf16" z.bf16
+  chmod 600 z.bf16
+  expect_rc 0 "$SZ" -q z.bf16
+  [ "$(stat -c %a z.bf16.sz)" = 600 ] || die "zstd mode: z.bf16.sz is $(stat -c %a z.bf16.sz)"
+  touch other.sz && chmod 644 other.sz
+  expect_rc 0 "$SZ" compress -f -o other.sz z.bf16
+  [ "$(stat -c %a other.sz)" = 600 ] || die "-f: other.sz is $(stat -c %a other.sz)"
+  # Owner and group, where this process may set them (root).
+  if [ "$(id -u)" = 0 ]; then
+    cp "$DATA/layer01_k.bf16" o.bf16
+    chown 1:2 o.bf16
+    chmod 640 o.bf16
+    expect_rc 0 "$SZ" compress o.bf16
+    [ "$(stat -c '%u:%g %a' o.bf16.sz)" = "1:2 640" ] || die "owner/group not kept: $(stat -c '%u:%g %a' o.bf16.sz)"
+  fi
+  # stdin: no input file, so the usual mode.
+  (umask 022; "$SZ" compress --dtype bf16 -o s.sz - < "$DATA/layer01_k.bf16") || die "stdin compress failed"
+  [ "$(stat -c %a s.sz)" = 644 ] || die "stdin: s.sz is $(stat -c %a s.sz)"
+  expect_no_leftovers
+}
+
 export SZ
 declare -F "case_$CASE" > /dev/null || die "no such case"
 "case_$CASE"

@@ -208,7 +208,7 @@ int cmd_compress(int argc, char** argv) {
   // get theirs when they are read, and give them back once written.
   const uint64_t in_cap = big ? 0 : known ? std::min<uint64_t>(frame_bytes, v.bytes) : frame_bytes;
 
-  AtomicOutput out(out_path, force, !a.has("no-sync"));
+  AtomicOutput out(out_path, force, !a.has("no-sync"), file_meta(in_path));
   Progress progress("compress", known ? v.bytes : 0);
   uint64_t done = 0, done_bytes = 0, escapes = 0, exp_bytes = 0, cap_elems = 0;
   std::string backends;

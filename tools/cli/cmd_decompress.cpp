@@ -173,7 +173,7 @@ int cmd_decompress(int argc, char** argv) {
   big_opts.threads = static_cast<int>(coders_wanted);
 
   const uint32_t coders = coders_wanted;
-  AtomicOutput out(out_path, force, !a.has("no-sync"));
+  AtomicOutput out(out_path, force, !a.has("no-sync"), file_meta(in_path));
   Progress progress("decompress", in.regular() ? scan.decoded : 0);
   std::string backends;
   uint64_t done = 0, in_total = 0, frames = 0;

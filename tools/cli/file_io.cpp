@@ -247,8 +247,21 @@ uint64_t InputFd::read_at(uint8_t* dst, uint64_t want, uint64_t off) const {
   return got;
 }
 
-AtomicOutput::AtomicOutput(const std::string& path, bool force, bool sync)
-    : path_(path), force_(force), sync_(sync) {
+FileMeta file_meta(const std::string& path) {
+  FileMeta m;
+  struct stat st;
+  if (path == "-" || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return m;
+  m.valid = true;
+  m.mode = st.st_mode & 0777;
+  m.uid = st.st_uid;
+  m.gid = st.st_gid;
+  m.atime = st.st_atim;
+  m.mtime = st.st_mtim;
+  return m;
+}
+
+AtomicOutput::AtomicOutput(const std::string& path, bool force, bool sync, const FileMeta& like)
+    : path_(path), force_(force), sync_(sync), like_(like) {
   // A file size limit (ulimit -f) must be a write error (EFBIG, exit 2,
   // temp removed), not a SIGXFSZ that kills the process mid-write.
   signal(SIGXFSZ, SIG_IGN);
@@ -292,11 +305,37 @@ AtomicOutput::AtomicOutput(const std::string& path, bool force, bool sync)
     errno = saved;
     fail(kExitIo, path + ": cannot create temporary file in " + dir_of(path) + ": " + errno_text());
   }
+  if (like_.valid) {
+    // Until commit() the temp is owner-only and never wider than the input:
+    // a 0600 input never has a world-readable copy, even for a moment.
+    if (fchmod(fd_, like_.mode & 0700) != 0)
+      fail(kExitIo, path + ": cannot set permissions: " + errno_text());
+    return;
+  }
   // mkstemp makes 0600; give the file the usual 0666 & ~umask.
   const mode_t mask = umask(0);
   umask(mask);
   fchmod(fd_, 0666 & ~mask);
 }
+
+namespace {
+
+// Owner and group first (chown may clear mode bits), then the mode, then
+// the times (after the last write). Owner and group are best effort, as in
+// zstd; the mode is not: a file we cannot narrow must not take the name.
+void apply_meta(int fd, const FileMeta& m, const std::string& path) {
+  mode_t mode = m.mode;
+  if (fchown(fd, m.uid, m.gid) != 0 && fchown(fd, static_cast<uid_t>(-1), m.gid) != 0) {
+    struct stat st;
+    // Group bits would grant the input's access to another group.
+    if (fstat(fd, &st) != 0 || st.st_gid != m.gid) mode &= ~static_cast<mode_t>(070);
+  }
+  if (fchmod(fd, mode) != 0) fail(kExitIo, path + ": cannot set permissions: " + errno_text());
+  const timespec times[2] = {m.atime, m.mtime};
+  if (futimens(fd, times) != 0) fail(kExitIo, path + ": cannot set times: " + errno_text());
+}
+
+}  // namespace
 
 AtomicOutput::~AtomicOutput() {
   if (is_stdout()) return;
@@ -346,6 +385,7 @@ void AtomicOutput::commit() {
     if (::close(fd) != 0) fail(kExitIo, path_ + ": close failed: " + errno_text());
     return;
   }
+  if (like_.valid) apply_meta(fd_, like_, path_);
   if (sync_ && fsync(fd_) != 0) fail(kExitIo, path_ + ": fsync failed: " + errno_text());
   const int fd = fd_;
   fd_ = -1;

@@ -5,11 +5,26 @@
 // file size limit is a write error (EFBIG).
 #pragma once
 
+#include <sys/types.h>
+#include <time.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 
 namespace szcli {
+
+// What an output inherits from its input, as zstd does: permission bits,
+// times, and owner and group where the process may set them.
+struct FileMeta {
+  bool valid = false;  // false: stdin or not a regular file (nothing to copy)
+  mode_t mode = 0;     // permission bits only (0777)
+  uid_t uid = 0;
+  gid_t gid = 0;
+  timespec atime{}, mtime{};
+};
+// The metadata of a regular file at path; valid = false otherwise.
+FileMeta file_meta(const std::string& path);
 
 // Bytes of a whole input. Regular files are memory-mapped; stdin ("-") and
 // files that cannot be mapped are read into memory.
@@ -86,7 +101,11 @@ class AtomicOutput {
   // place. Otherwise refuses an existing file unless force (CliError
   // kExitIo) and creates a temp file next to it. sync: fsync the file and
   // its directory in commit() (so the output survives a power loss).
-  AtomicOutput(const std::string& path, bool force, bool sync = true);
+  // like: when valid, the temp file is created with no permission beyond
+  // like's owner bits, and commit() gives it like's owner and group (where
+  // allowed), permission bits and times before it takes its name. Group
+  // bits are dropped when the group could not be set.
+  AtomicOutput(const std::string& path, bool force, bool sync = true, const FileMeta& like = FileMeta());
   ~AtomicOutput();  // removes the temp file unless commit() succeeded
   AtomicOutput(const AtomicOutput&) = delete;
   AtomicOutput& operator=(const AtomicOutput&) = delete;
@@ -112,6 +131,7 @@ class AtomicOutput {
   int slot_ = -1;  // signal-cleanup registration
   bool committed_ = false;
   bool direct_ = false;  // existing non-regular target (device, FIFO): written in place
+  FileMeta like_;
   uint64_t written_ = 0;
 };
 
