@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-buffer backend selection. An explicit choice (option or
-// $SPLITZIP_BACKEND) is honoured or fails; it never falls back silently.
+// Per-buffer backend selection from the registry list. An explicit choice
+// (option or $SPLITZIP_BACKEND) is honoured or fails; it never falls back
+// silently.
 #include <cstdlib>
 
 #include "backends/registry.h"
 
 namespace splitzip {
-namespace {
-
-const Backend* usable(const char* name, MemoryKind kind) {
-  const Backend* b = find_backend(name);
-  return b != nullptr && b->available() && b->accepts(kind) ? b : nullptr;
-}
-
-}  // namespace
 
 Status select_backend(const DispatchRequest& req, const Backend** out) {
   if (out == nullptr) return Status::invalid_argument;
@@ -32,15 +25,15 @@ Status select_backend(const DispatchRequest& req, const Backend** out) {
     *out = b;
     return Status::ok;
   }
-  const Backend* b = nullptr;
-  if (kind == MemoryKind::device || kind == MemoryKind::managed) {
-    b = usable("cuda", kind);
-    if (b == nullptr && kind == MemoryKind::device) return Status::unsupported_memory;
+  const RegistryEntry* best = nullptr;
+  for (size_t i = 0; i < registry_size(); ++i) {
+    const RegistryEntry& e = registry_entry(i);
+    if ((e.auto_memory & memory_bit(kind)) == 0 || (best != nullptr && e.preference >= best->preference))
+      continue;
+    if (e.backend->available() && e.backend->accepts(kind)) best = &e;
   }
-  if (b == nullptr) b = usable("cpu", kind);
-  if (b == nullptr) b = usable("reference", kind);
-  if (b == nullptr) return Status::unsupported_memory;
-  *out = b;
+  if (best == nullptr) return Status::unsupported_memory;
+  *out = best->backend;
   return Status::ok;
 }
 

@@ -7,7 +7,7 @@
 //               per token and flatters LZ peers; reported apart
 //   kv_l2-f32   layer-2 K and V before BF16 rounding (FP32)
 //   kv_l2-fp16  the same rounded to FP16, kv_l2-fp8 to FP8 E5M2 (nearest even)
-//   synth       synthetic KV-like BF16 (core/synthetic.h gaussian_kv), the
+//   synth       synthetic KV-like BF16 (tests/support/synthetic.h gaussian_kv), the
 //               paper's 256M elements by default: the input of the targets
 //   synth-esc1  synthetic BF16 with 1% escapes (heavy_tail), the upper part
 //               of the paper's 0.1-1.2% range on real KV
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "bench/bench_config.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip_bench {
 

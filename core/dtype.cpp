@@ -37,14 +37,4 @@ bool parse_dtype(const char* name, Dtype* out) {
   return false;
 }
 
-const char* memory_kind_name(MemoryKind k) {
-  switch (k) {
-    case MemoryKind::unknown: return "unknown";
-    case MemoryKind::host: return "host";
-    case MemoryKind::device: return "device";
-    case MemoryKind::managed: return "managed";
-  }
-  return "invalid";
-}
-
 }  // namespace splitzip

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Why the CUDA backend cannot run in this process, in words, for
-// `splitzip backends`, `splitzip -V` and sz_backend_unavailable_reason().
+// Why the CUDA backend cannot run in this process, in words: the backend's
+// unavailable_reason(), which the registry gives `splitzip backends`,
+// `splitzip -V` and sz_backend_unavailable_reason().
 // The CUDA runtime is linked statically (cuda/CMakeLists.txt): with no driver
 // installed it loads nothing and reports cudaErrorInsufficientDriver.
 #include <cuda_runtime_api.h>

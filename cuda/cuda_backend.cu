@@ -21,6 +21,8 @@
 
 namespace splitzip {
 
+const char* cuda_unavailable_reason();  // availability.cpp: null when a device is usable
+
 MemoryKind cuda_pointer_kind(const void* p) {
   if (p == nullptr || !cuda::device_available()) return MemoryKind::host;
   cudaPointerAttributes a{};
@@ -87,28 +89,14 @@ struct Outputs {
   uint64_t corrupt_block;
 };
 
-const char* reason_of(cudaError_t e) {
-  switch (e) {
-    case cudaSuccess: return "";
-    case cudaErrorNoDevice: return "no CUDA device";
-    case cudaErrorInsufficientDriver: return "no CUDA driver (or one older than the CUDA runtime)";
-    default: return "CUDA runtime cannot start";
-  }
-}
-
 class CudaBackend final : public Backend {
  public:
   const char* name() const override { return "cuda"; }
   bool available() const override { return cuda::device_available(); }
   const char* unavailable_reason() const override {
-    static const char* const reason = [] {
-      int n = 0;
-      const cudaError_t e = cudaGetDeviceCount(&n);
-      (void)cudaGetLastError();
-      if (e == cudaSuccess && n == 0) return "no CUDA device";
-      return reason_of(e);
-    }();
-    return reason;
+    if (available()) return "";
+    const char* r = cuda_unavailable_reason();
+    return r != nullptr ? r : "CUDA device present but the backend cannot use it";
   }
   bool accepts(MemoryKind) const override { return true; }
 

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
-#include "tools/cli/options.h"
+#include "tests/support/synthetic.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
+#include "tools/cli/options.h"
 #include "tools/cli/tensor_formats.h"
 #include "tools/cli/tensor_input.h"
 #include "tools/cli/timing.h"

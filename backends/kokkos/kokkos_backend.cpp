@@ -42,6 +42,12 @@ class KokkosBackend final : public Backend {
 
   bool available() const override { return kokkos_impl::runtime_usable(); }
 
+  const char* unavailable_reason() const override {
+    return available() ? ""
+                       : "the Kokkos runtime was finalized, or initialised by someone else in a way "
+                         "splitzip cannot use";
+  }
+
   bool accepts(MemoryKind kind) const override {
     switch (kind) {
       case MemoryKind::host:

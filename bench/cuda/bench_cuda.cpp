@@ -31,9 +31,9 @@
 #include <vector>
 
 #include "bench/cuda/nvcomp_runner.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip_cuda.hpp"
 #include "tests/support/e4m3_data.h"
+#include "tests/support/synthetic.h"
 
 using namespace splitzip;
 

@@ -36,8 +36,8 @@ DTYPES = {"bf16", "fp16", "fp32", "fp8_e5m2"}
 INPUT_ORDER = ["synth", "synth-esc1", "kv_l1-4", "kv_l0k", "kv_l0v", "kv_l2-f32", "kv_l2-fp16",
                "kv_l2-fp8"]
 INPUT_NOTES = {
-    "synth": "synthetic KV-like BF16 (core/synthetic.h gaussian_kv), the paper's 256M elements",
-    "synth-esc1": "synthetic BF16 with 1% escapes (core/synthetic.h heavy_tail)",
+    "synth": "synthetic KV-like BF16 (tests/support/synthetic.h gaussian_kv), the paper's 256M elements",
+    "synth-esc1": "synthetic BF16 with 1% escapes (tests/support/synthetic.h heavy_tail)",
     "kv_l1-4": "stories260K layers 1-4, K and V concatenated",
     "kv_l0k": "stories260K layer-0 K",
     "kv_l0v": "stories260K layer-0 V (repeats per token: flatters LZ peers)",

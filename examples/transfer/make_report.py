@@ -6,7 +6,7 @@
       build-transfer/transfer_results.jsonl --figures docs/figures --tables out.md
 
 Per configuration (rate, payload, mode, backend) the median over repeats is
-used. The model (core/stream.h predict, the paper's Appendix B) is fed the
+used. The model (bench/pipeline_model.h predict, the paper's Appendix B) is fed the
 stage rates measured in the same compressed run (G_enc = raw bytes / encode
 busy time, G_dec likewise), its compression ratio, and the link rate B seen
 by the raw run of the same configuration (payload / raw time); it predicts

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds what the transfer example needs, under build-transfer/ of the repo:
-#   build-transfer/ex/libsplitzip_transfer.so  (splitzip + core/stream.h, C entry points)
+#   build-transfer/ex/libsplitzip_transfer.so  (splitzip + transfer/stream.h, C entry points)
 #   build-transfer/venv                         (Mooncake Transfer Engine, numpy, matplotlib)
 # Debian packages: iproute2 (ip netns, tc) and libibverbs1 (Mooncake's
 # engine.so links it even for the TCP transport); scripts/deps.sh installs them.

@@ -3,7 +3,7 @@
 payloads the transfer example moves.
 
 Every C call here releases the GIL (ctypes does that for CDLL calls), so the
-encoder/decoder threads of core/stream.h run beside the Python control loop.
+encoder/decoder threads of transfer/stream.h run beside the Python control loop.
 """
 import ctypes as C
 import glob
@@ -191,7 +191,7 @@ def slot_capacity(frame_elems, dtype=BF16):
 
 
 def predict(enc_Bps, dec_Bps, link_Bps, ratio, payload, n_frames, latency_s=0.0):
-    """Appendix B model (core/stream.h predict)."""
+    """Appendix B model (bench/pipeline_model.h predict)."""
     out = (C.c_double * 7)()
     check(lib().sztx_predict(enc_Bps, dec_Bps, link_Bps, ratio, latency_s, payload, n_frames,
                              out), "predict")
@@ -233,7 +233,7 @@ def _synthetic_tensor(generator, nbytes, seed):
 
 
 def synthetic_kv(total_mb, layer_mb=32, seed=7, generator="gaussian_kv"):
-    """Deterministic synthetic bf16 KV (core/synthetic.h), total_mb MiB in
+    """Deterministic synthetic bf16 KV (tests/support/synthetic.h), total_mb MiB in
     tensors of layer_mb MiB (tensor i from seed + i)."""
     total = int(total_mb * (1 << 20)) // 2 * 2
     per = int(layer_mb * (1 << 20)) // 2 * 2

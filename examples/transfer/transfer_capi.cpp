@@ -8,8 +8,9 @@
 #include <new>
 #include <vector>
 
-#include "core/stream.h"
-#include "core/synthetic.h"
+#include "bench/pipeline_model.h"
+#include "tests/support/synthetic.h"
+#include "transfer/stream.h"
 
 using namespace splitzip;
 using namespace splitzip::stream;
@@ -127,7 +128,7 @@ int sztx_predict(double enc_Bps, double dec_Bps, double link_Bps, double ratio, 
   out[6] = r.ideal_speedup;
   return 0;
 }
-// Deterministic synthetic KV (core/synthetic.h): elements [first, first+count).
+// Deterministic synthetic KV (tests/support/synthetic.h): elements [first, first+count).
 int sztx_synth(const char* generator, int dtype, uint64_t n, uint64_t seed, uint64_t first,
                uint64_t count, void* dst) {
   synth::Generator g;

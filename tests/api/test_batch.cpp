@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/synthetic.h"
+#include "tests/support/synthetic.h"
 #ifdef SPLITZIP_HAVE_CPU
 #include "cpu/cpu_targets.h"
 #endif

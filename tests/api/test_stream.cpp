@@ -7,10 +7,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/stream.h"
-#include "core/synthetic.h"
+#include "bench/pipeline_model.h"
 #include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
+#include "transfer/stream.h"
 
 namespace splitzip::stream {
 namespace {

@@ -19,8 +19,8 @@
 #include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "tests/support/capacity_golden.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {

@@ -15,13 +15,13 @@
 #include "core/capacity/format.h"
 #include "core/header.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "cpu/capacity_codec.h"
 #include "cpu/capacity_encode.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 #include "hwy/targets.h"
 #include "tests/cpu/cpu_test_util.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "core/synthetic.h"
+#include "tests/support/synthetic.h"
 #include "tools/cli/errors.h"
-#include "tools/cli/options.h"
 #include "tools/cli/json_strict.h"
+#include "tools/cli/options.h"
 #include "tools/cli/tensor_formats.h"
 
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/synthetic.h"
 #include "splitzip/splitzip.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 extern "C" int splitzip_c_api_selftest(void);
 

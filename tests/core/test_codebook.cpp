@@ -11,8 +11,8 @@
 
 #include "core/dtype_traits.h"
 #include "core/header.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {

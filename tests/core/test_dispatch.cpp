@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "backends/registry.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "core/hash.h"
 #include "core/layout.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/hash.h"
-#include "core/synthetic.h"
 #include "core/xxh_device.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip {
 namespace {

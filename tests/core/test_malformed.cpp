@@ -12,9 +12,9 @@
 #include "backends/registry.h"
 #include "core/header.h"
 #include "core/layout.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
 #include "tests/support/malformed.h"
+#include "tests/support/synthetic.h"
 
 namespace splitzip {
 namespace {

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
-#include "core/synthetic.h"
-#include "core/hash.h"
 #include "splitzip/splitzip.hpp"
-#include "tests/support/test_data.h"
 #include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
+#include "tests/support/test_data.h"
 
 namespace splitzip {
 namespace {

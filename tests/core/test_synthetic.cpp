@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/dtype_traits.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip {
 namespace {

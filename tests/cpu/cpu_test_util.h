@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/synthetic.h"
 #include "cpu/cpu_targets.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip::cpu_test {
 

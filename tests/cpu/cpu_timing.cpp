@@ -48,11 +48,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/synthetic.h"
 #include "cpu/cpu_targets.h"
 #include "cpu/parallel_codec.h"
 #include "splitzip/splitzip.hpp"
 #include "tests/support/e4m3_data.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 #ifdef SPLITZIP_TIMING_ZSTD

@@ -14,11 +14,11 @@
 #include "core/layout.h"
 #include "core/reference.h"
 #include "cpu/parallel_codec.h"
-#include "core/synthetic.h"
 #include "hwy/targets.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/backend_check.h"
 #include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
 
 namespace splitzip {
 namespace {

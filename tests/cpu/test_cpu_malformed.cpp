@@ -12,9 +12,9 @@
 #include "core/codec_args.h"
 #include "core/header.h"
 #include "core/layout.h"
-#include "core/synthetic.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/backend_check.h"
+#include "tests/support/synthetic.h"
 
 namespace splitzip {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "core/synthetic.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/backend_check.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip {

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/synthetic.h"
-#include "tests/support/e4m3_data.h"
 #include "tests/support/compare.h"
+#include "tests/support/e4m3_data.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

@@ -177,6 +177,7 @@ cudaError_t cudaGetLastError() {
 }
 cudaError_t cudaPeekAtLastError() { return g_pending; }
 const char* cudaGetErrorString(cudaError_t) { return "mock error"; }
+const char* cudaGetErrorName(cudaError_t) { return "cudaErrorMock"; }
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
   std::memset(a, 0, sizeof *a);
   a->type = is_device(p) ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;

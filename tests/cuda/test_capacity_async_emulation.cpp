@@ -19,9 +19,9 @@
 
 #include "core/header.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "tests/cuda/capacity_emulator.h"
 #include "tests/support/backend_check.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

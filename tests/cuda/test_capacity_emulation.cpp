@@ -18,9 +18,9 @@
 #include "core/hash.h"
 #include "core/header.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "tests/cuda/capacity_cases.h"
 #include "tests/cuda/capacity_emulator.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/synthetic.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "tests/cuda/gpu_test_util.h"
-#include "tests/support/compare.h"
 #include "tests/support/backend_check.h"
+#include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

@@ -12,11 +12,11 @@
 
 #include "backends/registry.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "tests/cuda/capacity_cases.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/backend_check.h"
 #include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

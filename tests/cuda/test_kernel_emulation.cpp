@@ -13,10 +13,10 @@
 
 #include "core/header.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "cuda/encode_logic.h"
 #include "tests/cuda/kernel_emulator.h"
 #include "tests/support/compare.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

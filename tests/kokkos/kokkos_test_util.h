@@ -14,8 +14,8 @@
 #include "backends/registry.h"
 #include "core/codec_args.h"
 #include "core/reference.h"
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip::test {
 

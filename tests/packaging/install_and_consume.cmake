@@ -105,10 +105,11 @@ if(MODE STREQUAL "install")
       message(FATAL_ERROR "installed tree lacks ${v}")
     endif()
   endforeach()
-  # Public headers must stand alone: nothing from the source tree's core/.
+  # Public headers must stand alone: nothing from the source tree's core/,
+  # backends/ or transfer/.
   file(GLOB headers "${prefix}/include/splitzip/*")
   foreach(h IN LISTS headers)
-    file(STRINGS "${h}" bad REGEX "#include \"(core|backends)/")
+    file(STRINGS "${h}" bad REGEX "#include \"(core|backends|transfer)/")
     if(bad)
       message(FATAL_ERROR "${h} includes a private header: ${bad}")
     endif()

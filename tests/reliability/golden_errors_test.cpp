@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "core/header.h"
-#include "core/synthetic.h"
 #include "test_data.h"
 #include "tests/fuzz/spec_oracle.h"
+#include "tests/support/synthetic.h"
 
 namespace szrel {
 namespace {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/hash.h"
-#include "core/synthetic.h"
+#include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
 
 namespace splitzip::test {

@@ -15,7 +15,7 @@
 namespace splitzip::test {
 
 struct CapacityGoldenCase {
-  std::string name, gen;  // gen: core/synthetic.h name, "zeros" or "kv:FILE"
+  std::string name, gen;  // gen: tests/support/synthetic.h name, "zeros" or "kv:FILE"
   uint64_t seed = 0;
   Dtype dtype = Dtype::bf16;
   uint64_t n = 0;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/synthetic.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/synthetic.h"
 
 namespace splitzip::test {
 

@@ -7,7 +7,7 @@
 #include "core/header.h"
 #include "core/layout.h"
 #include "core/le_bytes.h"
-#include "core/synthetic.h"
+#include "tests/support/synthetic.h"
 
 namespace splitzip::test {
 

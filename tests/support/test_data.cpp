@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/synthetic.h"
+#include "tests/support/synthetic.h"
 
 namespace splitzip::test {
 

@@ -2,7 +2,7 @@
 // Deterministic synthetic generators (see synthetic.h). Integer arithmetic
 // and exact float operations only, so output does not depend on libm or the
 // standard library's distributions.
-#include "core/synthetic.h"
+#include "tests/support/synthetic.h"
 
 #include <cstring>
 

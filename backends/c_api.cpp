@@ -361,5 +361,6 @@ uint64_t sz_xxh3_64(const void* data, uint64_t size) {
 size_t sz_backend_count(void) { return sz::backend_count(); }
 const char* sz_backend_name(size_t index) { return sz::backend_name(index); }
 int sz_backend_available(const char* name) { return sz::backend_available(name) ? 1 : 0; }
+const char* sz_backend_unavailable_reason(const char* name) { return sz::backend_unavailable_reason(name); }
 
 }  // extern "C"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/stream.h"
+#include "transfer/stream.h"
 
 #include <algorithm>
 #include <chrono>
@@ -289,41 +289,6 @@ void StreamDecoder::stop() {
 StageStats StreamDecoder::stats() const {
   std::lock_guard<std::mutex> lk(mu_);
   return stats_;
-}
-
-// ---- pipeline model --------------------------------------------------------
-
-const char* stage_name(Stage s) {
-  switch (s) {
-    case Stage::encode: return "encode";
-    case Stage::link: return "link";
-    case Stage::decode: return "decode";
-  }
-  return "?";
-}
-
-Status predict(const PipelineParams& p, uint64_t payload_bytes, uint64_t n_frames,
-               PipelinePrediction* out) {
-  if (!out || !(p.enc_Bps > 0) || !(p.dec_Bps > 0) || !(p.link_Bps > 0) || !(p.ratio > 0) ||
-      !(p.frame_latency_s >= 0) || n_frames == 0)
-    return Status::invalid_argument;
-  const double frame = static_cast<double>(payload_bytes) / static_cast<double>(n_frames);
-  const double n = static_cast<double>(n_frames);
-  const double t_enc = frame / p.enc_Bps;
-  const double t_link = frame / p.ratio / p.link_Bps + p.frame_latency_s;
-  const double t_dec = frame / p.dec_Bps;
-  PipelinePrediction r;
-  r.raw_s = n * (frame / p.link_Bps + p.frame_latency_s);
-  r.steady_stage_s = std::max({t_enc, t_link, t_dec});
-  r.bottleneck = r.steady_stage_s == t_link  ? Stage::link
-                 : r.steady_stage_s == t_enc ? Stage::encode
-                                             : Stage::decode;
-  r.compressed_s = t_enc + t_link + t_dec + (n - 1) * r.steady_stage_s;
-  r.b_hide_Bps = std::min(p.enc_Bps, p.dec_Bps) / p.ratio;
-  r.speedup = r.raw_s / r.compressed_s;
-  r.ideal_speedup = p.ratio;
-  *out = r;
-  return Status::ok;
 }
 
 }  // namespace splitzip::stream

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // Streaming a KV cache as a sequence of self-contained frames (FORMAT.md 7),
-// with encode, transfer and decode overlapped through bounded buffer rings,
-// plus the pipeline model of the paper's Appendix B.
+// with encode, transfer and decode overlapped through bounded buffer rings.
+// The paper's pipeline model of this stream is bench/pipeline_model.h.
 //
 // Producer (prefill side):  StreamEncoder encodes frame i+1.. on its own
 //   thread into a ring of `slots` buffers while the caller ships frame i.
@@ -176,38 +176,5 @@ class StreamDecoder {
   StageStats stats_;
   std::thread worker_;
 };
-
-// ---- Appendix B pipeline model -------------------------------------------
-// Three stages per frame: encode (raw bytes at G_enc), link (coded bytes at
-// B, plus a fixed per-frame latency), decode (raw bytes at G_dec). With n
-// frames in a pipeline the total is the fill (one frame through every stage)
-// plus n-1 times the slowest stage; for large n the steady-state rate is set
-// by the slowest stage alone. The codec is hidden while the link stage is
-// the slowest, i.e. B <= B_hide = min(G_enc, G_dec) / ratio.
-struct PipelineParams {
-  double enc_Bps = 0;        // G_enc, raw bytes per second
-  double dec_Bps = 0;        // G_dec, raw bytes per second
-  double link_Bps = 0;       // B, bytes per second on the wire
-  double ratio = 1;          // raw bytes / coded bytes
-  double frame_latency_s = 0;  // fixed cost per transfer (both raw and coded)
-};
-
-enum class Stage : uint8_t { encode = 0, link = 1, decode = 2 };
-const char* stage_name(Stage s);
-
-struct PipelinePrediction {
-  double raw_s = 0;         // payload sent uncompressed in the same frames
-  double compressed_s = 0;  // pipelined encode + link + decode
-  double steady_stage_s = 0;  // per-frame time of the slowest stage
-  Stage bottleneck = Stage::link;
-  double b_hide_Bps = 0;    // min(G_enc, G_dec) / ratio
-  double speedup = 0;       // raw_s / compressed_s
-  double ideal_speedup = 0; // the ratio: the speedup when the link dominates
-};
-
-// invalid_argument unless all rates and the ratio are positive, n_frames > 0
-// and the latency is non-negative.
-Status predict(const PipelineParams& p, uint64_t payload_bytes, uint64_t n_frames,
-               PipelinePrediction* out);
 
 }  // namespace splitzip::stream
