@@ -19,6 +19,19 @@ SZ_HD void write_block_checks(uint8_t* out, const uint64_t* hashes, uint64_t cou
   for (uint64_t b = 0; b < count; ++b) store_le32(out + 4 * b, static_cast<uint32_t>(hashes[b]));
 }
 
+// Rule 19, block b: its entry of stream 7 (at checks) against the block
+// hash of the decoded output. Decoders may test blocks in any order and
+// keep the lowest that fails.
+SZ_HD bool block_check_ok(const uint8_t* checks, const uint64_t* hashes, uint64_t b) {
+  return load_le32(checks + 4 * b) == static_cast<uint32_t>(hashes[b]);
+}
+
+// Rule 19's verdict for a v2 frame: first_bad, the lowest block whose check
+// failed (kNoBlock: none); combined, combine_block_hashes of the output.
+SZ_HD Status content_status(const FrameHeader& h, uint64_t first_bad, uint64_t combined) {
+  return first_bad == kNoBlock && combined == h.content_checksum ? Status::ok : Status::checksum_mismatch;
+}
+
 SZ_HD void zero_ranges(uint8_t* frame, const Gap* gaps, int k) {
   for (int g = 0; g < k; ++g)
     for (uint64_t i = 0; i < gaps[g].size; ++i) frame[gaps[g].off + i] = 0;
@@ -64,15 +77,14 @@ SZ_HD Status check_output_room(const FrameHeader& h, uint64_t capacity, uint64_t
 SZ_HD Status verify_block_hashes(const FrameHeader& h, const uint8_t* frame, const uint64_t* hashes,
                                  uint64_t* corrupt_block) {
   const uint64_t count = h.n_checks();
-  const uint64_t check_off = check_off_of(h);
+  const uint8_t* checks = frame + check_off_of(h);
   for (uint64_t b = 0; b < count; ++b) {
-    if (load_le32(frame + check_off + 4 * b) != static_cast<uint32_t>(hashes[b])) {
+    if (!block_check_ok(checks, hashes, b)) {
       *corrupt_block = b;
-      return Status::checksum_mismatch;
+      return content_status(h, b, 0);
     }
   }
-  if (combine_block_hashes(hashes, count) != h.content_checksum) return Status::checksum_mismatch;
-  return Status::ok;
+  return content_status(h, kNoBlock, combine_block_hashes(hashes, count));
 }
 
 }  // namespace splitzip

@@ -54,11 +54,15 @@ SZ_HD uint64_t checksum_blocks(uint64_t bytes) {
   return (bytes + kChecksumBlockBytes - 1) >> kChecksumBlockLog2;
 }
 
+// Length of checksum block b of `bytes` original bytes.
+SZ_HD uint64_t check_block_len(uint64_t bytes, uint64_t b) {
+  const uint64_t off = b << kChecksumBlockLog2;
+  return bytes - off < kChecksumBlockBytes ? bytes - off : kChecksumBlockBytes;
+}
+
 // Hash of block b of `bytes` original bytes at p.
 SZ_HD uint64_t block_hash(const uint8_t* p, uint64_t bytes, uint64_t b) {
-  const uint64_t off = b << kChecksumBlockLog2;
-  const uint64_t len = bytes - off < kChecksumBlockBytes ? bytes - off : kChecksumBlockBytes;
-  return hash_xxh3(p + off, len);
+  return hash_xxh3(p + (b << kChecksumBlockLog2), check_block_len(bytes, b));
 }
 
 // content_checksum from the block hashes (hosts and devices are little-endian).

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/dtype_traits.h"
+#include "core/residual.h"
 
 namespace splitzip {
 
@@ -137,16 +138,10 @@ SZ_HD bool stream_padding_ok(const uint8_t* frame, const FrameLayout& L) {
   if (L.dtype_id == kDtypeE4M3) {  // residual and escape nibbles, 3-bit codes
     if ((L.n & 1u) && (frame[L.res_off + L.res_size - 1] >> 4) != 0) return false;
     if ((L.escapes & 1u) && (frame[L.exp_off + L.exp_size - 1] >> 4) != 0) return false;
-    const uint64_t used = 3u * L.n - 8u * (L.code_size - 1);
-    if (L.code_size > 0 && used < 8 && (frame[L.code_off + L.code_size - 1] >> used) != 0) return false;
-    return true;
+    return bits3_padding_ok(frame + L.code_off, L.code_size, L.n);
   }
   if ((L.n & 1u) && (frame[L.code_off + L.code_size - 1] >> 4) != 0) return false;
-  if (L.high_size > 0) {
-    const uint64_t used_bits = 3u * L.n - 8u * (L.high_size - 1);  // 1..8 bits of the last byte
-    if (used_bits < 8 && (frame[L.high_off + L.high_size - 1] >> used_bits) != 0) return false;
-  }
-  return true;
+  return bits3_padding_ok(frame + L.high_off, L.high_size, L.n);
 }
 
 inline constexpr uint64_t kNoEscapeBudget = ~uint64_t{0};

@@ -24,16 +24,7 @@ typename T::Bits load_elem(const uint8_t* src, uint64_t i) {
 template <class T>
 void write_residuals(const uint8_t* src, uint64_t n, const CapLayout& L, uint8_t* f) {
   std::memset(f + L.high_off, 0, L.high_size);
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint32_t r = T::residual(load_elem<T>(src, i));
-    for (uint32_t b = 0; b < T::kResBytes; ++b) f[L.res_off + i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
-    if (T::kResHighBits) {
-      const uint32_t hi = (r >> (8 * T::kResBytes)) & 7u;
-      const uint64_t bit = 3 * i;
-      f[L.high_off + (bit >> 3)] |= static_cast<uint8_t>(hi << (bit & 7));
-      if ((bit & 7) > 5) f[L.high_off + (bit >> 3) + 1] |= static_cast<uint8_t>(hi >> (8 - (bit & 7)));
-    }
-  }
+  for (uint64_t i = 0; i < n; ++i) store_residual<T>(f + L.res_off, f + L.high_off, i, T::residual(load_elem<T>(src, i)));
 }
 
 class BitWriter {
@@ -59,20 +50,22 @@ void reference_capacity_encode_block(const uint8_t* exps, uint32_t m, std::vecto
   for (uint32_t j = 0; j < m; ++j) ++counts[exps[j]];
   CapTable t;
   cap_code_lengths(counts, &t);
-  const size_t start = out->size();
-  out->resize(start + t.bytes);
-  write_cap_table(t, out->data() + start);
-  if (t.symbols == 1) return;  // one symbol: zero bits per element, no streams
-  uint16_t code[256];
-  cap_codes(t, code);
-  const size_t sizes_at = out->size();
-  out->resize(sizes_at + 2 * kCapStreams);
-  for (uint32_t s = 0; s < kCapStreams; ++s) {
-    const size_t before = out->size();
-    BitWriter w(out);
-    for (uint32_t j = s; j < m; j += kCapStreams) w.put(code[exps[j]], t.len[exps[j]]);
-    store_le16(out->data() + sizes_at + 2 * s, static_cast<uint32_t>(out->size() - before));
+  uint32_t z[kCapStreams] = {};
+  std::vector<uint8_t> streams;
+  if (t.symbols > 1) {  // one symbol: zero bits per element, no streams
+    uint16_t code[256];
+    cap_codes(t, code);
+    for (uint32_t s = 0; s < kCapStreams; ++s) {
+      const size_t before = streams.size();
+      BitWriter w(&streams);
+      for (uint32_t j = s; j < m; j += kCapStreams) w.put(code[exps[j]], t.len[exps[j]]);
+      z[s] = static_cast<uint32_t>(streams.size() - before);
+    }
   }
+  const size_t start = out->size();
+  out->resize(start + cap_header_bytes(t));
+  write_cap_block_header(t, z, out->data() + start);
+  out->insert(out->end(), streams.begin(), streams.end());
 }
 
 Status reference_capacity_decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit,
@@ -86,12 +79,10 @@ Status reference_capacity_decode_block(const uint8_t* blk, uint64_t size, uint32
   }
   static thread_local uint16_t table[kCapTableSize];
   cap_decode_table(t, table);
-  const uint8_t* stream = blk + t.bytes + 2 * kCapStreams;
   for (uint32_t s = 0; s < kCapStreams; ++s) {
-    const uint64_t z = load_le16(blk + t.bytes + 2 * s);
-    const Status ss = cap_decode_stream(stream, z, s, m, table, [&](uint32_t j, uint32_t e) { exps[j] = static_cast<uint8_t>(e); });
+    const Status ss = cap_decode_stream(blk + cap_stream_at(blk, t, s), cap_stream_size(blk, t, s), s, m, table,
+                                        [&](uint32_t j, uint32_t e) { exps[j] = static_cast<uint8_t>(e); });
     if (ss != Status::ok) return ss;
-    stream += z;
   }
   return Status::ok;
 }
@@ -120,7 +111,7 @@ Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, Frame
   if (L.frame_size > a.capacity) return Status::dst_too_small;
   // Streams 1-2 read the input, which may overlap nothing else written so far.
   with_traits(a.dtype, [&](auto t) { write_residuals<decltype(t)>(src, a.n, L, f); });
-  for (uint64_t b = 0; b < n_blocks; ++b) store_le32(f + L.index_off + 4 * b, sizes[b]);
+  for (uint64_t b = 0; b < n_blocks; ++b) write_cap_index_entry(f, L, b, sizes[b]);
   std::memcpy(f + L.blk_off, blocks.data(), blocks.size());
   h->mode = kModeCapacity;
   h->escape_count = blocks.size();
@@ -130,20 +121,16 @@ Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, Frame
 Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;
-  // Rule 14 inside stream 2: unused high bits of its last byte.
-  if (L.high_size > 0) {
-    const uint64_t used_bits = 3u * n - 8u * (L.high_size - 1);
-    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) return Status::bad_padding;
-  }
-  // The block index covers stream 9 exactly.
+  if (!cap_high_padding_ok(f, L)) return Status::bad_padding;  // check a
+  // Check b: the block index covers stream 9 exactly.
   uint64_t sum = 0;
-  for (uint64_t b = 0; b < L.n_blocks; ++b) sum += load_le32(f + L.index_off + 4 * b);
+  for (uint64_t b = 0; b < L.n_blocks; ++b) sum += cap_index_entry(f, L, b);
   if (sum != L.blk_size) return Status::bad_code;
   std::vector<uint8_t> exps(n);
   const uint32_t exp_limit = exponent_limit(h.dtype);
   uint64_t off = L.blk_off;
   for (uint64_t b = 0; b < L.n_blocks; ++b) {
-    const uint64_t size = load_le32(f + L.index_off + 4 * b);
+    const uint64_t size = cap_index_entry(f, L, b);
     const Status s = reference_capacity_decode_block(f + off, size, static_cast<uint32_t>(cap_block_len(n, b)),
                                                      exp_limit, exps.data() + (b << kCapBlockLog2));
     if (s != Status::ok) return s;
@@ -153,10 +140,7 @@ Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t
   with_traits(static_cast<Dtype>(h.dtype), [&](auto t) {
     using T = decltype(t);
     for (uint64_t i = 0; i < n; ++i) {
-      uint32_t r = 0;
-      for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{f[L.res_off + i * T::kResBytes + b]} << (8 * b);
-      if (T::kResHighBits) r |= bits3_at(f + L.high_off, n, i) << (8 * T::kResBytes);
-      const typename T::Bits v = T::join(exps[i], r);
+      const typename T::Bits v = T::join(exps[i], load_residual<T>(f + L.res_off, f + L.high_off, i));
       std::memcpy(dst + i * T::kBytes, &v, sizeof v);
     }
   });

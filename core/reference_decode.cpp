@@ -65,10 +65,7 @@ Status decode_streams(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
   // Decode: codebook exponent, residual byte part + 3-bit part.
   for (uint64_t i = 0; i < n; ++i) {
     const uint32_t e = h.codebook[nibble_at(f + L.code_off, i)];
-    uint32_t r = 0;
-    for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{f[L.res_off + i * T::kResBytes + b]} << (8 * b);
-    if (T::kResHighBits) r |= bits3_at(f + L.high_off, n, i) << (8 * T::kResBytes);
-    const typename T::Bits v = T::join(e, r);
+    const typename T::Bits v = T::join(e, load_residual<T>(f + L.res_off, f + L.high_off, i));
     std::memcpy(dst + i * T::kBytes, &v, sizeof v);
   }
   // Patch escapes.

@@ -50,16 +50,7 @@ Status encode_streams(const uint8_t* src, uint64_t n, uint32_t chunk_log2, const
     const typename T::Bits v = load_elem<T>(src, i);
     const uint32_t e = T::exponent(v);
     const uint32_t r = T::residual(v);
-    // Stream 1: low 8k bits of the residual, little-endian.
-    for (uint32_t b = 0; b < T::kResBytes; ++b)
-      f[L.res_off + i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
-    // Stream 2: top 3 bits, LSB-first bit string.
-    if (T::kResHighBits) {
-      const uint32_t hi = (r >> (8 * T::kResBytes)) & 7u;
-      const uint64_t bit = 3 * i;
-      f[L.high_off + (bit >> 3)] |= static_cast<uint8_t>(hi << (bit & 7));
-      if ((bit & 7) > 5) f[L.high_off + (bit >> 3) + 1] |= static_cast<uint8_t>(hi >> (8 - (bit & 7)));
-    }
+    store_residual<T>(f + L.res_off, f + L.high_off, i, r);  // streams 1-2
     // Stream 3: code, or the fixed code 0 for an escape.
     uint32_t code = code_of[e];
     if (code == kNotInCodebook) {

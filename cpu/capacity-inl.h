@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "core/dtype_traits.h"
+#include "core/residual.h"
 #include "cpu/kernels.h"
 #include "cpu/simd-inl.h"
 #include "cpu/xxh3-inl.h"
@@ -183,24 +184,17 @@ bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* le
 // ---- fp16 / fp32: exponents (element order) joined with the residuals ----
 
 // Elements [j0, count) one at a time (the vector loops' tails; HWY_SCALAR).
-// The 3-bit part's second byte is read only below high_end.
 HWY_INLINE void JoinFp16Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* res,
-                             const uint8_t* high, const uint8_t* high_end, uint8_t* out) {
+                             const uint8_t* high, uint8_t* out) {
   for (uint32_t i = j0; i < count; ++i) {
-    const uint64_t bit = 3u * uint64_t{i};
-    const uint8_t* q = high + (bit >> 3);
-    uint32_t w = q[0];
-    if (q + 1 < high_end) w |= uint32_t{q[1]} << 8;
-    const uint32_t r = res[i] | ((w >> (bit & 7)) & 7u) << 8;
-    const uint16_t v = Fp16Traits::join(exps[i], r);
+    const uint16_t v = Fp16Traits::join(exps[i], load_residual<Fp16Traits>(res, high, i));
     std::memcpy(out + 2 * uint64_t{i}, &v, 2);
   }
 }
 
 HWY_INLINE void JoinFp32Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* res, uint8_t* out) {
   for (uint32_t i = j0; i < count; ++i) {
-    const uint8_t* q = res + 3 * uint64_t{i};
-    const uint32_t v = Fp32Traits::join(exps[i], q[0] | uint32_t{q[1]} << 8 | uint32_t{q[2]} << 16);
+    const uint32_t v = Fp32Traits::join(exps[i], load_res_bytes<Fp32Traits>(res, i));
     std::memcpy(out + 4 * uint64_t{i}, &v, 4);
   }
 }
@@ -259,7 +253,7 @@ void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const 
   const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
                          ? JoinFp16Vec<true>(exps, count, res, high, high_end, out)
                          : JoinFp16Vec<false>(exps, count, res, high, high_end, out);
-  JoinFp16Tail(exps, j, count, res, high, high_end, out);
+  JoinFp16Tail(exps, j, count, res, high, out);
 }
 
 void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
@@ -270,9 +264,9 @@ void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const 
   JoinFp32Tail(exps, j, count, res, out);
 }
 #else
-void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
-                 const uint8_t* high_end, uint8_t* out, bool) {
-  JoinFp16Tail(exps, 0, count, res, high, high_end, out);
+void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high, const uint8_t*,
+                 uint8_t* out, bool) {
+  JoinFp16Tail(exps, 0, count, res, high, out);
 }
 void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t*, uint8_t* out, bool) {
   JoinFp32Tail(exps, 0, count, res, out);

@@ -94,30 +94,18 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
   } else {
     (void)stream;
     (void)window;
+    // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
+    uint8_t* hi = f + L.high_off + (first * 3) / 8;
+    if (T::kResHighBits) std::memset(hi, 0, (3u * m + 7) / 8);
     for (uint32_t i = 0; i < m; ++i) {
       typename T::Bits v;
       std::memcpy(&v, in + i * T::kBytes, sizeof v);
-      const uint32_t e = T::exponent(v);
-      exps[i] = static_cast<uint8_t>(e);
-      const uint32_t r = T::residual(v);
-      for (uint32_t b = 0; b < T::kResBytes; ++b) res[i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
+      exps[i] = static_cast<uint8_t>(T::exponent(v));
+      store_residual<T>(res, hi, i, T::residual(v));
     }
     // The nibble mode's SIMD histogram (a 16-exponent window counted with
     // byte compares when the block's values sit in one, as KV data does).
     cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
-    if (T::kResHighBits) {
-      // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
-      uint8_t* hi = f + L.high_off + (first * 3) / 8;
-      std::memset(hi, 0, (3u * m + 7) / 8);
-      for (uint32_t k = 0; k < m; ++k) {
-        typename T::Bits v;
-        std::memcpy(&v, in + k * T::kBytes, sizeof v);
-        const uint32_t h3 = (T::residual(v) >> (8 * T::kResBytes)) & 7u;
-        const uint32_t bit = 3 * k;
-        hi[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
-        if ((bit & 7) > 5) hi[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
-      }
-    }
   }
   for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
 }
@@ -127,10 +115,12 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
                   std::vector<uint8_t>* out) {
   CapTable t;
   cap_code_lengths(counts, &t);
-  const size_t start = out->size();
-  out->resize(start + t.bytes);
-  write_cap_table(t, out->data() + start);
-  if (t.symbols == 1) return;
+  if (t.symbols == 1) {
+    const size_t start = out->size();
+    out->resize(start + t.bytes);
+    write_cap_block_header(t, nullptr, out->data() + start);
+    return;
+  }
   uint16_t code[256];
   cap_codes(t, code);
   uint32_t cl[256];  // code | len << 16
@@ -158,8 +148,6 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
     acc[s] = bytes == 8 ? 0 : acc[s] >> (8 * bytes);
     nb[s] &= 7;
   }
-  const size_t sizes_at = out->size();
-  uint32_t total = 0;
   uint32_t z[kCapStreams];
   for (uint32_t s = 0; s < kCapStreams; ++s) {
     if (nb[s]) {
@@ -167,12 +155,11 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
       ++ptr[s];
     }
     z[s] = static_cast<uint32_t>(ptr[s] - (sc->streams + s * kStreamSlot));
-    total += z[s];
   }
-  out->resize(sizes_at + 2 * kCapStreams + total);
-  uint8_t* o = out->data() + sizes_at;
-  for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(o + 2 * s, z[s]);
-  o += 2 * kCapStreams;
+  const size_t start = out->size();
+  out->resize(start + cap_block_bytes(t, z));
+  uint8_t* o = out->data() + start;
+  o += write_cap_block_header(t, z, o);
   for (uint32_t s = 0; s < kCapStreams; ++s) {
     std::memcpy(o, sc->streams + s * kStreamSlot, z[s]);
     o += z[s];
@@ -300,24 +287,19 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   *layout = ExpLayout::exps;
   uint8_t* exps = sc->exps;
   CapTable t;
-  const Status ts = parse_cap_table(blk, size, exp_limit, &t);
+  const Status ts = cap_parse_block(blk, size, exp_limit, &t);  // checks c-e
   if (ts != Status::ok) return ts;
   if (t.symbols == 1) {
-    if (size != t.bytes) return Status::bad_code;
     std::memset(exps, static_cast<int>(t.first), m);
     return Status::ok;
   }
-  if (size < uint64_t{t.bytes} + 2 * kCapStreams) return Status::bad_code;
-  uint64_t total = t.bytes + 2 * kCapStreams;
   DecState st[kCapStreams];
-  const uint8_t* p = blk + t.bytes + 2 * kCapStreams;
+  const uint8_t* p = blk + cap_header_bytes(t);
   for (uint32_t s = 0; s < kCapStreams; ++s) {
-    const uint64_t z = load_le16(blk + t.bytes + 2 * s);
+    const uint64_t z = cap_stream_size(blk, t, s);
     st[s] = {p, 0, 8 * z};
     p += z;
-    total += z;
   }
-  if (total != size) return Status::bad_code;
   // The stream decoder reads up to 16 bytes past a stream's end: the streams
   // that end within 16 bytes of the buffer's end (the frame's last block's
   // last ones) are decoded from a padded copy of the block's bytes from the
@@ -353,11 +335,7 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
   for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
   *layout = ExpLayout::rows;
   bool bad = false;
-  for (uint32_t s = 0; s < kCapStreams; ++s) {
-    const DecState& d = st[s];
-    bad |= d.pos > d.end_bits || (d.pos + 7) / 8 != d.end_bits / 8 ||
-           ((d.pos & 7) && (d.base[d.pos >> 3] >> (d.pos & 7)) != 0);
-  }
+  for (uint32_t s = 0; s < kCapStreams; ++s) bad |= cap_stream_end(st[s].base, st[s].end_bits / 8, st[s].pos) != Status::ok;
   // A malformed block: the reference decoder names the same fault the same way
   // (first stream in order, overrun before size before padding).
   if (bad) {
@@ -371,13 +349,9 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
 template <class T>
 void join_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t j0, uint32_t m, const uint8_t* exps,
                 uint8_t* dst) {
-  const uint8_t* res = f + L.res_off + first * T::kResBytes;
   uint8_t* out = dst + first * T::kBytes;
   for (uint32_t i = j0; i < m; ++i) {
-    uint32_t r = 0;
-    for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{res[i * T::kResBytes + b]} << (8 * b);
-    if (T::kResHighBits) r |= bits3_at(f + L.high_off, L.n, first + i) << (8 * T::kResBytes);
-    const typename T::Bits v = T::join(exps[i], r);
+    const typename T::Bits v = T::join(exps[i], load_residual<T>(f + L.res_off, f + L.high_off, first + i));
     std::memcpy(out + i * T::kBytes, &v, sizeof v);
   }
 }
@@ -547,7 +521,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     }
     h.mode = kModeCapacity;
     h.escape_count = exp_bytes;
-    for (uint64_t b = 0; b < n_blocks; ++b) store_le32(f + L.index_off + 4 * b, sizes[b]);
+    for (uint64_t b = 0; b < n_blocks; ++b) write_cap_index_entry(f, L, b, sizes[b]);
   }
   finish_frame(h, f, hashes.data());
   out.frame_size = h.frame_size;
@@ -568,16 +542,13 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   if (h.mode != kModeCapacity || h.stored()) return reference_decompress(a);
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;
-  if (L.high_size > 0) {
-    const uint64_t used_bits = 3u * n - 8u * (L.high_size - 1);
-    if (used_bits < 8 && (f[L.high_off + L.high_size - 1] >> used_bits) != 0) {
-      out.status = Status::bad_padding;
-      return out;
-    }
+  if (!cap_high_padding_ok(f, L)) {  // check a
+    out.status = Status::bad_padding;
+    return out;
   }
   std::vector<uint64_t> blk_at(L.n_blocks + 1);
   blk_at[0] = L.blk_off;
-  for (uint64_t b = 0; b < L.n_blocks; ++b) blk_at[b + 1] = blk_at[b] + load_le32(f + L.index_off + 4 * b);
+  for (uint64_t b = 0; b < L.n_blocks; ++b) blk_at[b + 1] = blk_at[b] + cap_index_entry(f, L, b);
   if (blk_at[L.n_blocks] - L.blk_off != L.blk_size) {
     out.status = Status::bad_code;
     return out;

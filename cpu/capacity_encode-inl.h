@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/residual.h"
 #include "cpu/capacity_encode.h"
 #include "cpu/histogram-inl.h"
 #include "cpu/simd-inl.h"
@@ -267,9 +268,9 @@ HWY_INLINE void SplitBf16Range(const uint8_t* in, uint64_t i0, uint64_t i1, uint
   }
 #endif
   for (; i < i1; ++i) {
-    const uint32_t v = in[2 * i] | uint32_t{in[2 * i + 1]} << 8;
-    exps[i] = static_cast<uint8_t>(v >> 7);
-    res[i] = static_cast<uint8_t>(((v >> 8) & 0x80u) | (v & 0x7Fu));
+    const auto v = static_cast<uint16_t>(in[2 * i] | uint32_t{in[2 * i + 1]} << 8);
+    exps[i] = static_cast<uint8_t>(Bf16Traits::exponent(v));
+    store_res_bytes<Bf16Traits>(res, i, Bf16Traits::residual(v));
   }
 }
 
@@ -376,23 +377,16 @@ void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
 // fp16 element i: residual byte to res[i], 3-bit part (sign, mantissa bits
 // 9..8) ORed into high (its byte zeroed before), exponent returned.
 HWY_INLINE uint8_t SplitOneFp16(const uint8_t* in, uint64_t i, uint8_t* res, uint8_t* high) {
-  const uint32_t v = in[2 * i] | uint32_t{in[2 * i + 1]} << 8;
-  res[i] = static_cast<uint8_t>(v);
-  const uint32_t h3 = ((v >> 8) & 3u) | ((v >> 13) & 4u);
-  const uint64_t bit = 3 * i;
-  high[bit >> 3] |= static_cast<uint8_t>(h3 << (bit & 7));
-  if ((bit & 7) > 5) high[(bit >> 3) + 1] |= static_cast<uint8_t>(h3 >> (8 - (bit & 7)));
-  return static_cast<uint8_t>((v >> 10) & 0x1Fu);
+  const auto v = static_cast<uint16_t>(in[2 * i] | uint32_t{in[2 * i + 1]} << 8);
+  store_residual<Fp16Traits>(res, high, i, Fp16Traits::residual(v));
+  return static_cast<uint8_t>(Fp16Traits::exponent(v));
 }
 
 // fp32 element i: residual bytes to res[3i..3i+2], exponent returned.
 HWY_INLINE uint8_t SplitOneFp32(const uint8_t* in, uint64_t i, uint8_t* res) {
   uint32_t v;
   std::memcpy(&v, in + 4 * i, 4);
-  const uint32_t r = Fp32Traits::residual(v);
-  res[3 * i] = static_cast<uint8_t>(r);
-  res[3 * i + 1] = static_cast<uint8_t>(r >> 8);
-  res[3 * i + 2] = static_cast<uint8_t>(r >> 16);
+  store_res_bytes<Fp32Traits>(res, i, Fp32Traits::residual(v));
   return static_cast<uint8_t>(Fp32Traits::exponent(v));
 }
 

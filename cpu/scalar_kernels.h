@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/dtype_traits.h"
+#include "core/residual.h"
 #include "cpu/kernels.h"
 
 #if defined(__GNUC__)
@@ -54,40 +55,26 @@ template <class T>
 void encode_scalar(const uint8_t* src, uint64_t i0, uint64_t i1, const EncodeTables& t,
                    const Streams& s, EscapeSink* sink) {
   uint32_t code_lo = 0;     // pending low nibble of a code byte
-  uint32_t acc3 = 0;        // pending 3-bit parts of the current group of 8
-  for (uint64_t i = i0; i < i1; ++i) {
-    const typename T::Bits v = load_bits<T>(src + i * T::kBytes);
-    const uint32_t e = T::exponent(v);
-    const uint32_t r = T::residual(v);
-    for (uint32_t b = 0; b < T::kResBytes; ++b)
-      s.res[i * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
-    if (T::kResHighBits) {
-      acc3 |= ((r >> (8 * T::kResBytes)) & 7u) << (3 * (i & 7));
-      if ((i & 7) == 7) {
-        uint8_t* p = s.high + 3 * (i >> 3);
-        p[0] = static_cast<uint8_t>(acc3);
-        p[1] = static_cast<uint8_t>(acc3 >> 8);
-        p[2] = static_cast<uint8_t>(acc3 >> 16);
-        acc3 = 0;
+  for (uint64_t g0 = i0; g0 < i1; g0 += 8) {
+    const auto cnt = static_cast<uint32_t>(i1 - g0 < 8 ? i1 - g0 : 8);
+    uint32_t r[8];
+    for (uint32_t k = 0; k < cnt; ++k) {
+      const uint64_t i = g0 + k;
+      const typename T::Bits v = load_bits<T>(src + i * T::kBytes);
+      const uint32_t e = T::exponent(v);
+      r[k] = T::residual(v);
+      const uint32_t c1 = t.code1_of[e];
+      if (c1 == 0) sink->add(i, e);
+      const uint32_t code = c1 ? c1 - 1 : 0;
+      if (i & 1) {
+        s.codes[i >> 1] = static_cast<uint8_t>(code_lo | (code << 4));
+      } else {
+        code_lo = code;
       }
     }
-    const uint32_t c1 = t.code1_of[e];
-    if (c1 == 0) sink->add(i, e);
-    const uint32_t code = c1 ? c1 - 1 : 0;
-    if (i & 1) {
-      s.codes[i >> 1] = static_cast<uint8_t>(code_lo | (code << 4));
-    } else {
-      code_lo = code;
-    }
+    store_residual_octet<T>(s.res, s.high, g0 >> 3, cnt, r);
   }
   if (i1 > i0 && (i1 & 1)) s.codes[(i1 - 1) >> 1] = static_cast<uint8_t>(code_lo);
-  if (T::kResHighBits && (i1 & 7) && i1 > i0) {
-    // Last partial group: ceil(3k/8) bytes, unused high bits zero.
-    const uint64_t k = i1 & 7;
-    uint8_t* p = s.high + 3 * (i1 >> 3);
-    const uint64_t bytes = (3 * k + 7) / 8;
-    for (uint64_t b = 0; b < bytes; ++b) p[b] = static_cast<uint8_t>(acc3 >> (8 * b));
-  }
 }
 
 // Replaces the exponent of element i at base with e (escape patch).
@@ -108,16 +95,7 @@ uint32_t decode_scalar(const ConstStreams& s, uint64_t i0, uint64_t i1, const De
   for (uint64_t i = i0; i < i1; ++i) {
     const uint32_t c = (s.codes[i >> 1] >> ((i & 1) * 4)) & 0xFu;
     max_code = c > max_code ? c : max_code;
-    uint32_t r = 0;
-    for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{s.res[i * T::kResBytes + b]} << (8 * b);
-    if (T::kResHighBits) {
-      const uint64_t bit = 3 * i;
-      uint32_t w = s.high[bit >> 3];
-      // The second byte exists whenever the 3 bits straddle it.
-      if ((bit & 7) > 5) w |= uint32_t{s.high[(bit >> 3) + 1]} << 8;
-      r |= ((w >> (bit & 7)) & 7u) << (8 * T::kResBytes);
-    }
-    const typename T::Bits v = T::join(t.exp[c], r);
+    const typename T::Bits v = T::join(t.exp[c], load_residual<T>(s.res, s.high, i));
     std::memcpy(out + (i - i0) * T::kBytes, &v, sizeof v);
   }
   return max_code;

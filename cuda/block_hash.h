@@ -155,17 +155,12 @@ SZ_HD uint64_t xxh3_by_lanes(const uint8_t* p, uint64_t len) {
 
 // ---- per-frame bookkeeping ----
 
-// Byte range of checksum block b of a buffer of `bytes` bytes.
-SZ_HD uint64_t check_block_len(uint64_t bytes, uint64_t b) {
-  const uint64_t off = b << kChecksumBlockLog2;
-  return bytes - off < kChecksumBlockBytes ? bytes - off : kChecksumBlockBytes;
-}
-
 // Checksum blocks a tile hashes: those whose first byte lies in the tile's
 // bytes [tile_byte0, tile_byte1). Every block has exactly one such tile.
+// (A block's length: check_block_len, core/hash.h.)
 SZ_HD void tile_check_blocks(uint64_t tile_byte0, uint64_t tile_byte1, uint64_t* b0, uint64_t* b1) {
-  *b0 = (tile_byte0 + kChecksumBlockBytes - 1) >> kChecksumBlockLog2;
-  *b1 = (tile_byte1 + kChecksumBlockBytes - 1) >> kChecksumBlockLog2;
+  *b0 = checksum_blocks(tile_byte0);
+  *b1 = checksum_blocks(tile_byte1);
 }
 
 }  // namespace cuda_detail

@@ -80,13 +80,12 @@ __global__ void __launch_bounds__(kThreads) cap_dec_index_kernel(CapDecArgs a) {
     __syncthreads();
     if (sh.ctl.status != static_cast<int32_t>(Status::ok)) continue;  // uniform
     const uint64_t nb = sh.ctl.L.n_blocks;
-    const uint8_t* index = sh.ctl.src + sh.ctl.L.index_off;
     uint64_t* offs = w.offs + sh.ctl.block_begin;
     uint64_t carry = 0;
     for (uint64_t base = 0; base < nb; base += kThreads) {
       const uint64_t b = base + t;
       uint64_t total = 0;
-      const uint64_t ex = block_excl_scan64(b < nb ? load_le32(index + 4 * b) : 0, sh.scratch, &total);
+      const uint64_t ex = block_excl_scan64(b < nb ? cap_index_entry(sh.ctl.src, sh.ctl.L, b) : 0, sh.scratch, &total);
       if (b < nb) offs[b] = carry + ex;
       carry += total;
     }
@@ -110,7 +109,7 @@ __device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapWs& w, u
   const CapDecCtl& c = sh.ctl;
   CapDecCtl* gctl = w.ctl + sh.owner;
   const uint8_t* blk = c.src + c.L.blk_off + w.offs[c.block_begin + b];
-  const uint64_t size = load_le32(c.src + c.L.index_off + 4 * b);
+  const uint64_t size = cap_index_entry(c.src, c.L, b);
   if (lane == 0) {
     sh.head = static_cast<int32_t>(cap_parse_block(blk, size, exponent_limit(c.h.dtype), &sh.table));
     if (sh.head == static_cast<int32_t>(Status::ok) && sh.table.symbols > 1) cap_codes(sh.table, sh.code);
@@ -207,9 +206,9 @@ __global__ void __launch_bounds__(kThreads) cap_dec_final_kernel(CapDecArgs a, C
       const uint8_t* checks = ctl.src + ctl.L.check_off;
       const uint64_t* hashes = w.hashes + ctl.hash_begin;
       for (uint64_t k = threadIdx.x; k < ctl.n_checks; k += kThreads)
-        if (load_le32(checks + 4 * k) != static_cast<uint32_t>(hashes[k])) atomicMin(&first_bad, k);
+        if (!block_check_ok(checks, hashes, k)) atomicMin(&first_bad, k);
       const uint64_t c = cta_xxh3_64(reinterpret_cast<const uint8_t*>(hashes), 8 * ctl.n_checks, hs);  // barrier
-      if (threadIdx.x == 0 && (first_bad != kNoBlock || c != ctl.h.content_checksum)) st = Status::checksum_mismatch;
+      if (threadIdx.x == 0) st = content_status(ctl.h, first_bad, c);
     }
     if (threadIdx.x == 0) {
       CapDecOut o{};

@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(kThreads) cap_plan_kernel(CapEncArgs a, uint64
     if (!sh.ctl.stored) {
       const CapBlockRec* recs = w.recs + sh.ctl.block_begin;
       for (uint64_t b = t; b < sh.ctl.L.n_blocks; b += kThreads)
-        store_le32(dst + sh.ctl.L.index_off + 4 * b, static_cast<uint32_t>(recs[b].size));
+        write_cap_index_entry(dst, sh.ctl.L, b, recs[b].size);
     }
     if (t == 0) {
       FrameHeader h = sh.h;
@@ -226,19 +226,15 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_write_kernel(CapEncArgs a)
     uint8_t* blk = dst + L.blk_off + sh.rec.off;
     if (t == 0) {
       sh.tab = cap_table_of(sh.rec);
-      write_cap_table(sh.tab, blk);
-      if (sh.tab.symbols > 1) {
-        cap_codes(sh.tab, sh.code);  // the one rule (core/capacity/format.h)
-        for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + sh.tab.bytes + 2 * s, sh.rec.stream_bytes[s]);
-      }
+      write_cap_block_header(sh.tab, sh.rec.stream_bytes, blk);
+      if (sh.tab.symbols > 1) cap_codes(sh.tab, sh.code);  // the one rule (core/capacity/format.h)
     }
     __syncthreads();
     if (sh.rec.symbols > 1) {
       const uint8_t* bsrc = src + first * T::kBytes;
       uint32_t* words = sh.words[warp];
       for (uint32_t s = warp; s < kCapStreams; s += kCapEncWarps) {
-        uint64_t off = sh.rec.table_bytes + 2 * kCapStreams;
-        for (uint32_t k = 0; k < s; ++k) off += sh.rec.stream_bytes[k];
+        const uint64_t off = cap_stream_offset(sh.rec.table_bytes, s, [&](uint32_t k) { return sh.rec.stream_bytes[k]; });
         const uint32_t z = sh.rec.stream_bytes[s];
         for (uint32_t k = lane; k < (z + 3) / 4 + 1 && k < kCapStreamWords; k += 32) words[k] = 0;
         __syncwarp();

@@ -218,17 +218,8 @@ SZ_HD void cap_finish_rec(CapBlockRec& r, const CapTable& t, const uint32_t bits
   for (uint32_t e = 0; e < 256; ++e) r.len[e] = t.len[e];
   r.symbols = t.symbols;
   r.table_bytes = t.bytes;
-  uint64_t size = t.bytes;
-  if (t.symbols > 1) {
-    size += 2 * kCapStreams;
-    for (uint32_t s = 0; s < kCapStreams; ++s) {
-      r.stream_bytes[s] = (bits[s] + 7) / 8;
-      size += r.stream_bytes[s];
-    }
-  } else {
-    for (uint32_t s = 0; s < kCapStreams; ++s) r.stream_bytes[s] = 0;
-  }
-  r.size = size;
+  for (uint32_t s = 0; s < kCapStreams; ++s) r.stream_bytes[s] = t.symbols > 1 ? cap_stream_bytes(bits[s]) : 0;
+  r.size = cap_block_bytes(t, r.stream_bytes);
 }
 
 SZ_HD CapTable cap_table_of(const CapBlockRec& r) {
@@ -281,14 +272,9 @@ template <class T>
 SZ_HD void cap_write_residual_group(const uint8_t* src, uint64_t n, uint64_t g, const CapLayout& L, uint8_t* f) {
   const uint64_t i0 = g * 8;
   const uint32_t cnt = n - i0 < 8 ? static_cast<uint32_t>(n - i0) : 8u;
-  uint32_t hi = 0;
-  for (uint32_t k = 0; k < cnt; ++k) {
-    const uint32_t r = T::residual(cap_load<T>(src, i0 + k));
-    for (uint32_t b = 0; b < T::kResBytes; ++b) f[L.res_off + (i0 + k) * T::kResBytes + b] = static_cast<uint8_t>(r >> (8 * b));
-    if (T::kResHighBits) hi |= ((r >> (8 * T::kResBytes)) & 7u) << (3 * k);
-  }
-  if (T::kResHighBits)
-    for (uint32_t b = 0; b < (3 * cnt + 7) / 8; ++b) f[L.high_off + g * 3 + b] = static_cast<uint8_t>(hi >> (8 * b));
+  uint32_t r[8];
+  for (uint32_t k = 0; k < cnt; ++k) r[k] = T::residual(cap_load<T>(src, i0 + k));
+  store_residual_octet<T>(f + L.res_off, f + L.high_off, g, cnt, r);
 }
 
 // Write kernel: the 32-bit words (w, w + 1) a code of `len` bits touches at
@@ -408,10 +394,7 @@ SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, CapDe
     s = check_output_room(h, it.dst_capacity, limit, it.dst != nullptr);  // rules 12-13
   }
   if (s == Status::ok && !frame_gaps_zero(it.src, h)) s = Status::bad_padding;  // rule 14
-  if (s == Status::ok && c->L.high_size > 0) {  // check a
-    const uint64_t used_bits = 3u * h.n_elems - 8u * (c->L.high_size - 1);
-    if (used_bits < 8 && (it.src[c->L.high_off + c->L.high_size - 1] >> used_bits) != 0) s = Status::bad_padding;
-  }
+  if (s == Status::ok && !cap_high_padding_ok(it.src, c->L)) s = Status::bad_padding;  // check a
   if (s == Status::ok && verify && h.has_checksum()) {
     c->verify = 1;
     c->n_checks = h.n_checks();
@@ -433,14 +416,6 @@ SZ_HD void cap_dec_place(CapDecCtl* c, uint64_t block_begin, uint64_t hash_begin
     c->status = static_cast<int32_t>(Status::invalid_argument);
 }
 
-template <class T>
-SZ_HD uint32_t cap_residual(const uint8_t* f, const CapLayout& L, uint64_t n, uint64_t i) {
-  uint32_t r = 0;
-  for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{f[L.res_off + i * T::kResBytes + b]} << (8 * b);
-  if (T::kResHighBits) r |= bits3_at(f + L.high_off, n, i) << (8 * T::kResBytes);
-  return r;
-}
-
 // Element j of block `first` (element index) with exponent e: joined with
 // its residual and stored (little-endian, any alignment).
 template <class T>
@@ -452,7 +427,7 @@ struct CapPut {
   uint8_t* dst;
   SZ_HD void operator()(uint32_t j, uint32_t e) const {
     const uint64_t i = first + j;
-    const typename T::Bits v = T::join(e, cap_residual<T>(f, *L, n, i));
+    const typename T::Bits v = T::join(e, load_residual<T>(f + L->res_off, f + L->high_off, i));
     for (uint32_t k = 0; k < T::kBytes; ++k) dst[i * T::kBytes + k] = static_cast<uint8_t>(v >> (8 * k));
   }
 };
@@ -470,10 +445,7 @@ SZ_HD Status cap_dec_lane(const CapDecCtl& c, const uint8_t* blk, const CapTable
     for (uint32_t j = s; j < m; j += kCapStreams) put(j, t.first);
     return Status::ok;
   }
-  const uint8_t* sizes = blk + t.bytes;
-  uint64_t off = t.bytes + 2 * kCapStreams;
-  for (uint32_t k = 0; k < s; ++k) off += load_le16(sizes + 2 * k);
-  return cap_decode_stream(blk + off, load_le16(sizes + 2 * s), s, m, table, put);
+  return cap_decode_stream(blk + cap_stream_at(blk, t, s), cap_stream_size(blk, t, s), s, m, table, put);
 }
 
 SZ_HD uint64_t cap_error_word(uint64_t b, Status s) { return (b << 8) | static_cast<uint32_t>(s); }

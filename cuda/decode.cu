@@ -301,9 +301,9 @@ __global__ void __launch_bounds__(kThreads) dec_finalize_kernel(uint8_t* ws, Wor
       __syncthreads();
       const uint8_t* checks = p.src + (p.h.stored() ? stored_check_off(p.h.dtype, p.h.n_elems) : p.L.check_off);
       for (uint64_t k = threadIdx.x; k < p.n_checks; k += kThreads)
-        if (load_le32(checks + 4 * k) != static_cast<uint32_t>(hashes[k])) atomicMin(&first_bad, k);
+        if (!block_check_ok(checks, hashes, k)) atomicMin(&first_bad, k);
       const uint64_t c = cta_xxh3_64(reinterpret_cast<const uint8_t*>(hashes), 8 * p.n_checks, hs);  // barrier
-      bad = first_bad != kNoBlock || c != p.h.content_checksum;
+      bad = content_status(p.h, first_bad, c) != Status::ok;
       if (threadIdx.x == 0) {
         p.corrupt_block = first_bad;
         if (corrupt_blocks != nullptr) corrupt_blocks[b] = first_bad;

@@ -197,16 +197,7 @@ SZ_UNROLL
   for (uint32_t i = 0; i < kGroupElems; ++i) {
     const uint32_t c = static_cast<uint32_t>(in.codes >> (4u * i)) & 0xFu;
     bad_code |= (i < valid) & (c >= count);
-    uint32_t r = 0;
-    if constexpr (T::kResBytes > 0) {
-      SZ_UNROLL
-      for (uint32_t b = 0; b < T::kResBytes; ++b) {
-        const uint32_t x = i * T::kResBytes + b;
-        r |= ((in.res[x >> 2] >> (8u * (x & 3u))) & 0xFFu) << (8u * b);
-      }
-    }
-    if (T::kResHighBits) r |= static_cast<uint32_t>((in.high >> (3u * i)) & 7u) << (8u * T::kResBytes);
-    const uint32_t v = T::join(p.h.codebook[c], r);
+    const uint32_t v = T::join(p.h.codebook[c], image_residual<T>(in.res, in.high, i));
     if (T::kBytes == 4) out[i] = v;
     else if (T::kBytes == 2) out[i >> 1] |= v << ((i & 1u) * 16u);
     else out[i >> 2] |= v << ((i & 3u) * 8u);

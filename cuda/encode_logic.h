@@ -174,14 +174,7 @@ SZ_UNROLL
     ex[i >> 2] |= e << (8u * (i & 3u));
     codes |= uint64_t{c & 0xFu} << (4u * i);  // kEscapeCode has a zero low nibble
     mask |= (c >> 7) << i;
-    if constexpr (T::kResBytes > 0) {
-      SZ_UNROLL
-      for (uint32_t b = 0; b < T::kResBytes; ++b) {
-        const uint32_t x = i * T::kResBytes + b;
-        res[x >> 2] |= ((r >> (8u * b)) & 0xFFu) << (8u * (x & 3u));
-      }
-    }
-    if (T::kResHighBits) high |= uint64_t{(r >> (8u * T::kResBytes)) & 7u} << (3u * i);
+    image_put_residual<T>(res, &high, i, r);
   }
 
   uint8_t* d = p.dst;

@@ -57,23 +57,19 @@ struct CapPlanBlocks {
     CapTable t;
     cap_code_lengths(counts, &t);
     uint16_t code[256];
-    uint64_t size = t.bytes;
+    uint32_t z[kCapStreams];
     if (t.symbols > 1) {
       cap_codes(t, code);
       uint32_t bits[kCapStreams];
       for (uint32_t s = 0; s < kCapStreams; ++s) bits[s] = 0;
       for (uint32_t j = 0; j < m; ++j) bits[j % kCapStreams] += t.len[T::exponent(load_elem<T>(src, begin + j))];
-      size += 2u * kCapStreams;
-      for (uint32_t s = 0; s < kCapStreams; ++s) {
-        stream_bytes(b * kCapStreams + s) = (bits[s] + 7u) / 8u;
-        size += (bits[s] + 7u) / 8u;
-      }
+      for (uint32_t s = 0; s < kCapStreams; ++s) z[s] = stream_bytes(b * kCapStreams + s) = cap_stream_bytes(bits[s]);
     } else {
       for (uint32_t e = 0; e < 256; ++e) code[e] = 0;
     }
     for (uint32_t e = 0; e < 256; ++e) codes(b * 256u + e) = code[e] | (uint32_t{t.len[e]} << 16);
     heads(b) = cap_head(t);
-    sizes(b) = size;
+    sizes(b) = cap_block_bytes(t, z);
   }
 };
 
@@ -82,7 +78,8 @@ template <class T, class ExecSpace>
 struct CapWriteStreams {
   ConstBytes<ExecSpace> src;
   Bytes<ExecSpace> frame;
-  uint64_t n, index_off, blk_off;
+  uint64_t n, blk_off;
+  CapLayout L;
   U32s<ExecSpace> heads, codes, stream_bytes;
   U64s<ExecSpace> sizes, offsets;
 
@@ -92,21 +89,19 @@ struct CapWriteStreams {
     const uint32_t head = heads(b);
     const uint32_t first = head & 0xFFu, last = (head >> 8) & 0xFFu, symbols = head >> 16;
     const uint64_t base = blk_off + offsets(b);
-    const uint32_t tb = cap_table_bytes(first, last);
+    const uint32_t* z = stream_bytes.data() + b * kCapStreams;
     if (s == 0) {
-      const auto size = static_cast<uint32_t>(sizes(b));
-      for (uint32_t k = 0; k < 4; ++k) frame(index_off + 4u * b + k) = static_cast<uint8_t>(size >> (8u * k));
+      write_cap_index_entry(frame.data(), L, b, sizes(b));
       CapTable t;
       t.first = first;
       t.last = last;
+      t.symbols = symbols;
+      t.bytes = cap_table_bytes(first, last);
       for (uint32_t e = first; e <= last; ++e) t.len[e] = static_cast<uint8_t>(codes(b * 256u + e) >> 16);
-      write_cap_table(t, frame.data() + base);
-      if (symbols > 1)
-        for (uint32_t k = 0; k < kCapStreams; ++k) store_u16(frame, base + tb + 2u * k, stream_bytes(b * kCapStreams + k));
+      write_cap_block_header(t, z, frame.data() + base);
     }
     if (symbols <= 1) return;  // one symbol: the table is the block
-    uint64_t off = base + tb + 2u * kCapStreams;
-    for (uint32_t k = 0; k < s; ++k) off += stream_bytes(b * kCapStreams + k);
+    uint64_t off = base + cap_stream_offset(cap_table_bytes(first, last), s, [&](uint32_t k) { return z[k]; });
     const uint64_t begin = b << kCapBlockLog2;
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
     uint64_t acc = 0;  // LSB-first bit buffer, fewer than 8 + 12 bits pending
@@ -132,20 +127,9 @@ struct CapWriteResiduals {
   KOKKOS_INLINE_FUNCTION void operator()(const Index g) const {
     const uint64_t base = static_cast<uint64_t>(g) * 8u;
     const uint32_t m = n - base < 8u ? static_cast<uint32_t>(n - base) : 8u;
-    uint8_t high[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (uint32_t j = 0; j < m; ++j) {
-      const uint64_t i = base + j;
-      const uint32_t r = T::residual(load_elem<T>(src, i));
-      if constexpr (T::kResBytes > 0)  // fp8 has no byte part
-        for (uint32_t b = 0; b < T::kResBytes; ++b)
-          frame(res_off + i * T::kResBytes + b) = static_cast<uint8_t>(r >> (8u * b));
-      high[j] = static_cast<uint8_t>((r >> (8u * T::kResBytes)) & 7u);
-    }
-    if (T::kResHighBits != 0) {
-      const uint32_t w = pack3x8(high);  // unused elements are 0: zero padding bits
-      for (uint32_t b = 0; b < (3u * m + 7u) / 8u; ++b)
-        frame(high_off + 3u * static_cast<uint64_t>(g) + b) = static_cast<uint8_t>(w >> (8u * b));
-    }
+    uint32_t r[8];
+    for (uint32_t j = 0; j < m; ++j) r[j] = T::residual(load_elem<T>(src, base + j));
+    store_residual_octet<T>(frame.data() + res_off, frame.data() + high_off, static_cast<uint64_t>(g), m, r);
   }
 };
 
@@ -177,8 +161,8 @@ Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n
   const Bytes<ExecSpace> frame(static_cast<uint8_t*>(a.dst), L.frame_size);
   Kokkos::parallel_for("splitzip::kokkos::cap_write_streams",
                        Range<ExecSpace>(space, 0, static_cast<Index>(nb * kCapStreams)),
-                       CapWriteStreams<T, ExecSpace>{src, frame, n, L.index_off, L.blk_off, heads, codes,
-                                                     stream_bytes, sizes, offsets});
+                       CapWriteStreams<T, ExecSpace>{src, frame, n, L.blk_off, L, heads, codes, stream_bytes, sizes,
+                                                     offsets});
   Kokkos::parallel_for("splitzip::kokkos::cap_write_residuals",
                        Range<ExecSpace>(space, 0, static_cast<Index>((n + 7u) / 8u)),
                        CapWriteResiduals<T, ExecSpace>{src, frame, n, L.res_off, L.high_off});
@@ -194,12 +178,10 @@ Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n
 template <class ExecSpace>
 struct CapCheckHighPadding {
   ConstBytes<ExecSpace> frame;
-  uint64_t n, high_off, high_size;
+  CapLayout L;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index, uint32_t& mask) const {
-    if (high_size == 0) return;
-    const uint64_t used_bits = 3u * n - 8u * (high_size - 1);
-    if (used_bits < 8 && (frame(high_off + high_size - 1) >> used_bits) != 0) mask |= kBadPadding;
+    if (!cap_high_padding_ok(frame.data(), L)) mask |= kBadPadding;
   }
 };
 
@@ -207,11 +189,10 @@ template <class ExecSpace>
 struct CapReadIndex {
   ConstBytes<ExecSpace> frame;
   U64s<ExecSpace> sizes;
-  uint64_t index_off;
+  CapLayout L;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index b) const {
-    const uint64_t at = index_off + 4u * static_cast<uint64_t>(b);
-    sizes(b) = load_u16(frame, at) | (uint64_t{load_u16(frame, at + 2)} << 16);
+    sizes(b) = cap_index_entry(frame.data(), L, static_cast<uint64_t>(b));
   }
 };
 
@@ -242,26 +223,18 @@ struct CapDecodeBlocks {
   using member_type = typename Teams<ExecSpace>::member_type;
 
   KOKKOS_INLINE_FUNCTION uint32_t residual(uint64_t i) const {
-    uint32_t r = 0;
-    if constexpr (T::kResBytes > 0)
-      for (uint32_t b = 0; b < T::kResBytes; ++b) r |= uint32_t{frame(res_off + i * T::kResBytes + b)} << (8u * b);
-    if (T::kResHighBits != 0) r |= bits3_at(frame.data() + high_off, n, i) << (8u * T::kResBytes);
-    return r;
+    return load_residual<T>(frame.data() + res_off, frame.data() + high_off, i);
   }
 
   // Checks c-e (FORMAT.md 4.6.5) and the decode table; one thread.
   KOKKOS_INLINE_FUNCTION Status open_block(const uint8_t* blk, uint64_t size, CapBlockScratch* sc) const {
-    Status st = parse_cap_table(blk, size, exp_limit, &sc->t);
-    if (st != Status::ok) return st;
-    const uint32_t tb = sc->t.bytes;
-    if (sc->t.symbols == 1) return size == tb ? Status::ok : Status::bad_code;
-    if (size < uint64_t{tb} + 2u * kCapStreams) return Status::bad_code;
-    uint64_t off = tb + 2u * kCapStreams;
+    const Status st = cap_parse_block(blk, size, exp_limit, &sc->t);
+    if (st != Status::ok || sc->t.symbols == 1) return st;
+    uint64_t off = cap_header_bytes(sc->t);
     for (uint32_t s = 0; s < kCapStreams; ++s) {
       sc->stream_off[s] = off;
-      off += uint64_t{blk[tb + 2u * s]} | (uint64_t{blk[tb + 2u * s + 1]} << 8);
+      off += cap_stream_size(blk, sc->t, s);
     }
-    if (off != size) return Status::bad_code;
     cap_decode_table(sc->t, sc->table);
     return Status::ok;
   }
@@ -269,23 +242,11 @@ struct CapDecodeBlocks {
   // Checks f and g of stream s; writes its elements.
   KOKKOS_INLINE_FUNCTION Status decode_stream(const uint8_t* blk, const CapBlockScratch* sc, uint64_t begin,
                                               uint32_t m, uint32_t s) const {
-    const uint8_t* p = blk + sc->stream_off[s];
-    const uint64_t z = uint64_t{blk[sc->t.bytes + 2u * s]} | (uint64_t{blk[sc->t.bytes + 2u * s + 1]} << 8);
-    const uint64_t end_bit = 8u * z;
-    uint64_t pos = 0;
-    for (uint32_t j = s; j < m; j += kCapStreams) {
-      uint32_t window = 0;  // bytes of bits pos .. pos + 11; bytes past the stream read as 0
-      for (uint64_t k = 0, at = pos >> 3; k < 3 && at + k < z; ++k) window |= uint32_t{p[at + k]} << (8u * k);
-      const uint32_t entry = sc->table[(window >> (pos & 7u)) & (kCapTableSize - 1u)];
-      const uint32_t len = entry >> 8;
-      if (pos + len > end_bit) return Status::bad_code;  // f: overrun
-      const uint64_t i = begin + j;
-      store_elem<T>(dst, i, T::join(entry & 0xFFu, residual(i)));
-      pos += len;
-    }
-    if ((pos + 7u) / 8u != z) return Status::bad_code;  // f: stream longer than its codes
-    if ((pos & 7u) != 0 && (p[pos >> 3] >> (pos & 7u)) != 0) return Status::bad_padding;  // g
-    return Status::ok;
+    return cap_decode_stream(blk + sc->stream_off[s], cap_stream_size(blk, sc->t, s), s, m, sc->table,
+                             [&](uint32_t j, uint32_t e) {
+                               const uint64_t i = begin + j;
+                               store_elem<T>(dst, i, T::join(e, residual(i)));
+                             });
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team, uint64_t& failure) const {
@@ -334,7 +295,7 @@ Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8
 
   uint32_t mask = 0;
   Kokkos::parallel_reduce("splitzip::kokkos::cap_check_padding", Range<ExecSpace>(space, 0, 1),
-                          CapCheckHighPadding<ExecSpace>{frame, n, L.high_off, L.high_size},
+                          CapCheckHighPadding<ExecSpace>{frame, L},
                           Kokkos::BOr<uint32_t>(mask));
   if (mask != 0) return Status::bad_padding;  // a
 
@@ -342,7 +303,7 @@ Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8
   U64s<ExecSpace> sizes(no_init("splitzip::cap_block_sizes"), L.n_blocks);
   U64s<ExecSpace> offsets(no_init("splitzip::cap_block_offsets"), L.n_blocks);
   Kokkos::parallel_for("splitzip::kokkos::cap_read_index", Range<ExecSpace>(space, 0, static_cast<Index>(L.n_blocks)),
-                       CapReadIndex<ExecSpace>{frame, sizes, L.index_off});
+                       CapReadIndex<ExecSpace>{frame, sizes, L});
   uint64_t total = 0;
   Kokkos::parallel_scan("splitzip::kokkos::cap_block_offsets",
                         Range<ExecSpace>(space, 0, static_cast<Index>(L.n_blocks)),

@@ -58,24 +58,14 @@ struct DecodeOctets {
   KOKKOS_INLINE_FUNCTION void operator()(const Index g, uint32_t& mask) const {
     const uint64_t base = static_cast<uint64_t>(g) * 8u;
     const uint32_t m = n - base < 8u ? static_cast<uint32_t>(n - base) : 8u;
-    uint8_t high[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (T::kResHighBits != 0) {
-      uint32_t w = 0;
-      for (uint32_t b = 0; b < (3u * m + 7u) / 8u; ++b)
-        w |= uint32_t{frame(high_off + 3u * static_cast<uint64_t>(g) + b)} << (8u * b);
-      unpack3x8(w, high);
-    }
+    uint32_t r[8];
+    load_residual_octet<T>(frame.data() + res_off, frame.data() + high_off, static_cast<uint64_t>(g), m, r);
     for (uint32_t j = 0; j < m; ++j) {
       const uint64_t i = base + j;
       const uint32_t byte = frame(code_off + 4u * static_cast<uint64_t>(g) + j / 2u);
       const uint32_t c = (byte >> (4u * (j & 1u))) & 0xFu;
       if (c >= table.count) mask |= kBadCode;
-      uint32_t r = 0;
-      if constexpr (T::kResBytes > 0)  // fp8 has no byte part
-        for (uint32_t b = 0; b < T::kResBytes; ++b)
-          r |= uint32_t{frame(res_off + i * T::kResBytes + b)} << (8u * b);
-      r |= uint32_t{high[j]} << (8u * T::kResBytes);
-      store_elem<T>(dst, i, T::join(table.entry[c], r));
+      store_elem<T>(dst, i, T::join(table.entry[c], r[j]));
     }
   }
 };

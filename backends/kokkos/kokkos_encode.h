@@ -48,16 +48,11 @@ struct WriteOctets {
     const uint64_t base = static_cast<uint64_t>(g) * 8u;
     const uint32_t m = n - base < 8u ? static_cast<uint32_t>(n - base) : 8u;
     uint8_t code[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    uint8_t high[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    uint32_t r[8];
     uint32_t escapes = 0;
     for (uint32_t j = 0; j < m; ++j) {
-      const uint64_t i = base + j;
-      const typename T::Bits v = load_elem<T>(src, i);
-      const uint32_t r = T::residual(v);
-      if constexpr (T::kResBytes > 0)  // fp8 has no byte part
-        for (uint32_t b = 0; b < T::kResBytes; ++b)
-          frame(res_off + i * T::kResBytes + b) = static_cast<uint8_t>(r >> (8u * b));
-      high[j] = static_cast<uint8_t>((r >> (8u * T::kResBytes)) & 7u);
+      const typename T::Bits v = load_elem<T>(src, base + j);
+      r[j] = T::residual(v);
       const uint8_t c = map.code[T::exponent(v)];
       code[j] = c == kEscape ? uint8_t{0} : c;  // escapes take the fixed code 0
       escapes += c == kEscape ? 1u : 0u;
@@ -65,11 +60,7 @@ struct WriteOctets {
     if (escapes != 0) Kokkos::atomic_add(&counts(base >> chunk_log2), uint64_t{escapes});
     for (uint32_t p = 0; 2u * p < m; ++p)
       frame(code_off + 4u * static_cast<uint64_t>(g) + p) = pack_nibbles(code[2 * p], code[2 * p + 1]);
-    if (T::kResHighBits != 0) {
-      const uint32_t w = pack3x8(high);  // unused elements are 0: zero padding bits
-      for (uint32_t b = 0; b < (3u * m + 7u) / 8u; ++b)
-        frame(high_off + 3u * static_cast<uint64_t>(g) + b) = static_cast<uint8_t>(w >> (8u * b));
-    }
+    store_residual_octet<T>(frame.data() + res_off, frame.data() + high_off, static_cast<uint64_t>(g), m, r);
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "core/layout.h"
 #include "core/le_bytes.h"
+#include "core/residual.h"
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip {
@@ -76,6 +77,19 @@ SZ_HD int capacity_gaps(const CapLayout& L, Gap out[5]) {
 SZ_HD bool capacity_sizes_ok(uint32_t dtype_id, uint64_t n, uint64_t exp_bytes, uint64_t n_checks) {
   if (n == 0 || exp_bytes > n * geometry_of(dtype_id).bytes) return false;
   return capacity_layout(dtype_id, n, exp_bytes, n_checks).frame_size < stored_frame_size(dtype_id, n, n_checks);
+}
+
+// Check a (FORMAT.md 4.6.5): the unused high bits of stream 2's last byte.
+SZ_HD bool cap_high_padding_ok(const uint8_t* frame, const CapLayout& L) {
+  return bits3_padding_ok(frame + L.high_off, L.high_size, L.n);
+}
+
+// Stream 8: block b's byte size in stream 9.
+SZ_HD uint32_t cap_index_entry(const uint8_t* frame, const CapLayout& L, uint64_t b) {
+  return load_le32(frame + L.index_off + 4 * b);
+}
+SZ_HD void write_cap_index_entry(uint8_t* frame, const CapLayout& L, uint64_t b, uint64_t size) {
+  store_le32(frame + L.index_off + 4 * b, static_cast<uint32_t>(size));
 }
 
 // ---- the block table (FORMAT.md 4.6.2) ----
@@ -249,6 +263,47 @@ SZ_HD void cap_decode_table(const CapTable& t, uint16_t table[kCapTableSize]) {
   for (uint32_t e = t.first; e <= t.last; ++e) cap_fill_symbol(t, code, e, table);
 }
 
+// ---- a block's layout (FORMAT.md 4.6.2) ----
+// The table; with two or more symbols then the 32 streams' byte sizes (u16)
+// and the streams back to back. One symbol: the table is the block.
+
+// Bytes of a stream of `bits` code bits.
+SZ_HD uint32_t cap_stream_bytes(uint64_t bits) { return static_cast<uint32_t>((bits + 7) / 8); }
+
+// Bytes before stream 0.
+SZ_HD uint32_t cap_header_bytes(const CapTable& t) { return t.symbols > 1 ? t.bytes + 2 * kCapStreams : t.bytes; }
+
+// Offset of stream s from the block start; size_of(k): stream k's bytes.
+template <class SizeOf>
+SZ_HD uint64_t cap_stream_offset(uint32_t table_bytes, uint32_t s, SizeOf&& size_of) {
+  uint64_t off = table_bytes + 2 * kCapStreams;
+  for (uint32_t k = 0; k < s; ++k) off += size_of(k);
+  return off;
+}
+
+// Bytes of a block whose streams have z[s] bytes (z unused with one symbol).
+SZ_HD uint64_t cap_block_bytes(const CapTable& t, const uint32_t z[kCapStreams]) {
+  return t.symbols > 1 ? cap_stream_offset(t.bytes, kCapStreams, [&](uint32_t k) { return z[k]; }) : t.bytes;
+}
+
+// Writes the table and, with two or more symbols, the stream sizes z at
+// blk; returns where stream 0 starts.
+SZ_HD uint32_t write_cap_block_header(const CapTable& t, const uint32_t z[kCapStreams], uint8_t* blk) {
+  write_cap_table(t, blk);
+  if (t.symbols > 1)
+    for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + t.bytes + 2 * s, z[s]);
+  return cap_header_bytes(t);
+}
+
+// Decode side, for a block cap_parse_block accepted with two or more
+// symbols: stream s's bytes and its offset from the block start.
+SZ_HD uint32_t cap_stream_size(const uint8_t* blk, const CapTable& t, uint32_t s) {
+  return load_le16(blk + t.bytes + 2 * s);
+}
+SZ_HD uint64_t cap_stream_at(const uint8_t* blk, const CapTable& t, uint32_t s) {
+  return cap_stream_offset(t.bytes, s, [&](uint32_t k) { return cap_stream_size(blk, t, k); });
+}
+
 // ---- decoding one block (FORMAT.md 4.6.4, checks c-g of 4.6.5) ----
 // Checks c, d and e of a block of `size` bytes: its table, and that the
 // stream sizes fill the block exactly. The streams start at t->bytes + 64.
@@ -256,10 +311,17 @@ SZ_HD Status cap_parse_block(const uint8_t* blk, uint64_t size, uint32_t exp_lim
   const Status ts = parse_cap_table(blk, size, exp_limit, t);
   if (ts != Status::ok) return ts;
   if (t->symbols == 1) return size == t->bytes ? Status::ok : Status::bad_code;
-  if (size < uint64_t{t->bytes} + 2 * kCapStreams) return Status::bad_code;
-  uint64_t total = t->bytes + 2 * kCapStreams;
-  for (uint32_t s = 0; s < kCapStreams; ++s) total += load_le16(blk + t->bytes + 2 * s);
-  return total == size ? Status::ok : Status::bad_code;
+  if (size < cap_header_bytes(*t)) return Status::bad_code;
+  return cap_stream_at(blk, *t, kCapStreams) == size ? Status::ok : Status::bad_code;
+}
+
+// Checks f (the codes end in the stream's last byte, no overrun) and g (its
+// padding bits are zero) of a stream of z bytes whose codes ended at bit
+// pos. Decoders with their own fast loops call it after them.
+SZ_HD Status cap_stream_end(const uint8_t* stream, uint64_t z, uint64_t pos) {
+  if (pos > 8 * z || (pos + 7) / 8 != z) return Status::bad_code;
+  if ((pos & 7) && (stream[pos >> 3] >> (pos & 7)) != 0) return Status::bad_padding;
+  return Status::ok;
 }
 
 // Checks f and g of stream s (z bytes at `stream`) of a block of m
@@ -283,9 +345,7 @@ SZ_HD Status cap_decode_stream(const uint8_t* stream, uint64_t z, uint32_t s, ui
     put(j, entry & 0xFFu);
     pos += len;
   }
-  if ((pos + 7) / 8 != z) return Status::bad_code;  // stream longer than its codes
-  if ((pos & 7) && (stream[pos >> 3] >> (pos & 7)) != 0) return Status::bad_padding;
-  return Status::ok;
+  return cap_stream_end(stream, z, pos);
 }
 
 }  // namespace splitzip
