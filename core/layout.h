@@ -106,17 +106,21 @@ SZ_HD uint64_t stored_frame_size(uint32_t dtype_id, uint64_t n, uint64_t n_check
 struct Gap {
   uint64_t off, size;
 };
-SZ_HD int coded_gaps(const FrameLayout& L, Gap out[7]) {
-  const uint64_t offs[7] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off, L.check_off};
-  const uint64_t sizes[7] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size,
-                             L.check_size};
+// The gaps after `count` streams (offs, sizes); absent streams (size 0) have none.
+SZ_HD int stream_gaps(const uint64_t* offs, const uint64_t* sizes, int count, Gap* out) {
   int k = 0;
-  for (int s = 0; s < 7; ++s) {
+  for (int s = 0; s < count; ++s) {
     if (sizes[s] == 0) continue;
     const uint64_t end = offs[s] + sizes[s];
     if (align16(end) > end) out[k++] = {end, align16(end) - end};
   }
   return k;
+}
+SZ_HD int coded_gaps(const FrameLayout& L, Gap out[7]) {
+  const uint64_t offs[7] = {L.res_off, L.high_off, L.code_off, L.count_off, L.pos_off, L.exp_off, L.check_off};
+  const uint64_t sizes[7] = {L.res_size, L.high_size, L.code_size, L.count_size, L.pos_size, L.exp_size,
+                             L.check_size};
+  return stream_gaps(offs, sizes, 7, out);
 }
 SZ_HD int stored_gaps(uint32_t dtype_id, uint64_t n, uint64_t n_checks, Gap out[2]) {
   int k = 0;

@@ -63,13 +63,7 @@ SZ_HD CapLayout capacity_layout(uint32_t dtype_id, uint64_t n, uint64_t exp_byte
 SZ_HD int capacity_gaps(const CapLayout& L, Gap out[5]) {
   const uint64_t offs[5] = {L.res_off, L.high_off, L.index_off, L.blk_off, L.check_off};
   const uint64_t sizes[5] = {L.res_size, L.high_size, L.index_size, L.blk_size, L.check_size};
-  int k = 0;
-  for (int s = 0; s < 5; ++s) {
-    if (sizes[s] == 0) continue;
-    const uint64_t end = offs[s] + sizes[s];
-    if (align16(end) > end) out[k++] = {end, align16(end) - end};
-  }
-  return k;
+  return stream_gaps(offs, sizes, 5, out);
 }
 
 // Rule 8 for a mode-1 header: exp_bytes small enough that the coded frame is
