@@ -7,7 +7,8 @@
 #include <cstdint>
 
 #include "core/dtype_traits.h"
-#include "core/residual.h"
+
+#include "core/residual.h"  // the 3-bit string's padding rule
 
 namespace splitzip {
 
