@@ -73,23 +73,4 @@ SZ_HD uint32_t nibble_at(const uint8_t* codes, uint64_t i) {
   return (codes[i >> 1] >> ((i & 1u) * 4u)) & 0xFu;
 }
 
-// 3-bit parts: 8 elements <-> one 24-bit little-endian word (element i at
-// bits 3i..3i+2), the same as pext with mask 0x0707070707070707.
-SZ_HD uint32_t pack3x8(const uint8_t v[8]) {
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < 8; ++i) w |= (uint32_t{v[i]} & 7u) << (3u * i);
-  return w;
-}
-SZ_HD void unpack3x8(uint32_t w, uint8_t v[8]) {
-  for (uint32_t i = 0; i < 8; ++i) v[i] = static_cast<uint8_t>((w >> (3u * i)) & 7u);
-}
-// Element i's 3 bits from a packed stream of ceil(3n/8) bytes.
-SZ_HD uint32_t bits3_at(const uint8_t* packed, uint64_t n, uint64_t i) {
-  const uint64_t bit = 3u * i, byte = bit >> 3;
-  const uint64_t size = (3u * n + 7u) >> 3;
-  uint32_t w = packed[byte];
-  if (byte + 1 < size) w |= uint32_t{packed[byte + 1]} << 8;
-  return (w >> (bit & 7u)) & 7u;
-}
-
 }  // namespace splitzip

@@ -77,7 +77,8 @@ SZ_HD uint32_t load_residual(const uint8_t* res, const uint8_t* high, uint64_t i
   return r;
 }
 
-// ---- a group of 8 elements (its 3-bit parts fill 3 whole bytes) ----
+// ---- a group of 8 elements (its 3-bit parts fill 3 whole bytes: a 24-bit
+// little-endian word, the same as pext with mask 0x0707070707070707) ----
 
 // Elements 8g .. 8g + cnt - 1 (cnt <= 8, residuals r[0..cnt)): their bytes
 // of streams 1-2 written whole, so groups never share a byte (parallel

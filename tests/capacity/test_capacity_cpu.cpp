@@ -316,7 +316,7 @@ TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
     if (!high.empty() && (3 * count) % 8) high.back() &= static_cast<uint8_t>((1u << ((3 * count) % 8)) - 1);
     std::vector<uint8_t> want16(2 * size_t{count}), want32(4 * size_t{count});
     for (uint32_t i = 0; i < count; ++i) {
-      const uint16_t v = Fp16Traits::join(exps16[i], res16[i] | bits3_at(high.data(), count, i) << 8);
+      const uint16_t v = Fp16Traits::join(exps16[i], res16[i] | load_bits3(high.data(), i) << 8);
       std::memcpy(&want16[2 * size_t{i}], &v, 2);
       const uint8_t* q = &res32[3 * size_t{i}];
       const uint32_t w = Fp32Traits::join(exps[i], q[0] | uint32_t{q[1]} << 8 | uint32_t{q[2]} << 16);
