@@ -234,7 +234,7 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_write_kernel(CapEncArgs a)
       const uint8_t* bsrc = src + first * T::kBytes;
       uint32_t* words = sh.words[warp];
       for (uint32_t s = warp; s < kCapStreams; s += kCapEncWarps) {
-        const uint64_t off = cap_stream_offset(sh.rec.table_bytes, s, [&](uint32_t k) { return sh.rec.stream_bytes[k]; });
+        const uint64_t off = cap_stream_offset(sh.rec.table_bytes, sh.rec.stream_bytes, s);
         const uint32_t z = sh.rec.stream_bytes[s];
         for (uint32_t k = lane; k < (z + 3) / 4 + 1 && k < kCapStreamWords; k += 32) words[k] = 0;
         __syncwarp();

@@ -101,7 +101,7 @@ struct CapWriteStreams {
       write_cap_block_header(t, z, frame.data() + base);
     }
     if (symbols <= 1) return;  // one symbol: the table is the block
-    uint64_t off = base + cap_stream_offset(cap_table_bytes(first, last), s, [&](uint32_t k) { return z[k]; });
+    uint64_t off = base + cap_stream_offset(cap_table_bytes(first, last), z, s);
     const uint64_t begin = b << kCapBlockLog2;
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
     uint64_t acc = 0;  // LSB-first bit buffer, fewer than 8 + 12 bits pending

@@ -269,15 +269,19 @@ SZ_HD uint32_t cap_header_bytes(const CapTable& t) { return t.symbols > 1 ? t.by
 
 // Offset of stream s from the block start; size_of(k): stream k's bytes.
 template <class SizeOf>
-SZ_HD uint64_t cap_stream_offset(uint32_t table_bytes, uint32_t s, SizeOf&& size_of) {
+SZ_HD uint64_t cap_stream_offset_by(uint32_t table_bytes, uint32_t s, SizeOf&& size_of) {
   uint64_t off = table_bytes + 2 * kCapStreams;
   for (uint32_t k = 0; k < s; ++k) off += size_of(k);
   return off;
 }
+// The same from the streams' sizes z (an encoder's; s may be kCapStreams).
+SZ_HD uint64_t cap_stream_offset(uint32_t table_bytes, const uint32_t* z, uint32_t s) {
+  return cap_stream_offset_by(table_bytes, s, [&](uint32_t k) { return z[k]; });
+}
 
 // Bytes of a block whose streams have z[s] bytes (z unused with one symbol).
 SZ_HD uint64_t cap_block_bytes(const CapTable& t, const uint32_t z[kCapStreams]) {
-  return t.symbols > 1 ? cap_stream_offset(t.bytes, kCapStreams, [&](uint32_t k) { return z[k]; }) : t.bytes;
+  return t.symbols > 1 ? cap_stream_offset(t.bytes, z, kCapStreams) : t.bytes;
 }
 
 // Writes the table and, with two or more symbols, the stream sizes z at
@@ -295,7 +299,7 @@ SZ_HD uint32_t cap_stream_size(const uint8_t* blk, const CapTable& t, uint32_t s
   return load_le16(blk + t.bytes + 2 * s);
 }
 SZ_HD uint64_t cap_stream_at(const uint8_t* blk, const CapTable& t, uint32_t s) {
-  return cap_stream_offset(t.bytes, s, [&](uint32_t k) { return cap_stream_size(blk, t, k); });
+  return cap_stream_offset_by(t.bytes, s, [&](uint32_t k) { return cap_stream_size(blk, t, k); });
 }
 
 // ---- decoding one block (FORMAT.md 4.6.4, checks c-g of 4.6.5) ----
