@@ -99,8 +99,9 @@ FrameOutcome reference_decompress(const DecompressArgs& a) {
     if (bytes > 0) std::memmove(dst, f + 64, bytes);
   } else {
     Status s = Status::invalid_argument;
-    if (h.mode == kModeCapacity) s = reference_capacity_decode(h, f, dst);  // FORMAT.md 4.6
-    else if (h.dtype == kDtypeE4M3) s = reference_e4m3_decode(h, f, dst);  // FORMAT.md 4.7
+    const Codec codec = codec_of(h.dtype, h.mode);  // parse_header refused Codec::invalid
+    if (codec == Codec::capacity) s = reference_capacity_decode(h, f, dst);  // FORMAT.md 4.6
+    else if (codec == Codec::e4m3) s = reference_e4m3_decode(h, f, dst);  // FORMAT.md 4.7
     else with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
     if (s != Status::ok) {
       out.status = s;

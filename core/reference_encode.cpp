@@ -92,7 +92,8 @@ FrameOutcome reference_compress(const CompressArgs& a) {
   auto* f = static_cast<uint8_t*>(a.dst);
   FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
   Status s = Status::escape_overflow;
-  if (a.mode == Mode::capacity) {
+  const Codec codec = codec_of(a.dtype, a.mode);  // plan_frame refused Codec::invalid
+  if (codec == Codec::capacity) {
     s = reference_capacity_encode(a, p.n_checks, &h);  // FORMAT.md 4.6
   } else if (p.budget != kNoEscapeBudget) {
     Codebook cb;
@@ -105,10 +106,13 @@ FrameOutcome reference_compress(const CompressArgs& a) {
       cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
     }
     uint64_t escapes = 0;
-    if (a.dtype == Dtype::fp8_e4m3) s = reference_e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, &escapes);
-    with_traits(a.dtype, [&](auto t) {
-      s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, p.budget, p.n_checks, f, &escapes);
-    });
+    if (codec == Codec::e4m3) {
+      s = reference_e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, &escapes);
+    } else {
+      with_traits(a.dtype, [&](auto t) {
+        s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, p.budget, p.n_checks, f, &escapes);
+      });
+    }
     if (s == Status::ok) set_coded_fields(&h, escapes, cb);
   }
   if (s == Status::escape_overflow) {

@@ -39,7 +39,8 @@ thread_local BudgetMemo t_budget;
 
 FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchItem()) {
   FrameOutcome out;
-  if (a.mode == Mode::capacity) return capacity_compress_frame(a);
+  const Codec codec = codec_of(a.dtype, a.mode);  // plan_frame refuses Codec::invalid
+  if (codec == Codec::capacity) return capacity_compress_frame(a);
   FramePlan p;
   const bool shared = item.codebook != nullptr && a.codebook == item.codebook;
   if (shared) {  // the same checks but the codebook's, done once for the batch
@@ -74,7 +75,7 @@ FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchI
       cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
     }
     uint64_t escapes = 0;
-    if (a.dtype == Dtype::fp8_e4m3) {  // FORMAT.md 4.7
+    if (codec == Codec::e4m3) {  // FORMAT.md 4.7
       s = cpu::e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, hash_out, a.threads, &escapes);
     } else {
       cpu::CodedEncode job;
@@ -191,7 +192,7 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
 bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, PageShape* ps) {
   if (count == 0 || (item.codebook != nullptr && item.tables == nullptr)) return false;
   const CompressArgs& a = args[0];
-  if (a.mode != Mode::fast || a.checksum || a.dtype == Dtype::fp8_e4m3 || a.codebook != item.codebook) return false;
+  if (codec_of(a.dtype, a.mode) != Codec::nibble || a.checksum || a.codebook != item.codebook) return false;
   ps->dynamic = item.codebook == nullptr;
   CompressArgs unbooked = a;
   unbooked.codebook = nullptr;
@@ -218,7 +219,8 @@ FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = Ba
   auto* dst = static_cast<uint8_t*>(a.dst);
   FrameHeader h;
   if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
-  if (h.mode == kModeCapacity) return capacity_decompress_opened(a, h);  // opened once
+  const Codec codec = codec_of(h.dtype, h.mode);  // parse_header refused Codec::invalid
+  if (codec == Codec::capacity) return capacity_decompress_opened(a, h);  // opened once
   const uint64_t bytes = h.decoded_bytes();
   const bool verify = a.verify_checksum && h.has_checksum();
   // v2: block hashes taken while the output is written.
@@ -226,7 +228,7 @@ FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = Ba
   uint64_t* const hash_out = verify && h.version >= 2 ? hashes.data() : nullptr;
   if (h.stored()) {
     cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
-  } else if (h.dtype == kDtypeE4M3) {  // FORMAT.md 4.7
+  } else if (codec == Codec::e4m3) {  // FORMAT.md 4.7
     if ((out.status = cpu::e4m3_decode(h, f, dst, hash_out, a.threads)) != Status::ok) return out;
   } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads,
                                              {item.stream_output, item.caller_fences})) != Status::ok) {  // 14-18
@@ -261,7 +263,7 @@ void prefetch_frame(const DecompressArgs& a) {
   const auto* f = static_cast<const uint8_t*>(a.src);
   if (f == nullptr || a.src_size < 64) return;
   const uint32_t dtype = f[5], log2 = f[7];
-  if (!dtype_id_valid(dtype) || dtype == kDtypeE4M3 || (f[6] & kFlagStored) != 0 || f[49] != kModeNibble ||
+  if (codec_of(dtype, f[49]) != Codec::nibble || (f[6] & kFlagStored) != 0 ||
       log2 < kMinChunkLog2 || log2 > kMaxChunkLog2)
     return;
   const uint64_t n = load_le64(f + 8), escapes = load_le64(f + 16);
@@ -307,7 +309,7 @@ class CpuBackend final : public Backend {
     // made into tables once, not per page.
     cpu::EncodeTables shared;
     const Codebook* cb = count > 0 ? args[0].codebook : nullptr;
-    bool one_codebook = cb != nullptr && dtype_valid(args[0].dtype) && args[0].dtype != Dtype::fp8_e4m3 &&
+    bool one_codebook = cb != nullptr && codec_of(args[0].dtype, args[0].mode) == Codec::nibble &&
                         cb->dtype == args[0].dtype && validate_codebook(*cb) == Status::ok;
     for (size_t i = 1; i < count && one_codebook; ++i)
       one_codebook = args[i].codebook == cb && args[i].dtype == args[0].dtype;

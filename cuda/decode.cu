@@ -211,6 +211,16 @@ __device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs
   }
 }
 
+// The visitor's callable for one tile (a functor: a lambda in the kernel
+// makes nvcc treat the __shared__ block as dynamically initialized).
+struct DecTileOp {
+  DecMainShared* s;
+  const WsPtrs* w;
+  uint64_t tile, local;
+  template <class T>
+  __device__ __forceinline__ void operator()(T) const { dec_tile_and_hash<T>(*s, *w, tile, local); }
+};
+
 __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
   __shared__ __align__(16) DecMainShared s;
   const WsPtrs w = ws_ptrs(ws, lay);
@@ -236,13 +246,8 @@ __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, Work
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
     if (local < s.plan.tiles) {
-      switch (s.plan.h.dtype) {  // uniform over the CTA
-        case 1: dec_tile_and_hash<Bf16Traits>(s, w, tile, local); break;
-        case 2: dec_tile_and_hash<Fp16Traits>(s, w, tile, local); break;
-        case 3: dec_tile_and_hash<Fp32Traits>(s, w, tile, local); break;
-        case 5: dec_tile_and_hash<Fp8E4M3Traits>(s, w, tile, local); break;
-        default: dec_tile_and_hash<Fp8E5M2Traits>(s, w, tile, local); break;
-      }
+      // Uniform over the CTA; the plan's header was parsed, so the dtype is valid.
+      visit_dtype(s.plan.h.dtype, DecTileOp{&s, &w, tile, local});
     }
     __syncthreads();
   }

@@ -342,14 +342,9 @@ Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_s
   if ((s = pending_error()) != Status::ok) return s;
   EncSetupArgs args = a;
   void* params[] = {&args, &d_sizes, &d_statuses};
-  const void* k;
-  switch (a.dtype) {
-    case 1: k = reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>); break;
-    case 2: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>); break;
-    case 3: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>); break;
-    case 5: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E4M3Traits>); break;
-    default: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>); break;
-  }
+  const void* k = nullptr;  // encode_launches() refused an invalid dtype
+  visit_dtype(a.dtype, [&](auto t) { k = reinterpret_cast<const void*>(enc_fused_kernel<decltype(t)>); });
+  if (k == nullptr) return Status::invalid_argument;
   const cudaError_t e = cudaLaunchCooperativeKernel(k, dim3(L.fused.grid), dim3(L.fused.block), params, 0, stream);
   // The shape was validated above, so the launch fails only when the
   // context itself broke (device fault, driver gone).

@@ -115,7 +115,8 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
   const uint64_t budget = p.budget;
   FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
   Status s = Status::escape_overflow;
-  if (a.mode == Mode::capacity) {  // FORMAT.md 4.6 (plan_frame refused fp8_e4m3)
+  const Codec codec = codec_of(a.dtype, a.mode);  // plan_frame refused Codec::invalid
+  if (codec == Codec::capacity) {  // FORMAT.md 4.6
     with_traits(a.dtype, [&](auto t) { s = capacity_encode<decltype(t)>(space, a, n_checks, &h); });
   } else if (budget != kNoEscapeBudget) {
     Codebook cb;
@@ -131,10 +132,13 @@ FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
       cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(id)));
     }
     uint64_t escapes = 0;
-    if (a.dtype == Dtype::fp8_e4m3) s = e4m3_encode(space, src, a.n, cb, budget, n_checks, f, &escapes);  // 4.7
-    with_traits(a.dtype, [&](auto t) {
-      s = encode_streams<decltype(t)>(space, src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
-    });
+    if (codec == Codec::e4m3) {
+      s = e4m3_encode(space, src, a.n, cb, budget, n_checks, f, &escapes);  // 4.7
+    } else {
+      with_traits(a.dtype, [&](auto t) {
+        s = encode_streams<decltype(t)>(space, src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
+      });
+    }
     if (s == Status::ok) set_coded_fields(&h, escapes, cb);
   }
   if (s == Status::escape_overflow) {
@@ -191,10 +195,12 @@ FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
     Kokkos::deep_copy(space, Bytes<ExecSpace>(dst, bytes), ConstBytes<ExecSpace>(f + 64, bytes));
   } else {
     Status s = Status::invalid_argument;
-    if (h.mode == kModeCapacity) {  // FORMAT.md 4.6 (never fp8_e4m3: rule 8)
+    const Codec codec = codec_of(h.dtype, h.mode);  // parse_header refused Codec::invalid
+    if (codec == Codec::capacity) {  // FORMAT.md 4.6
       with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = capacity_decode<decltype(t)>(space, h, f, dst); });
+    } else if (codec == Codec::e4m3) {
+      s = e4m3_decode(space, h, f, dst);  // FORMAT.md 4.7
     } else {
-      if (h.dtype == kDtypeE4M3) s = e4m3_decode(space, h, f, dst);  // FORMAT.md 4.7
       with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(space, h, f, dst); });
     }
     if (s != Status::ok) {
