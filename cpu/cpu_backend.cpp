@@ -11,6 +11,7 @@
 
 #include "backends/registry.h"
 #include "core/frame_rules.h"
+#include "core/frame_skeleton.h"
 #include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
@@ -213,35 +214,57 @@ bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, P
   return true;
 }
 
+// The cpu kernel table for decode (core/frame_skeleton.h). v2 block hashes
+// are taken while the output is written and checked by verify(); the
+// capacity codec (cpu/capacity_codec.cpp) checks rule 19 itself, and its
+// result is held for verify().
+struct CpuDecode {
+  const BatchItem& item;
+  std::vector<uint64_t> hashes;
+  uint64_t* hash_out = nullptr;
+  bool checked = false;  // the capacity codec ran rule 19
+  FrameOutcome rule19;
+  static const uint8_t* frame(const DecompressArgs& a) { return static_cast<const uint8_t*>(a.src); }
+  static uint8_t* out(const DecompressArgs& a) { return static_cast<uint8_t*>(a.dst); }
+
+  Status open(const DecompressArgs& a, FrameHeader* h) {
+    const Status s = open_host_frame(a, h);  // rules 1-14 (gaps)
+    if (s != Status::ok || codec_of(h->dtype, h->mode) == Codec::capacity) return s;
+    if (a.verify_checksum && h->has_checksum()) {
+      hashes.resize(h->n_checks());
+      if (h->version >= 2) hash_out = hashes.data();
+    }
+    return s;
+  }
+  Status copy_stored(const DecompressArgs& a, const FrameHeader& h) {
+    cpu::copy_hashed(frame(a) + 64, out(a), h.decoded_bytes(), hash_out, a.threads);
+    return Status::ok;
+  }
+  Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
+    rule19 = capacity_decompress_opened(a, h);  // opened once
+    checked = true;
+    return rule19.status == Status::checksum_mismatch ? Status::ok : rule19.status;
+  }
+  Status decode(CodecTag<Codec::e4m3>, const DecompressArgs& a, const FrameHeader& h) {
+    return cpu::e4m3_decode(h, frame(a), out(a), hash_out, a.threads);  // FORMAT.md 4.7
+  }
+  Status decode(CodecTag<Codec::nibble>, const DecompressArgs& a, const FrameHeader& h) {
+    return cpu::decode_coded(h, frame(a), out(a), hash_out, a.threads, {item.stream_output, item.caller_fences});
+  }
+  Status verify(const DecompressArgs& a, const FrameHeader& h, uint64_t* corrupt_block) {
+    if (checked) {
+      *corrupt_block = rule19.corrupt_block;
+      return rule19.status;
+    }
+    // v1: XXH64 over the output afterwards.
+    return hash_out != nullptr ? verify_block_hashes(h, frame(a), hash_out, corrupt_block)
+                               : check_content_host(h, frame(a), out(a), corrupt_block);
+  }
+};
+
 FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = BatchItem()) {
-  FrameOutcome out;
-  const auto* f = static_cast<const uint8_t*>(a.src);
-  auto* dst = static_cast<uint8_t*>(a.dst);
-  FrameHeader h;
-  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
-  const Codec codec = codec_of(h.dtype, h.mode);  // parse_header refused Codec::invalid
-  if (codec == Codec::capacity) return capacity_decompress_opened(a, h);  // opened once
-  const uint64_t bytes = h.decoded_bytes();
-  const bool verify = a.verify_checksum && h.has_checksum();
-  // v2: block hashes taken while the output is written.
-  std::vector<uint64_t> hashes(verify ? h.n_checks() : 0);
-  uint64_t* const hash_out = verify && h.version >= 2 ? hashes.data() : nullptr;
-  if (h.stored()) {
-    cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
-  } else if (codec == Codec::e4m3) {  // FORMAT.md 4.7
-    if ((out.status = cpu::e4m3_decode(h, f, dst, hash_out, a.threads)) != Status::ok) return out;
-  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads,
-                                             {item.stream_output, item.caller_fences})) != Status::ok) {  // 14-18
-    return out;
-  }
-  if (verify) {  // rule 19 (v1: XXH64 over the output afterwards)
-    out.status = hash_out != nullptr ? verify_block_hashes(h, f, hash_out, &out.corrupt_block)
-                                     : check_content_host(h, f, dst, &out.corrupt_block);
-    if (out.status != Status::ok) return out;
-  }
-  out.frame_size = h.frame_size;
-  out.decoded_size = bytes;
-  return out;
+  CpuDecode k{item, {}, nullptr, false, {}};
+  return decompress_with(k, a);
 }
 
 // A prefetch the optimizer keeps: GCC treats a function that only
