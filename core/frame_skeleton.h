@@ -7,12 +7,13 @@
 //
 //   compress
 //     Status plan(const CompressArgs&, FramePlan*)       plan_frame, with the backend's memo
-//     Status histogram(const CompressArgs&, const FramePlan&, uint64_t counts[256])
+//     Status histogram(const CompressArgs&, const FramePlan&, uint64_t counts[256])   overwrites counts
 //     Status encode(CodecTag<Codec::capacity>, const CompressArgs&, const FramePlan&, FrameHeader*)
 //     Status encode(CodecTag<C>, const CompressArgs&, const FramePlan&, const Codebook&, uint64_t* escapes)
 //                                                          for each codebook codec C (nibble, e4m3)
 //     Status store(const CompressArgs&, const FramePlan&)  the stored payload
-//     Status finish(const CompressArgs&, const FramePlan&, FrameHeader*)  checks, gaps, header bytes
+//     Status finish(const CompressArgs&, const FramePlan&, FrameHeader*)  checks, gaps, header bytes;
+//                                                          h->frame_size set on return
 //   decompress
 //     Status open(const DecompressArgs&, FrameHeader*)    rules 1-14
 //     Status copy_stored(const DecompressArgs&, const FrameHeader&)
@@ -48,7 +49,7 @@ FrameOutcome compress_with(K& k, const CompressArgs& a) {
       if (a.codebook != nullptr) {
         cb = *a.codebook;
       } else {
-        uint64_t counts[256] = {};
+        uint64_t counts[256];  // K::histogram overwrites it (no 2 KiB clear per page)
         if ((s = k.histogram(a, p, counts)) != Status::ok) return;
         cb.dtype = a.dtype;
         cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));

@@ -91,6 +91,7 @@ namespace {
 struct ReferenceEncode {
   Status plan(const CompressArgs& a, FramePlan* p) { return plan_frame(a, p); }
   Status histogram(const CompressArgs& a, const FramePlan&, uint64_t counts[256]) {
+    for (int e = 0; e < 256; ++e) counts[e] = 0;
     add_exponent_counts(a.dtype, a.src, a.n, counts);
     return Status::ok;
   }

@@ -38,76 +38,94 @@ struct BatchItem {
 // This thread's last escape budget (batch pages of one size share it).
 thread_local BudgetMemo t_budget;
 
+// The cpu kernel table for encode (core/frame_skeleton.h). The coded
+// codecs hash the input blocks in their coding pass; the capacity codec
+// (cpu/capacity_codec.cpp) writes its whole frame, so finish() only takes
+// its size.
+struct CpuEncode {
+  explicit CpuEncode(const BatchItem& i) : item(i) {}
+  const BatchItem& item;
+  bool shared = false;  // the batch's codebook and tables, checked once
+  std::vector<uint64_t> hashes;
+  uint64_t* hash_out = nullptr;
+  bool whole = false;  // the codec wrote the whole frame
+  uint64_t whole_size = 0;
+
+  Status plan(const CompressArgs& a, FramePlan* p) {
+    shared = item.codebook != nullptr && a.codebook == item.codebook;
+    Status s;
+    if (shared) {  // the same checks but the codebook's, done once for the batch
+      CompressArgs b = a;
+      b.codebook = nullptr;
+      s = plan_frame(b, p, &t_budget);
+    } else {
+      s = plan_frame(a, p, &t_budget);
+    }
+    if (s != Status::ok || codec_of(a.dtype, a.mode) == Codec::capacity) return s;
+    hashes.resize(p->n_checks);
+    if (a.checksum) hash_out = hashes.data();
+    return s;
+  }
+  Status histogram(const CompressArgs& a, const FramePlan& p, uint64_t counts[256]) {
+    // Streams 1 and 3 sit where coded_layout puts them for any escape
+    // count: the histogram pass warms them for the encode pass.
+    auto* f = static_cast<uint8_t*>(a.dst);
+    const FrameLayout L0 = coded_layout(p.dtype_id, a.n, a.chunk_log2, 0, p.n_checks);
+    cpu::WarmOutput warm;
+    warm.res = f + L0.res_off;
+    warm.codes = f + L0.code_off;
+    const bool fits = L0.frame_size <= a.capacity;
+    cpu::exponent_histogram(a.dtype, a.src, a.n, counts, a.threads, fits ? &warm : nullptr);
+    return Status::ok;
+  }
+  Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan&, FrameHeader*) {
+    const FrameOutcome o = capacity_compress_frame(a);
+    whole = true;
+    whole_size = o.frame_size;
+    return o.status;
+  }
+  Status encode(CodecTag<Codec::e4m3>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {  // FORMAT.md 4.7
+    return cpu::e4m3_encode(static_cast<const uint8_t*>(a.src), a.n, cb, p.budget, p.n_checks,
+                            static_cast<uint8_t*>(a.dst), hash_out, a.threads, escapes);
+  }
+  Status encode(CodecTag<Codec::nibble>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {
+    cpu::CodedEncode job;
+    job.dtype = a.dtype;
+    job.src = static_cast<const uint8_t*>(a.src);
+    job.n = a.n;
+    job.chunk_log2 = a.chunk_log2;
+    job.codebook = &cb;
+    job.tables = shared ? item.tables : nullptr;
+    job.frame = static_cast<uint8_t*>(a.dst);
+    job.capacity = a.capacity;
+    job.budget = p.budget;
+    job.n_checks = p.n_checks;
+    job.hashes = hash_out;
+    job.threads = a.threads;
+    job.stream_output = item.stream_output;
+    job.caller_fences = item.caller_fences;
+    return cpu::encode_coded(job, escapes);
+  }
+  Status store(const CompressArgs& a, const FramePlan& p) {
+    cpu::copy_hashed(static_cast<const uint8_t*>(a.src), static_cast<uint8_t*>(a.dst) + 64, p.bytes, hash_out,
+                     a.threads);
+    return Status::ok;
+  }
+  Status finish(const CompressArgs& a, const FramePlan&, FrameHeader* h) {
+    if (whole) {
+      h->frame_size = whole_size;
+      return Status::ok;
+    }
+    finish_frame(*h, static_cast<uint8_t*>(a.dst), hashes.data());
+    return Status::ok;
+  }
+};
+
 FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchItem()) {
-  FrameOutcome out;
-  const Codec codec = codec_of(a.dtype, a.mode);  // plan_frame refuses Codec::invalid
-  if (codec == Codec::capacity) return capacity_compress_frame(a);
-  FramePlan p;
-  const bool shared = item.codebook != nullptr && a.codebook == item.codebook;
-  if (shared) {  // the same checks but the codebook's, done once for the batch
-    CompressArgs b = a;
-    b.codebook = nullptr;
-    out.status = plan_frame(b, &p, &t_budget);
-  } else {
-    out.status = plan_frame(a, &p, &t_budget);
-  }
-  if (out.status != Status::ok) return out;
-  const auto* src = static_cast<const uint8_t*>(a.src);
-  auto* f = static_cast<uint8_t*>(a.dst);
-  FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
-  std::vector<uint64_t> hashes(p.n_checks);
-  uint64_t* const hash_out = a.checksum ? hashes.data() : nullptr;
-  Status s = Status::escape_overflow;
-  if (p.budget != kNoEscapeBudget) {
-    Codebook cb;
-    if (a.codebook != nullptr) {
-      cb = *a.codebook;
-    } else {
-      uint64_t counts[256];
-      // Streams 1 and 3 sit where coded_layout puts them for any escape
-      // count: the histogram pass warms them for the encode pass.
-      const FrameLayout L0 = coded_layout(p.dtype_id, a.n, a.chunk_log2, 0, p.n_checks);
-      cpu::WarmOutput warm;
-      warm.res = f + L0.res_off;
-      warm.codes = f + L0.code_off;
-      const bool fits = L0.frame_size <= a.capacity;
-      cpu::exponent_histogram(a.dtype, src, a.n, counts, a.threads, fits ? &warm : nullptr);
-      cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
-    }
-    uint64_t escapes = 0;
-    if (codec == Codec::e4m3) {  // FORMAT.md 4.7
-      s = cpu::e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, hash_out, a.threads, &escapes);
-    } else {
-      cpu::CodedEncode job;
-      job.dtype = a.dtype;
-      job.src = src;
-      job.n = a.n;
-      job.chunk_log2 = a.chunk_log2;
-      job.codebook = &cb;
-      job.tables = shared ? item.tables : nullptr;
-      job.frame = f;
-      job.capacity = a.capacity;
-      job.budget = p.budget;
-      job.n_checks = p.n_checks;
-      job.hashes = hash_out;
-      job.threads = a.threads;
-      job.stream_output = item.stream_output;
-      job.caller_fences = item.caller_fences;
-      s = cpu::encode_coded(job, &escapes);
-    }
-    if (s == Status::ok) set_coded_fields(&h, escapes, cb);
-  }
-  if (s == Status::escape_overflow) {
-    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
-    cpu::copy_hashed(src, f + 64, p.bytes, hash_out, a.threads);
-  } else if (s != Status::ok) {
-    out.status = s;
-    return out;
-  }
-  finish_frame(h, f, hashes.data());
-  out.frame_size = h.frame_size;
-  return out;
+  CpuEncode k(item);
+  return compress_with(k, a);
 }
 
 // What the pages of a batch share when they have one shape: same dtype,
