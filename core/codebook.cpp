@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/fp8_e4m3.h"
 #include "core/header.h"
 #include "core/reference.h"
 #include "splitzip/splitzip.hpp"

@@ -15,6 +15,7 @@
 namespace splitzip {
 
 struct Fp8E4M3Traits {
+  static constexpr const char* kName = "fp8_e4m3";
   static constexpr uint32_t kId = 5;
   using Bits = uint8_t;
   static constexpr uint32_t kBytes = 1, kExpBits = 4, kManBits = 3;

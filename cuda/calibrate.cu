@@ -3,7 +3,7 @@
 // calibration without a host trip).
 #include <cuda_runtime.h>
 
-#include "core/fp8_e4m3.h"
+#include "core/codec.h"
 #include "core/header.h"
 #include "cuda/encode_logic.h"
 #include "cuda/launch.h"

@@ -198,7 +198,7 @@ __device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs
   // blocks are hashed by dec_hash_kernel after the main kernel instead.
   constexpr bool kHashInMain = (kTileElems * T::kBytes) % kChecksumBlockBytes == 0;
   if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
-  else if constexpr (std::is_same_v<T, Fp8E4M3Traits>) dec_tile_e4m3(s, w, tile, local);
+  else if constexpr (codec_of(T::kId, mode_of(Codec::e4m3)) == Codec::e4m3) dec_tile_e4m3(s, w, tile, local);
   else dec_tile<T>(s, w, tile, local);
   if (kHashInMain && s.plan.n_checks > 0) {
     // The tile's output is complete and visible to this CTA: hash its

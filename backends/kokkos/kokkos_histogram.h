@@ -6,7 +6,6 @@
 #pragma once
 
 #include "backends/kokkos/kokkos_views.h"
-#include "core/fp8_e4m3.h"
 #include "core/reference.h"
 
 namespace splitzip {

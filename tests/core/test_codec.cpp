@@ -45,6 +45,10 @@ TEST(Codec, DtypeIdsAndVisitor) {
       EXPECT_EQ(g.res_bytes, T::kResBytes);
       EXPECT_EQ(g.res_high, T::kResHighBits);
       EXPECT_EQ(dtype_bytes(static_cast<Dtype>(id)), T::kBytes);
+      EXPECT_STREQ(dtype_name(static_cast<Dtype>(id)), T::kName);
+      Dtype parsed = Dtype::bf16;
+      EXPECT_TRUE(parse_dtype(T::kName, &parsed));
+      EXPECT_EQ(static_cast<uint32_t>(parsed), id);
     });
   }
 }
