@@ -23,7 +23,7 @@ sz_status to_c(sz::Status s) { return static_cast<sz_status>(static_cast<int32_t
 sz::Dtype to_dtype(int32_t d) { return static_cast<sz::Dtype>(static_cast<uint8_t>(d < 0 || d > 255 ? 0 : d)); }
 
 bool to_codebook(const sz_codebook* in, sz::Codebook* out) {
-  if (in->dtype < 1 || in->dtype > 5) return false;
+  if (!sz::dtype_valid(to_dtype(in->dtype))) return false;
   out->dtype = to_dtype(in->dtype);
   out->count = in->count;
   std::memcpy(out->entries, in->entries, 16);

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/fp8_e4m3.h"
 #include "core/header.h"
 #include "core/reference.h"
 #include "splitzip/splitzip.hpp"
@@ -20,12 +19,7 @@ Status validate_codebook(const Codebook& cb) {
 }
 
 void add_exponent_counts(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
-  if (dtype == Dtype::fp8_e4m3) {
-    const auto* p = static_cast<const uint8_t*>(src);
-    for (uint64_t i = 0; i < n; ++i) ++counts[Fp8E4M3Traits::exponent(p[i])];
-    return;
-  }
-  with_traits(dtype, [&](auto t) {
+  visit_dtype(dtype, [&](auto t) {
     using T = decltype(t);
     using Bits = typename T::Bits;
     const auto* p = static_cast<const uint8_t*>(src);

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "core/dtype_traits.h"  // SZ_HD
+#include "core/codec.h"
 #include "splitzip/splitzip.hpp"
 
 namespace splitzip {
@@ -49,9 +49,7 @@ struct FrameOutcome {
 // Argument checks every compress entry point shares (before any byte moves).
 inline Status check_compress_args(const CompressArgs& a) {
   if (!dtype_valid(a.dtype) || a.dst == nullptr || (a.src == nullptr && a.n > 0) || a.n > kMaxElems ||
-      a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2 ||
-      (a.mode != Mode::fast && a.mode != Mode::capacity) ||
-      (a.mode == Mode::capacity && a.dtype == Dtype::fp8_e4m3))  // FORMAT.md 4.7: mode 0 only
+      a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2 || codec_of(a.dtype, a.mode) == Codec::invalid)
     return Status::invalid_argument;
   if (a.codebook != nullptr && (validate_codebook(*a.codebook) != Status::ok || a.codebook->dtype != a.dtype))
     return Status::bad_codebook;

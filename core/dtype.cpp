@@ -7,28 +7,20 @@
 
 namespace splitzip {
 
-bool dtype_valid(Dtype d) {
-  const auto id = static_cast<uint32_t>(d);
-  return id >= 1 && id <= 5;
-}
+bool dtype_valid(Dtype d) { return dtype_id_valid(static_cast<uint32_t>(d)); }
 
 uint32_t dtype_bytes(Dtype d) { return geometry_of(static_cast<uint32_t>(d)).bytes; }
 
 const char* dtype_name(Dtype d) {
-  switch (d) {
-    case Dtype::bf16: return "bf16";
-    case Dtype::fp16: return "fp16";
-    case Dtype::fp32: return "fp32";
-    case Dtype::fp8_e5m2: return "fp8_e5m2";
-    case Dtype::fp8_e4m3: return "fp8_e4m3";
-  }
-  return "invalid";
+  const char* name = "invalid";
+  visit_dtype(d, [&](auto t) { name = decltype(t)::kName; });
+  return name;
 }
 
 bool parse_dtype(const char* name, Dtype* out) {
   if (name == nullptr || out == nullptr) return false;
-  static const Dtype all[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
-  for (Dtype d : all) {
+  for (uint32_t id = 1; id <= kDtypeCount; ++id) {
+    const auto d = static_cast<Dtype>(id);
     if (std::strcmp(name, dtype_name(d)) == 0) {
       *out = d;
       return true;

@@ -18,6 +18,7 @@ namespace splitzip {
 // kResBytes: whole residual bytes per element (the "byte part").
 // kResHighBits: 0 or 3, bits of the packed 3-bit part.
 struct Bf16Traits {
+  static constexpr const char* kName = "bf16";
   static constexpr uint32_t kId = 1;
   using Bits = uint16_t;
   static constexpr uint32_t kBytes = 2, kExpBits = 8, kManBits = 7;
@@ -30,6 +31,7 @@ struct Bf16Traits {
 };
 
 struct Fp16Traits {
+  static constexpr const char* kName = "fp16";
   static constexpr uint32_t kId = 2;
   using Bits = uint16_t;
   static constexpr uint32_t kBytes = 2, kExpBits = 5, kManBits = 10;
@@ -42,6 +44,7 @@ struct Fp16Traits {
 };
 
 struct Fp32Traits {
+  static constexpr const char* kName = "fp32";
   static constexpr uint32_t kId = 3;
   using Bits = uint32_t;
   static constexpr uint32_t kBytes = 4, kExpBits = 8, kManBits = 23;
@@ -54,6 +57,7 @@ struct Fp32Traits {
 };
 
 struct Fp8E5M2Traits {
+  static constexpr const char* kName = "fp8_e5m2";
   static constexpr uint32_t kId = 4;
   using Bits = uint8_t;
   static constexpr uint32_t kBytes = 1, kExpBits = 5, kManBits = 2;

@@ -15,9 +15,13 @@
 namespace splitzip {
 
 struct Fp8E4M3Traits {
+  static constexpr const char* kName = "fp8_e4m3";
   static constexpr uint32_t kId = 5;
   using Bits = uint8_t;
   static constexpr uint32_t kBytes = 1, kExpBits = 4, kManBits = 3;
+  // No byte or 3-bit residual part: its residual nibbles are stream 1 of
+  // its own layout (FORMAT.md 4.7).
+  static constexpr uint32_t kResBytes = 0, kResHighBits = 0;
   SZ_HD static uint32_t exponent(Bits v) { return (v >> 3) & 0xFu; }
   // residual = sign << 3 | mantissa: one nibble.
   SZ_HD static uint32_t residual(Bits v) { return ((v >> 4) & 0x8u) | (v & 0x7u); }

@@ -22,6 +22,8 @@ inline constexpr uint64_t kTensorFixedBytes = 32;            // section bytes be
 inline constexpr uint64_t kMaxTensorSection = uint64_t{1} << 25;
 inline constexpr uint32_t kHeaderCheckOffset = 52;
 inline constexpr uint8_t kModeNibble = 0;  // v2 byte 49: the 4-bit code of FORMAT.md 4.2
+static_assert(kModeNibble == mode_of(Codec::nibble) && kModeCapacity == mode_of(Codec::capacity),
+              "header mode bytes are codec_of()'s");
 
 struct FrameHeader {
   uint8_t version = kFormatVersion;
@@ -174,7 +176,8 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   h.mode = h.version >= 2 ? b[49] : 0;
   h.block_log2 = h.version >= 2 ? b[50] : 0;
   h.content_checksum = load_le64(b + 56);
-  if (!dtype_id_valid(h.dtype) || (h.version == 1 && h.dtype == kDtypeE4M3)) return Status::bad_dtype;  // 5 (v2 adds 5)
+  if (!dtype_id_valid(h.dtype) || (h.version == 1 && codec_of(h.dtype, 0) != Codec::nibble))
+    return Status::bad_dtype;  // 5: v1 frames are nibble frames (v2 adds fp8_e4m3)
   const bool reserved_bytes = h.version == 1 ? (b[49] | b[50] | b[51]) != 0 : b[51] != 0;
   const uint8_t known = h.version >= 2 ? static_cast<uint8_t>(kFlagsKnown | kFlagTensor) : kFlagsKnown;
   if ((h.flags & ~known) != 0 || reserved_bytes) return Status::reserved_bits;               // 6
@@ -184,12 +187,10 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   if (!h.stored() && h.n_elems == 0) return Status::bad_header;
   if (h.mode != kModeCapacity && h.escape_count > h.n_elems) return Status::bad_header;
   if (!h.has_checksum() && h.content_checksum != 0) return Status::bad_header;
-  if (h.version >= 2) {
-    if (h.mode != kModeNibble && h.mode != kModeCapacity) return Status::bad_header;
-    if (h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
-  }
-  if (h.mode == kModeCapacity && h.dtype == kDtypeE4M3) return Status::bad_header;  // 4.7: mode 0 only
-  if (h.mode == kModeCapacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
+  if (h.version >= 2 && h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
+  const Codec codec = codec_of(h.dtype, h.mode);
+  if (codec == Codec::invalid) return Status::bad_header;  // an unknown mode, or fp8_e4m3 in mode 1 (4.7)
+  if (codec == Codec::capacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
     if (h.stored() || h.codebook_count != 0) return Status::bad_header;
     for (int i = 0; i < 16; ++i)
       if (h.codebook[i] != 0) return Status::bad_header;

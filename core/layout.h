@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "core/dtype_traits.h"
+#include "core/codec.h"  // the dtype table: geometry_of(), dtype_id_valid()
 
 #include "core/residual.h"  // the 3-bit string's padding rule
 
@@ -15,27 +15,7 @@ namespace splitzip {
 SZ_HD uint64_t align16(uint64_t x) { return (x + 15u) & ~uint64_t{15}; }
 SZ_HD uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-// Per-dtype residual geometry by dtype id; zeros for an invalid id. This is
-// the one dtype table: dtype_valid(), dtype_bytes() and the kernels use it.
-struct DtypeGeometry {
-  uint32_t bytes;       // bytes per element
-  uint32_t exp_bits;    // 8 or 5
-  uint32_t res_bytes;   // k: residual byte-part bytes per element
-  uint32_t res_high;    // 0 or 3: bits in the packed 3-bit part
-};
-SZ_HD DtypeGeometry geometry_of(uint32_t dtype_id) {
-  switch (dtype_id) {
-    case 1: return {2, 8, 1, 0};
-    case 2: return {2, 5, 1, 3};
-    case 3: return {4, 8, 3, 0};
-    case 4: return {1, 5, 0, 3};
-    case 5: return {1, 4, 0, 0};  // fp8_e4m3: its own coded layout (FORMAT.md 4.7)
-    default: return {0, 0, 0, 0};
-  }
-}
-SZ_HD bool dtype_id_valid(uint32_t dtype_id) { return geometry_of(dtype_id).bytes != 0; }
 SZ_HD uint32_t exponent_limit(uint32_t dtype_id) { return 1u << geometry_of(dtype_id).exp_bits; }
-inline constexpr uint32_t kDtypeE4M3 = 5;
 // Codebook entries a coded frame of the dtype may use: 16, or 7 for fp8_e4m3
 // (3-bit codes, code 7 = escape; FORMAT.md 4.7).
 SZ_HD uint32_t codebook_limit(uint32_t dtype_id) { return dtype_id == kDtypeE4M3 ? 7u : 16u; }

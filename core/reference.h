@@ -5,23 +5,18 @@
 
 #include <cstdint>
 
+#include "core/codec.h"
 #include "core/codec_args.h"
 #include "core/dtype_traits.h"
 
 namespace splitzip {
 
-// Calls f(Traits{}) for the traits struct of a nibble-mode dtype; returns
-// false for an invalid one and for fp8_e4m3 (callers branch on it first).
+// Calls f(Traits{}) for the traits struct of a dtype the nibble layout takes
+// (the residual byte and 3-bit parts); returns false for an invalid one and
+// for fp8_e4m3 (its own layout, FORMAT.md 4.7; callers branch on codec_of()).
 template <class F>
 bool with_traits(Dtype d, F&& f) {
-  switch (d) {
-    case Dtype::bf16: f(Bf16Traits{}); return true;
-    case Dtype::fp16: f(Fp16Traits{}); return true;
-    case Dtype::fp32: f(Fp32Traits{}); return true;
-    case Dtype::fp8_e5m2: f(Fp8E5M2Traits{}); return true;
-    case Dtype::fp8_e4m3: return false;  // its own coded layout (FORMAT.md 4.7), core/fp8_e4m3.h
-  }
-  return false;
+  return visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(d), static_cast<F&&>(f));
 }
 
 // Adds the exponent counts of n elements to counts[256] (scalar).

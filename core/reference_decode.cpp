@@ -6,6 +6,7 @@
 
 #include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
+#include "core/frame_skeleton.h"
 #include "core/reference.h"
 
 namespace splitzip {
@@ -85,30 +86,38 @@ Status decode_streams(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
 
 }  // namespace
 
-FrameOutcome reference_decompress(const DecompressArgs& a) {
-  FrameOutcome out;
-  const auto* f = static_cast<const uint8_t*>(a.src);
-  auto* dst = static_cast<uint8_t*>(a.dst);
-  FrameHeader h;
-  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
-  const uint64_t bytes = h.decoded_bytes();
-  if (h.stored()) {
-    if (bytes > 0) std::memmove(dst, f + 64, bytes);
-  } else {
-    Status s = Status::invalid_argument;
-    if (h.mode == kModeCapacity) s = reference_capacity_decode(h, f, dst);  // FORMAT.md 4.6
-    else if (h.dtype == kDtypeE4M3) s = reference_e4m3_decode(h, f, dst);  // FORMAT.md 4.7
-    else with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(h, f, dst); });
-    if (s != Status::ok) {
-      out.status = s;
-      return out;
-    }
+namespace {
+
+// The reference's kernel table (core/frame_skeleton.h).
+struct ReferenceDecode {
+  static const uint8_t* frame(const DecompressArgs& a) { return static_cast<const uint8_t*>(a.src); }
+  static uint8_t* out(const DecompressArgs& a) { return static_cast<uint8_t*>(a.dst); }
+  Status open(const DecompressArgs& a, FrameHeader* h) { return open_host_frame(a, h); }  // rules 1-14 (gaps)
+  Status copy_stored(const DecompressArgs& a, const FrameHeader& h) {
+    if (h.decoded_bytes() > 0) std::memmove(out(a), frame(a) + 64, h.decoded_bytes());
+    return Status::ok;
   }
-  if (a.verify_checksum && (out.status = check_content_host(h, f, dst, &out.corrupt_block)) != Status::ok)
-    return out;  // rule 19
-  out.frame_size = h.frame_size;
-  out.decoded_size = bytes;
-  return out;
+  Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
+    return reference_capacity_decode(h, frame(a), out(a));  // FORMAT.md 4.6
+  }
+  Status decode(CodecTag<Codec::e4m3>, const DecompressArgs& a, const FrameHeader& h) {
+    return reference_e4m3_decode(h, frame(a), out(a));  // FORMAT.md 4.7
+  }
+  Status decode(CodecTag<Codec::nibble>, const DecompressArgs& a, const FrameHeader& h) {
+    Status s = Status::invalid_argument;
+    visit_codec_dtype<Codec::nibble>(h.dtype, [&](auto t) { s = decode_streams<decltype(t)>(h, frame(a), out(a)); });
+    return s;
+  }
+  Status verify(const DecompressArgs& a, const FrameHeader& h, uint64_t* corrupt_block) {
+    return check_content_host(h, frame(a), out(a), corrupt_block);
+  }
+};
+
+}  // namespace
+
+FrameOutcome reference_decompress(const DecompressArgs& a) {
+  ReferenceDecode k;
+  return decompress_with(k, a);
 }
 
 }  // namespace splitzip

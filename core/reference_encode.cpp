@@ -6,6 +6,7 @@
 
 #include "core/capacity/reference_capacity.h"
 #include "core/frame_rules.h"
+#include "core/frame_skeleton.h"
 #include "core/reference.h"
 
 namespace splitzip {
@@ -75,45 +76,50 @@ void host_block_hashes(const void* data, uint64_t bytes, uint64_t* hashes) {
   for (uint64_t b = 0; b < count; ++b) hashes[b] = block_hash(p, bytes, b);
 }
 
-FrameOutcome reference_compress(const CompressArgs& a) {
-  FrameOutcome out;
-  FramePlan p;
-  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
-  const auto* src = static_cast<const uint8_t*>(a.src);
-  auto* f = static_cast<uint8_t*>(a.dst);
-  FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
-  Status s = Status::escape_overflow;
-  if (a.mode == Mode::capacity) {
-    s = reference_capacity_encode(a, p.n_checks, &h);  // FORMAT.md 4.6
-  } else if (p.budget != kNoEscapeBudget) {
-    Codebook cb;
-    if (a.codebook != nullptr) {
-      cb = *a.codebook;
-    } else {
-      uint64_t counts[256] = {};
-      add_exponent_counts(a.dtype, src, a.n, counts);
-      cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
-    }
-    uint64_t escapes = 0;
-    if (a.dtype == Dtype::fp8_e4m3) s = reference_e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, &escapes);
-    with_traits(a.dtype, [&](auto t) {
-      s = encode_streams<decltype(t)>(src, a.n, a.chunk_log2, cb, p.budget, p.n_checks, f, &escapes);
+namespace {
+
+// The reference's kernel table (core/frame_skeleton.h): one thread, host memory.
+struct ReferenceEncode {
+  Status plan(const CompressArgs& a, FramePlan* p) { return plan_frame(a, p); }
+  Status histogram(const CompressArgs& a, const FramePlan&, uint64_t counts[256]) {
+    for (int e = 0; e < 256; ++e) counts[e] = 0;
+    add_exponent_counts(a.dtype, a.src, a.n, counts);
+    return Status::ok;
+  }
+  Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan& p, FrameHeader* h) {
+    return reference_capacity_encode(a, p.n_checks, h);  // FORMAT.md 4.6
+  }
+  Status encode(CodecTag<Codec::e4m3>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {  // FORMAT.md 4.7
+    return reference_e4m3_encode(static_cast<const uint8_t*>(a.src), a.n, cb, p.budget, p.n_checks,
+                                 static_cast<uint8_t*>(a.dst), escapes);
+  }
+  Status encode(CodecTag<Codec::nibble>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {
+    Status s = Status::invalid_argument;
+    visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(a.dtype), [&](auto t) {
+      s = encode_streams<decltype(t)>(static_cast<const uint8_t*>(a.src), a.n, a.chunk_log2, cb, p.budget,
+                                      p.n_checks, static_cast<uint8_t*>(a.dst), escapes);
     });
-    if (s == Status::ok) set_coded_fields(&h, escapes, cb);
+    return s;
   }
-  if (s == Status::escape_overflow) {
-    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
-    if (p.bytes > 0) std::memmove(f + 64, src, p.bytes);
-  } else if (s != Status::ok) {
-    out.status = s;
-    return out;
+  Status store(const CompressArgs& a, const FramePlan& p) {
+    if (p.bytes > 0) std::memmove(static_cast<uint8_t*>(a.dst) + 64, a.src, p.bytes);
+    return Status::ok;
   }
-  std::vector<uint64_t> hashes(p.n_checks);
-  if (a.checksum) host_block_hashes(src, p.bytes, hashes.data());
-  finish_frame(h, f, hashes.data());
-  out.frame_size = h.frame_size;
-  return out;
+  Status finish(const CompressArgs& a, const FramePlan& p, FrameHeader* h) {
+    std::vector<uint64_t> hashes(p.n_checks);
+    if (a.checksum) host_block_hashes(a.src, p.bytes, hashes.data());
+    finish_frame(*h, static_cast<uint8_t*>(a.dst), hashes.data());
+    return Status::ok;
+  }
+};
+
+}  // namespace
+
+FrameOutcome reference_compress(const CompressArgs& a) {
+  ReferenceEncode k;
+  return compress_with(k, a);
 }
 
 }  // namespace splitzip

@@ -11,6 +11,7 @@
 
 #include "backends/registry.h"
 #include "core/frame_rules.h"
+#include "core/frame_skeleton.h"
 #include "core/hash.h"
 #include "core/header.h"
 #include "core/layout.h"
@@ -37,75 +38,94 @@ struct BatchItem {
 // This thread's last escape budget (batch pages of one size share it).
 thread_local BudgetMemo t_budget;
 
+// The cpu kernel table for encode (core/frame_skeleton.h). The coded
+// codecs hash the input blocks in their coding pass; the capacity codec
+// (cpu/capacity_codec.cpp) writes its whole frame, so finish() only takes
+// its size.
+struct CpuEncode {
+  explicit CpuEncode(const BatchItem& i) : item(i) {}
+  const BatchItem& item;
+  bool shared = false;  // the batch's codebook and tables, checked once
+  std::vector<uint64_t> hashes;
+  uint64_t* hash_out = nullptr;
+  bool whole = false;  // the codec wrote the whole frame
+  uint64_t whole_size = 0;
+
+  Status plan(const CompressArgs& a, FramePlan* p) {
+    shared = item.codebook != nullptr && a.codebook == item.codebook;
+    Status s;
+    if (shared) {  // the same checks but the codebook's, done once for the batch
+      CompressArgs b = a;
+      b.codebook = nullptr;
+      s = plan_frame(b, p, &t_budget);
+    } else {
+      s = plan_frame(a, p, &t_budget);
+    }
+    if (s != Status::ok || codec_of(a.dtype, a.mode) == Codec::capacity) return s;
+    hashes.resize(p->n_checks);
+    if (a.checksum) hash_out = hashes.data();
+    return s;
+  }
+  Status histogram(const CompressArgs& a, const FramePlan& p, uint64_t counts[256]) {
+    // Streams 1 and 3 sit where coded_layout puts them for any escape
+    // count: the histogram pass warms them for the encode pass.
+    auto* f = static_cast<uint8_t*>(a.dst);
+    const FrameLayout L0 = coded_layout(p.dtype_id, a.n, a.chunk_log2, 0, p.n_checks);
+    cpu::WarmOutput warm;
+    warm.res = f + L0.res_off;
+    warm.codes = f + L0.code_off;
+    const bool fits = L0.frame_size <= a.capacity;
+    cpu::exponent_histogram(a.dtype, a.src, a.n, counts, a.threads, fits ? &warm : nullptr);
+    return Status::ok;
+  }
+  Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan&, FrameHeader*) {
+    const FrameOutcome o = capacity_compress_frame(a);
+    whole = true;
+    whole_size = o.frame_size;
+    return o.status;
+  }
+  Status encode(CodecTag<Codec::e4m3>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {  // FORMAT.md 4.7
+    return cpu::e4m3_encode(static_cast<const uint8_t*>(a.src), a.n, cb, p.budget, p.n_checks,
+                            static_cast<uint8_t*>(a.dst), hash_out, a.threads, escapes);
+  }
+  Status encode(CodecTag<Codec::nibble>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {
+    cpu::CodedEncode job;
+    job.dtype = a.dtype;
+    job.src = static_cast<const uint8_t*>(a.src);
+    job.n = a.n;
+    job.chunk_log2 = a.chunk_log2;
+    job.codebook = &cb;
+    job.tables = shared ? item.tables : nullptr;
+    job.frame = static_cast<uint8_t*>(a.dst);
+    job.capacity = a.capacity;
+    job.budget = p.budget;
+    job.n_checks = p.n_checks;
+    job.hashes = hash_out;
+    job.threads = a.threads;
+    job.stream_output = item.stream_output;
+    job.caller_fences = item.caller_fences;
+    return cpu::encode_coded(job, escapes);
+  }
+  Status store(const CompressArgs& a, const FramePlan& p) {
+    cpu::copy_hashed(static_cast<const uint8_t*>(a.src), static_cast<uint8_t*>(a.dst) + 64, p.bytes, hash_out,
+                     a.threads);
+    return Status::ok;
+  }
+  Status finish(const CompressArgs& a, const FramePlan&, FrameHeader* h) {
+    if (whole) {
+      h->frame_size = whole_size;
+      return Status::ok;
+    }
+    finish_frame(*h, static_cast<uint8_t*>(a.dst), hashes.data());
+    return Status::ok;
+  }
+};
+
 FrameOutcome compress_impl(const CompressArgs& a, const BatchItem& item = BatchItem()) {
-  FrameOutcome out;
-  if (a.mode == Mode::capacity) return capacity_compress_frame(a);
-  FramePlan p;
-  const bool shared = item.codebook != nullptr && a.codebook == item.codebook;
-  if (shared) {  // the same checks but the codebook's, done once for the batch
-    CompressArgs b = a;
-    b.codebook = nullptr;
-    out.status = plan_frame(b, &p, &t_budget);
-  } else {
-    out.status = plan_frame(a, &p, &t_budget);
-  }
-  if (out.status != Status::ok) return out;
-  const auto* src = static_cast<const uint8_t*>(a.src);
-  auto* f = static_cast<uint8_t*>(a.dst);
-  FrameHeader h = make_header(p.dtype_id, a.n, a.chunk_log2, a.checksum);
-  std::vector<uint64_t> hashes(p.n_checks);
-  uint64_t* const hash_out = a.checksum ? hashes.data() : nullptr;
-  Status s = Status::escape_overflow;
-  if (p.budget != kNoEscapeBudget) {
-    Codebook cb;
-    if (a.codebook != nullptr) {
-      cb = *a.codebook;
-    } else {
-      uint64_t counts[256];
-      // Streams 1 and 3 sit where coded_layout puts them for any escape
-      // count: the histogram pass warms them for the encode pass.
-      const FrameLayout L0 = coded_layout(p.dtype_id, a.n, a.chunk_log2, 0, p.n_checks);
-      cpu::WarmOutput warm;
-      warm.res = f + L0.res_off;
-      warm.codes = f + L0.code_off;
-      const bool fits = L0.frame_size <= a.capacity;
-      cpu::exponent_histogram(a.dtype, src, a.n, counts, a.threads, fits ? &warm : nullptr);
-      cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(p.dtype_id)));
-    }
-    uint64_t escapes = 0;
-    if (a.dtype == Dtype::fp8_e4m3) {  // FORMAT.md 4.7
-      s = cpu::e4m3_encode(src, a.n, cb, p.budget, p.n_checks, f, hash_out, a.threads, &escapes);
-    } else {
-      cpu::CodedEncode job;
-      job.dtype = a.dtype;
-      job.src = src;
-      job.n = a.n;
-      job.chunk_log2 = a.chunk_log2;
-      job.codebook = &cb;
-      job.tables = shared ? item.tables : nullptr;
-      job.frame = f;
-      job.capacity = a.capacity;
-      job.budget = p.budget;
-      job.n_checks = p.n_checks;
-      job.hashes = hash_out;
-      job.threads = a.threads;
-      job.stream_output = item.stream_output;
-      job.caller_fences = item.caller_fences;
-      s = cpu::encode_coded(job, &escapes);
-    }
-    if (s == Status::ok) set_coded_fields(&h, escapes, cb);
-  }
-  if (s == Status::escape_overflow) {
-    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
-    cpu::copy_hashed(src, f + 64, p.bytes, hash_out, a.threads);
-  } else if (s != Status::ok) {
-    out.status = s;
-    return out;
-  }
-  finish_frame(h, f, hashes.data());
-  out.frame_size = h.frame_size;
-  return out;
+  CpuEncode k(item);
+  return compress_with(k, a);
 }
 
 // What the pages of a batch share when they have one shape: same dtype,
@@ -191,7 +211,7 @@ FrameOutcome compress_page(const CompressArgs& a, const BatchItem& item, const P
 bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, PageShape* ps) {
   if (count == 0 || (item.codebook != nullptr && item.tables == nullptr)) return false;
   const CompressArgs& a = args[0];
-  if (a.mode != Mode::fast || a.checksum || a.dtype == Dtype::fp8_e4m3 || a.codebook != item.codebook) return false;
+  if (codec_of(a.dtype, a.mode) != Codec::nibble || a.checksum || a.codebook != item.codebook) return false;
   ps->dynamic = item.codebook == nullptr;
   CompressArgs unbooked = a;
   unbooked.codebook = nullptr;
@@ -212,34 +232,57 @@ bool page_shape(const CompressArgs* args, size_t count, const BatchItem& item, P
   return true;
 }
 
+// The cpu kernel table for decode (core/frame_skeleton.h). v2 block hashes
+// are taken while the output is written and checked by verify(); the
+// capacity codec (cpu/capacity_codec.cpp) checks rule 19 itself, and its
+// result is held for verify().
+struct CpuDecode {
+  const BatchItem& item;
+  std::vector<uint64_t> hashes;
+  uint64_t* hash_out = nullptr;
+  bool checked = false;  // the capacity codec ran rule 19
+  FrameOutcome rule19;
+  static const uint8_t* frame(const DecompressArgs& a) { return static_cast<const uint8_t*>(a.src); }
+  static uint8_t* out(const DecompressArgs& a) { return static_cast<uint8_t*>(a.dst); }
+
+  Status open(const DecompressArgs& a, FrameHeader* h) {
+    const Status s = open_host_frame(a, h);  // rules 1-14 (gaps)
+    if (s != Status::ok || codec_of(h->dtype, h->mode) == Codec::capacity) return s;
+    if (a.verify_checksum && h->has_checksum()) {
+      hashes.resize(h->n_checks());
+      if (h->version >= 2) hash_out = hashes.data();
+    }
+    return s;
+  }
+  Status copy_stored(const DecompressArgs& a, const FrameHeader& h) {
+    cpu::copy_hashed(frame(a) + 64, out(a), h.decoded_bytes(), hash_out, a.threads);
+    return Status::ok;
+  }
+  Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
+    rule19 = capacity_decompress_opened(a, h);  // opened once
+    checked = true;
+    return rule19.status == Status::checksum_mismatch ? Status::ok : rule19.status;
+  }
+  Status decode(CodecTag<Codec::e4m3>, const DecompressArgs& a, const FrameHeader& h) {
+    return cpu::e4m3_decode(h, frame(a), out(a), hash_out, a.threads);  // FORMAT.md 4.7
+  }
+  Status decode(CodecTag<Codec::nibble>, const DecompressArgs& a, const FrameHeader& h) {
+    return cpu::decode_coded(h, frame(a), out(a), hash_out, a.threads, {item.stream_output, item.caller_fences});
+  }
+  Status verify(const DecompressArgs& a, const FrameHeader& h, uint64_t* corrupt_block) {
+    if (checked) {
+      *corrupt_block = rule19.corrupt_block;
+      return rule19.status;
+    }
+    // v1: XXH64 over the output afterwards.
+    return hash_out != nullptr ? verify_block_hashes(h, frame(a), hash_out, corrupt_block)
+                               : check_content_host(h, frame(a), out(a), corrupt_block);
+  }
+};
+
 FrameOutcome decompress_impl(const DecompressArgs& a, const BatchItem& item = BatchItem()) {
-  FrameOutcome out;
-  const auto* f = static_cast<const uint8_t*>(a.src);
-  auto* dst = static_cast<uint8_t*>(a.dst);
-  FrameHeader h;
-  if ((out.status = open_host_frame(a, &h)) != Status::ok) return out;  // rules 1-14 (gaps)
-  if (h.mode == kModeCapacity) return capacity_decompress_opened(a, h);  // opened once
-  const uint64_t bytes = h.decoded_bytes();
-  const bool verify = a.verify_checksum && h.has_checksum();
-  // v2: block hashes taken while the output is written.
-  std::vector<uint64_t> hashes(verify ? h.n_checks() : 0);
-  uint64_t* const hash_out = verify && h.version >= 2 ? hashes.data() : nullptr;
-  if (h.stored()) {
-    cpu::copy_hashed(f + 64, dst, bytes, hash_out, a.threads);
-  } else if (h.dtype == kDtypeE4M3) {  // FORMAT.md 4.7
-    if ((out.status = cpu::e4m3_decode(h, f, dst, hash_out, a.threads)) != Status::ok) return out;
-  } else if ((out.status = cpu::decode_coded(h, f, dst, hash_out, a.threads,
-                                             {item.stream_output, item.caller_fences})) != Status::ok) {  // 14-18
-    return out;
-  }
-  if (verify) {  // rule 19 (v1: XXH64 over the output afterwards)
-    out.status = hash_out != nullptr ? verify_block_hashes(h, f, hash_out, &out.corrupt_block)
-                                     : check_content_host(h, f, dst, &out.corrupt_block);
-    if (out.status != Status::ok) return out;
-  }
-  out.frame_size = h.frame_size;
-  out.decoded_size = bytes;
-  return out;
+  CpuDecode k{item, {}, nullptr, false, {}};
+  return decompress_with(k, a);
 }
 
 // A prefetch the optimizer keeps: GCC treats a function that only
@@ -261,7 +304,7 @@ void prefetch_frame(const DecompressArgs& a) {
   const auto* f = static_cast<const uint8_t*>(a.src);
   if (f == nullptr || a.src_size < 64) return;
   const uint32_t dtype = f[5], log2 = f[7];
-  if (!dtype_id_valid(dtype) || dtype == kDtypeE4M3 || (f[6] & kFlagStored) != 0 || f[49] != kModeNibble ||
+  if (codec_of(dtype, f[49]) != Codec::nibble || (f[6] & kFlagStored) != 0 ||
       log2 < kMinChunkLog2 || log2 > kMaxChunkLog2)
     return;
   const uint64_t n = load_le64(f + 8), escapes = load_le64(f + 16);
@@ -307,7 +350,7 @@ class CpuBackend final : public Backend {
     // made into tables once, not per page.
     cpu::EncodeTables shared;
     const Codebook* cb = count > 0 ? args[0].codebook : nullptr;
-    bool one_codebook = cb != nullptr && dtype_valid(args[0].dtype) && args[0].dtype != Dtype::fp8_e4m3 &&
+    bool one_codebook = cb != nullptr && codec_of(args[0].dtype, args[0].mode) == Codec::nibble &&
                         cb->dtype == args[0].dtype && validate_codebook(*cb) == Status::ok;
     for (size_t i = 1; i < count && one_codebook; ++i)
       one_codebook = args[i].codebook == cb && args[i].dtype == args[0].dtype;

@@ -73,12 +73,11 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 constexpr uint64_t kMaxCount = kMaxBatchCount;
 
-// As check_compress_args: capacity mode is not defined for fp8_e4m3
-// (FORMAT.md 4.7).
+// As check_compress_args: codec_of() refuses an invalid dtype or mode and
+// capacity mode for fp8_e4m3 (FORMAT.md 4.7).
 Status check_encode_config(const cuda::EncodeConfig& cfg) {
-  if (!dtype_valid(cfg.dtype) || cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2 ||
-      (cfg.mode != Mode::fast && cfg.mode != Mode::capacity) ||
-      (cfg.mode == Mode::capacity && cfg.dtype == Dtype::fp8_e4m3))
+  if (cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2 ||
+      codec_of(cfg.dtype, cfg.mode) == Codec::invalid)
     return Status::invalid_argument;
   return Status::ok;
 }
@@ -148,7 +147,7 @@ uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t cou
   const auto id = static_cast<uint32_t>(dtype);
   // Either mode's, checksum or not (capacity: capacity_logic.h).
   const uint64_t fast = encode_workspace(id, total_elems, count).total;
-  const uint64_t cap = dtype == Dtype::fp8_e4m3 ? 0 : cap_encode_workspace(id, total_elems, count, true).total;
+  const uint64_t cap = codec_takes(Codec::capacity, id) ? cap_encode_workspace(id, total_elems, count, true).total : 0;
   return fast > cap ? fast : cap;
 }
 
@@ -165,11 +164,11 @@ Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst
   if (dst == nullptr || (src == nullptr && n_elems > 0) || n_elems > kMaxElems || d_frame_size == nullptr ||
       d_status == nullptr || workspace == nullptr || !aligned16(workspace))
     return Status::invalid_argument;
-  if (cfg.mode == Mode::fast && (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype))
+  if (codec_of(cfg.dtype, cfg.mode) != Codec::capacity && (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype))
     return Status::bad_codebook;
   if (dst_capacity < compress_bound(cfg.dtype, n_elems)) return Status::dst_too_small;
   const uint32_t id = static_cast<uint32_t>(cfg.dtype);
-  if (cfg.mode == Mode::capacity) {  // capacity_encode.cu; the codebook is not used
+  if (codec_of(cfg.dtype, cfg.mode) == Codec::capacity) {  // capacity_encode.cu; the codebook is not used
     CapEncArgs c{};
     c.count = 1;
     c.src = static_cast<const uint8_t*>(src);
@@ -207,7 +206,7 @@ Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_
   Status s = check_encode_config(cfg);
   if (s != Status::ok) return s;
   if (count == 0) return Status::ok;
-  const bool cap = cfg.mode == Mode::capacity;  // codebooks not used
+  const bool cap = codec_of(cfg.dtype, cfg.mode) == Codec::capacity;  // codebooks not used
   if (count > kMaxCount || d_items == nullptr || (!cap && (d_codebooks == nullptr || codebook_count == 0)) ||
       d_frame_sizes == nullptr || d_statuses == nullptr || workspace == nullptr || !aligned16(workspace) ||
       total_elems > kMaxElems)

@@ -3,7 +3,7 @@
 // calibration without a host trip).
 #include <cuda_runtime.h>
 
-#include "core/fp8_e4m3.h"
+#include "core/codec.h"
 #include "core/header.h"
 #include "cuda/encode_logic.h"
 #include "cuda/launch.h"
@@ -129,13 +129,8 @@ Status enqueue_histogram(uint32_t dtype, const void* src, uint64_t n, uint64_t* 
   if (pending_error() != Status::ok) return pending_error();
   const auto* p = static_cast<const uint8_t*>(src);
   auto* c = reinterpret_cast<unsigned long long*>(d_counts);
-  switch (dtype) {
-    case 1: histogram_kernel<Bf16Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
-    case 2: histogram_kernel<Fp16Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
-    case 3: histogram_kernel<Fp32Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
-    case 5: histogram_kernel<Fp8E4M3Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
-    default: histogram_kernel<Fp8E5M2Traits><<<grid, kHistThreads, 0, stream>>>(p, n, c); break;
-  }
+  if (!visit_dtype(dtype, [&](auto t) { histogram_kernel<decltype(t)><<<grid, kHistThreads, 0, stream>>>(p, n, c); }))
+    return Status::invalid_argument;
   return launch_status();
 }
 

@@ -132,6 +132,16 @@ __device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapWs& w, u
   __syncwarp();
 }
 
+// The visitor's callable for one block (a functor: a lambda in the kernel
+// makes nvcc treat the __shared__ block as dynamically initialized).
+struct CapDecBlockOp {
+  BlockShared* sh;
+  const CapWs* w;
+  uint64_t b;
+  template <class T>
+  __device__ __forceinline__ void operator()(T) const { cap_dec_block<T>(*sh, *w, b); }
+};
+
 // Grid-stride over the exponent blocks of all frames. The dtype is the
 // frame's, known only on the device: one kernel per dtype would need the
 // host to know it, so this dispatches per block (uniform over the warp).
@@ -152,12 +162,8 @@ __global__ void __launch_bounds__(kCapDecThreads) cap_dec_blocks_any(CapDecArgs 
     __syncwarp();
     if (sh.ctl.status != static_cast<int32_t>(Status::ok)) continue;  // failed frame or hole
     const uint64_t b = g - sh.ctl.block_begin;
-    switch (sh.ctl.h.dtype) {
-      case 1: cap_dec_block<Bf16Traits>(sh, w, b); break;
-      case 2: cap_dec_block<Fp16Traits>(sh, w, b); break;
-      case 3: cap_dec_block<Fp32Traits>(sh, w, b); break;
-      default: cap_dec_block<Fp8E5M2Traits>(sh, w, b); break;
-    }
+    // The header was parsed as a capacity frame: codec_of() took the pair.
+    visit_codec_dtype<Codec::capacity>(sh.ctl.h.dtype, CapDecBlockOp{&sh, &w, b});
   }
 }
 

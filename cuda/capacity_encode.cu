@@ -280,7 +280,7 @@ uint32_t grid_for(const DeviceInfo& info, uint64_t blocks) {
 
 Status cap_encode_launches(const DeviceInfo& info, const CapEncArgs& a, CapEncodeLaunches* out) {
   if (info.sms <= 0) return Status::backend_unavailable;
-  if (geometry_of(a.dtype).bytes == 0 || a.dtype == kDtypeE4M3 || a.n > kMaxElems || a.count == 0 ||
+  if (codec_of(a.dtype, mode_of(Codec::capacity)) != Codec::capacity || a.n > kMaxElems || a.count == 0 ||
       a.count > kMaxBatchCount || a.count != a.lay.count)
     return Status::invalid_argument;
   const uint32_t g = grid_for(info, a.lay.blocks_bound);
@@ -300,19 +300,13 @@ Status enqueue_capacity_encode(const CapEncArgs& a, uint64_t* d_sizes, Status* d
   if ((s = cap_encode_launches(info, a, &L)) != Status::ok) return s;
   if ((s = pending_error()) != Status::ok) return s;
   cap_setup_kernel<<<L.setup.grid, L.setup.block, 0, stream>>>(a);
-  switch (a.dtype) {
-    case 1: cap_count_kernel<Bf16Traits><<<L.count.grid, L.count.block, 0, stream>>>(a); break;
-    case 2: cap_count_kernel<Fp16Traits><<<L.count.grid, L.count.block, 0, stream>>>(a); break;
-    case 3: cap_count_kernel<Fp32Traits><<<L.count.grid, L.count.block, 0, stream>>>(a); break;
-    default: cap_count_kernel<Fp8E5M2Traits><<<L.count.grid, L.count.block, 0, stream>>>(a); break;
-  }
-  cap_plan_kernel<<<L.plan.grid, L.plan.block, 0, stream>>>(a, d_sizes, d_statuses);
-  switch (a.dtype) {
-    case 1: cap_write_kernel<Bf16Traits><<<L.write.grid, L.write.block, 0, stream>>>(a); break;
-    case 2: cap_write_kernel<Fp16Traits><<<L.write.grid, L.write.block, 0, stream>>>(a); break;
-    case 3: cap_write_kernel<Fp32Traits><<<L.write.grid, L.write.block, 0, stream>>>(a); break;
-    default: cap_write_kernel<Fp8E5M2Traits><<<L.write.grid, L.write.block, 0, stream>>>(a); break;
-  }
+  // cap_encode_launches() refused a dtype the capacity codec does not take.
+  visit_codec_dtype<Codec::capacity>(a.dtype, [&](auto t) {
+    using T = decltype(t);
+    cap_count_kernel<T><<<L.count.grid, L.count.block, 0, stream>>>(a);
+    cap_plan_kernel<<<L.plan.grid, L.plan.block, 0, stream>>>(a, d_sizes, d_statuses);
+    cap_write_kernel<T><<<L.write.grid, L.write.block, 0, stream>>>(a);
+  });
   return launch_status();
 }
 

@@ -115,11 +115,8 @@ class CudaBackend final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
-    // Modes and dtypes were checked above (capacity + fp8_e4m3 refused).
-    if (args.mode != Mode::fast && args.mode != Mode::capacity) {
-      out.status = Status::unsupported_mode;
-      return out;
-    }
+    // check_compress_args refused a pair codec_of() does not take.
+    const Codec codec = codec_of(args.dtype, args.mode);
     if (!available()) {
       out.status = Status::backend_unavailable;
       return out;
@@ -150,7 +147,7 @@ class CudaBackend final : public Backend {
     const uint64_t counts_off = 64, cb_off = counts_off + 256 * 8;
     if ((s = small.alloc(cb_off + sizeof(Codebook))) != Status::ok) return fail(out, s);
     auto* o = reinterpret_cast<Outputs*>(small.get());
-    if (args.mode == Mode::capacity) return compress_capacity(args, src, dst, dst_on_device, cap, ws_tmp, o, st);
+    if (codec == Codec::capacity) return compress_capacity(args, src, dst, dst_on_device, cap, ws_tmp, o, st);
     EncSetupArgs a;
     a.count = 1;
     a.src = src;
@@ -314,7 +311,7 @@ class CudaBackend final : public Backend {
       const bool have = src_size >= 64 && read_header_bytes(args.src, hb) == Status::ok;  // device src: 1 sync
       // Header rules fail here exactly as on the device (parse_header is shared).
       if (have && parse_header(hb, src_size, &h) == Status::ok) {
-        mode1 = h.mode == kModeCapacity;
+        mode1 = codec_of(h.dtype, h.mode) == Codec::capacity;
         out_bytes = h.decoded_bytes() < args.capacity ? h.decoded_bytes() : args.capacity;
         if (!src_on_device) src_size = h.frame_size;  // stage only the frame
       } else if (!src_on_device) {

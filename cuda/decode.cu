@@ -198,7 +198,7 @@ __device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs
   // blocks are hashed by dec_hash_kernel after the main kernel instead.
   constexpr bool kHashInMain = (kTileElems * T::kBytes) % kChecksumBlockBytes == 0;
   if (s.plan.flags & kPlanStored) dec_stored_copy(s.plan, local << kTileLog2, threadIdx.x, kThreads);
-  else if constexpr (std::is_same_v<T, Fp8E4M3Traits>) dec_tile_e4m3(s, w, tile, local);
+  else if constexpr (codec_of(T::kId, mode_of(Codec::e4m3)) == Codec::e4m3) dec_tile_e4m3(s, w, tile, local);
   else dec_tile<T>(s, w, tile, local);
   if (kHashInMain && s.plan.n_checks > 0) {
     // The tile's output is complete and visible to this CTA: hash its
@@ -210,6 +210,16 @@ __device__ __forceinline__ void dec_tile_and_hash(DecMainShared& s, const WsPtrs
     dec_tile_hashes(s.plan.dst, bytes, b0, b1, w.hashes + s.plan.hash_off, s.hash);
   }
 }
+
+// The visitor's callable for one tile (a functor: a lambda in the kernel
+// makes nvcc treat the __shared__ block as dynamically initialized).
+struct DecTileOp {
+  DecMainShared* s;
+  const WsPtrs* w;
+  uint64_t tile, local;
+  template <class T>
+  __device__ __forceinline__ void operator()(T) const { dec_tile_and_hash<T>(*s, *w, tile, local); }
+};
 
 __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, WorkspaceLayout lay) {
   __shared__ __align__(16) DecMainShared s;
@@ -236,13 +246,8 @@ __global__ void __launch_bounds__(kThreads, 4) dec_main_kernel(uint8_t* ws, Work
     __syncthreads();
     const uint64_t local = tile - s.plan.tile_begin;
     if (local < s.plan.tiles) {
-      switch (s.plan.h.dtype) {  // uniform over the CTA
-        case 1: dec_tile_and_hash<Bf16Traits>(s, w, tile, local); break;
-        case 2: dec_tile_and_hash<Fp16Traits>(s, w, tile, local); break;
-        case 3: dec_tile_and_hash<Fp32Traits>(s, w, tile, local); break;
-        case 5: dec_tile_and_hash<Fp8E4M3Traits>(s, w, tile, local); break;
-        default: dec_tile_and_hash<Fp8E5M2Traits>(s, w, tile, local); break;
-      }
+      // Uniform over the CTA; the plan's header was parsed, so the dtype is valid.
+      visit_dtype(s.plan.h.dtype, DecTileOp{&s, &w, tile, local});
     }
     __syncthreads();
   }

@@ -89,7 +89,7 @@ SZ_HD void enc_copy_any(const EncTally& t, const uint8_t* from, uint8_t* to, uin
 // The encode tables of a buffer's plan (the main loop builds them when the
 // buffer changes).
 SZ_HD void enc_build_tables(const EncPlan& p, uint32_t t, EncShared& sh) {
-  if (p.dtype == kDtypeE4M3) e4m3_enc_build_lut(p, t, sh);
+  if (codec_of(p.dtype, mode_of(Codec::e4m3)) == Codec::e4m3) e4m3_enc_build_lut(p, t, sh);
   else enc_build_lut(p, t, sh);
 }
 

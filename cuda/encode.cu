@@ -151,7 +151,7 @@ __device__ __forceinline__ void enc_tile(EncMainShared& s, const WsPtrs& w, uint
   const uint64_t tile_first = local << kTileLog2;
   // enc_groups_in_flight<T>() groups' loads (4 x 16 B) in flight per thread
   // before any store.
-  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) {
+  if constexpr (codec_of(T::kId, mode_of(Codec::e4m3)) == Codec::e4m3) {
 SZ_NO_UNROLL
     for (uint32_t r = 0; r < kRounds; ++r) e4m3_enc_group(plan, tile_first, r * kThreads + t, s.tile);
   } else {
@@ -182,7 +182,7 @@ SZ_UNROLL
   }
   __syncthreads();
   const uint64_t excl = s.excl;
-  if constexpr (std::is_same_v<T, Fp8E4M3Traits>) {  // no positions, no stream 4
+  if constexpr (codec_of(T::kId, mode_of(Codec::e4m3)) == Codec::e4m3) {  // no positions, no stream 4
 SZ_NO_UNROLL
     for (uint32_t r = 0; r < kRounds; ++r) e4m3_enc_scatter(plan, r * kThreads + t, excl, s.tile, w.stage);
   } else {
@@ -342,14 +342,9 @@ Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_s
   if ((s = pending_error()) != Status::ok) return s;
   EncSetupArgs args = a;
   void* params[] = {&args, &d_sizes, &d_statuses};
-  const void* k;
-  switch (a.dtype) {
-    case 1: k = reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>); break;
-    case 2: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>); break;
-    case 3: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>); break;
-    case 5: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E4M3Traits>); break;
-    default: k = reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>); break;
-  }
+  const void* k = nullptr;  // encode_launches() refused an invalid dtype
+  visit_dtype(a.dtype, [&](auto t) { k = reinterpret_cast<const void*>(enc_fused_kernel<decltype(t)>); });
+  if (k == nullptr) return Status::invalid_argument;
   const cudaError_t e = cudaLaunchCooperativeKernel(k, dim3(L.fused.grid), dim3(L.fused.block), params, 0, stream);
   // The shape was validated above, so the launch fails only when the
   // context itself broke (device fault, driver gone).
@@ -364,12 +359,9 @@ Status enqueue_encode(const EncSetupArgs& a, uint64_t elems_bound, uint64_t* d_s
 // cooperative grid's bound.
 int enc_main_occupancy() {
   int best = 0;
-  const void* kernels[5] = {reinterpret_cast<const void*>(enc_fused_kernel<Bf16Traits>),
-                            reinterpret_cast<const void*>(enc_fused_kernel<Fp16Traits>),
-                            reinterpret_cast<const void*>(enc_fused_kernel<Fp32Traits>),
-                            reinterpret_cast<const void*>(enc_fused_kernel<Fp8E5M2Traits>),
-                            reinterpret_cast<const void*>(enc_fused_kernel<Fp8E4M3Traits>)};
-  for (const void* k : kernels) {
+  for (uint32_t id = 1; id <= kDtypeCount; ++id) {
+    const void* k = nullptr;
+    visit_dtype(id, [&](auto t) { k = reinterpret_cast<const void*>(enc_fused_kernel<decltype(t)>); });
     int n = 0;
     if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, kThreads, 0) != cudaSuccess) {
       (void)cudaGetLastError();

@@ -317,7 +317,7 @@ SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
     const FrameLayout L = layout_of(h);
     k = coded_gaps(L, gaps);
     p.check_off = L.check_off;
-    const bool e4m3 = p.dtype == kDtypeE4M3;  // stream 6: nibbles (FORMAT.md 4.7)
+    const bool e4m3 = codec_of(p.dtype, h.mode) == Codec::e4m3;  // stream 6: nibbles (FORMAT.md 4.7)
     p.copy_kind = e4m3 ? kCopyEscNibbles : kCopyEscapes;
     p.copy_bytes = e4m3 ? (p.escapes + 1) / 2 : p.escapes;
   } else {

@@ -21,6 +21,7 @@
 #include "backends/kokkos/kokkos_views.h"
 #include "core/codec_args.h"
 #include "core/frame_rules.h"
+#include "core/frame_skeleton.h"
 #include "core/header.h"
 #include "core/reference.h"
 
@@ -101,123 +102,133 @@ U64s<ExecSpace> block_hashes(const ExecSpace& space, const uint8_t* data, uint64
   return hashes;
 }
 
+// Kokkos's kernel table (core/frame_skeleton.h) for one frame into a.dst.
+template <class ExecSpace>
+struct KokkosEncode {
+  const ExecSpace& space;
+  Status plan(const CompressArgs& a, FramePlan* p) { return plan_frame(a, p); }
+  Status histogram(const CompressArgs& a, const FramePlan&, uint64_t counts[256]) {
+    return kokkos_impl::histogram(space, a.dtype, a.src, a.n, counts);
+  }
+  Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan& p, FrameHeader* h) {
+    Status s = Status::invalid_argument;  // FORMAT.md 4.6
+    visit_codec_dtype<Codec::capacity>(static_cast<uint32_t>(a.dtype),
+                                       [&](auto t) { s = capacity_encode<decltype(t)>(space, a, p.n_checks, h); });
+    return s;
+  }
+  Status encode(CodecTag<Codec::e4m3>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {  // FORMAT.md 4.7
+    return e4m3_encode(space, static_cast<const uint8_t*>(a.src), a.n, cb, p.budget, p.n_checks,
+                       static_cast<uint8_t*>(a.dst), escapes);
+  }
+  Status encode(CodecTag<Codec::nibble>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
+                uint64_t* escapes) {
+    Status s = Status::invalid_argument;
+    visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(a.dtype), [&](auto t) {
+      s = encode_streams<decltype(t)>(space, static_cast<const uint8_t*>(a.src), a.n, a.chunk_log2, cb, p.budget,
+                                      p.n_checks, static_cast<uint8_t*>(a.dst), escapes);
+    });
+    return s;
+  }
+  Status store(const CompressArgs& a, const FramePlan& p) {
+    Kokkos::deep_copy(space, Bytes<ExecSpace>(static_cast<uint8_t*>(a.dst) + 64, p.bytes),
+                      ConstBytes<ExecSpace>(static_cast<const uint8_t*>(a.src), p.bytes));
+    return Status::ok;
+  }
+  Status finish(const CompressArgs& a, const FramePlan& p, FrameHeader* hp) {
+    FrameHeader& h = *hp;
+    auto* f = static_cast<uint8_t*>(a.dst);
+    h.frame_size = frame_size_of(h);
+    const Bytes<ExecSpace> frame(f, h.frame_size);
+    if (a.checksum) {
+      const U64s<ExecSpace> hashes = block_hashes(space, static_cast<const uint8_t*>(a.src), p.bytes, f,
+                                                  h.frame_size, check_off_of(h));
+      const auto host = Kokkos::create_mirror_view(hashes);
+      Kokkos::deep_copy(space, host, hashes);
+      space.fence();
+      h.content_checksum = combine_block_hashes(host.data(), p.n_checks);
+    }
+    ZeroGaps<ExecSpace> zero{frame, {}, 0};
+    zero.count = frame_gaps(h, zero.gaps);
+    Kokkos::parallel_for("splitzip::kokkos::zero_gaps", Range<ExecSpace>(space, 0, 1), zero);
+    uint8_t hb[64];
+    write_header(h, hb);
+    Kokkos::deep_copy(space, Bytes<ExecSpace>(f, 64), HostConstBytes(hb, 64));
+    space.fence();
+    return Status::ok;
+  }
+};
+
 // One frame (FORMAT.md 4) into a.dst, as reference_compress.
 template <class ExecSpace>
 FrameOutcome compress_frame(const ExecSpace& space, const CompressArgs& a) {
-  FrameOutcome out;
-  FramePlan p;
-  if ((out.status = plan_frame(a, &p)) != Status::ok) return out;
-  const uint32_t id = p.dtype_id;
-  const auto* src = static_cast<const uint8_t*>(a.src);
-  auto* f = static_cast<uint8_t*>(a.dst);
-  const uint64_t bytes = p.bytes;
-  const uint64_t n_checks = p.n_checks;
-  const uint64_t budget = p.budget;
-  FrameHeader h = make_header(id, a.n, a.chunk_log2, a.checksum);
-  Status s = Status::escape_overflow;
-  if (a.mode == Mode::capacity) {  // FORMAT.md 4.6 (plan_frame refused fp8_e4m3)
-    with_traits(a.dtype, [&](auto t) { s = capacity_encode<decltype(t)>(space, a, n_checks, &h); });
-  } else if (budget != kNoEscapeBudget) {
-    Codebook cb;
-    if (a.codebook != nullptr) {
-      cb = *a.codebook;
-    } else {
-      uint64_t counts[256];
-      if ((s = histogram(space, a.dtype, src, a.n, counts)) != Status::ok) {
-        out.status = s;
-        return out;
-      }
-      cb.dtype = a.dtype;
-      cb.count = static_cast<uint8_t>(top_codebook(counts, cb.entries, codebook_limit(id)));
-    }
-    uint64_t escapes = 0;
-    if (a.dtype == Dtype::fp8_e4m3) s = e4m3_encode(space, src, a.n, cb, budget, n_checks, f, &escapes);  // 4.7
-    with_traits(a.dtype, [&](auto t) {
-      s = encode_streams<decltype(t)>(space, src, a.n, a.chunk_log2, cb, budget, n_checks, f, &escapes);
-    });
-    if (s == Status::ok) set_coded_fields(&h, escapes, cb);
-  }
-  if (s == Status::escape_overflow) {
-    if ((out.status = plan_stored(a, p, &h)) != Status::ok) return out;
-    Kokkos::deep_copy(space, Bytes<ExecSpace>(f + 64, bytes), ConstBytes<ExecSpace>(src, bytes));
-  } else if (s != Status::ok) {
-    out.status = s;
-    return out;
-  }
-  h.frame_size = frame_size_of(h);
-  const Bytes<ExecSpace> frame(f, h.frame_size);
-  if (a.checksum) {
-    const U64s<ExecSpace> hashes = block_hashes(space, src, bytes, f, h.frame_size, check_off_of(h));
-    const auto host = Kokkos::create_mirror_view(hashes);
-    Kokkos::deep_copy(space, host, hashes);
-    space.fence();
-    h.content_checksum = combine_block_hashes(host.data(), n_checks);
-  }
-  ZeroGaps<ExecSpace> zero{frame, {}, 0};
-  zero.count = frame_gaps(h, zero.gaps);
-  Kokkos::parallel_for("splitzip::kokkos::zero_gaps", Range<ExecSpace>(space, 0, 1), zero);
-  uint8_t hb[64];
-  write_header(h, hb);
-  Kokkos::deep_copy(space, Bytes<ExecSpace>(f, 64), HostConstBytes(hb, 64));
-  space.fence();
-  out.frame_size = h.frame_size;
-  return out;
+  KokkosEncode<ExecSpace> k{space};
+  return compress_with(k, a);
 }
+
+// Kokkos's kernel table (core/frame_skeleton.h) for the frame at a.src.
+template <class ExecSpace>
+struct KokkosDecode {
+  const ExecSpace& space;
+  static const uint8_t* frame(const DecompressArgs& a) { return static_cast<const uint8_t*>(a.src); }
+  static uint8_t* out(const DecompressArgs& a) { return static_cast<uint8_t*>(a.dst); }
+  Status open(const DecompressArgs& a, FrameHeader* h) {
+    Status s = check_decompress_args(a);
+    if (s != Status::ok) return s;
+    uint8_t hb[64] = {};
+    const uint64_t head = a.src_size < 64 ? a.src_size : 64;
+    Kokkos::deep_copy(space, HostBytes(hb, head), ConstBytes<ExecSpace>(frame(a), head));
+    space.fence();
+    if ((s = open_frame(a, hb, h)) != Status::ok) return s;  // rules 1-13
+    uint32_t mask = 0;
+    Kokkos::parallel_reduce("splitzip::kokkos::check_gaps", Range<ExecSpace>(space, 0, 1),
+                            CheckGaps<ExecSpace>{ConstBytes<ExecSpace>(frame(a), h->frame_size), *h},
+                            Kokkos::BOr<uint32_t>(mask));
+    return mask != 0 ? Status::bad_padding : Status::ok;  // rule 14 outside the streams
+  }
+  Status copy_stored(const DecompressArgs& a, const FrameHeader& h) {
+    const uint64_t bytes = h.decoded_bytes();
+    Kokkos::deep_copy(space, Bytes<ExecSpace>(out(a), bytes), ConstBytes<ExecSpace>(frame(a) + 64, bytes));
+    return Status::ok;
+  }
+  Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
+    Status s = Status::invalid_argument;  // FORMAT.md 4.6
+    visit_codec_dtype<Codec::capacity>(h.dtype,
+                                       [&](auto t) { s = capacity_decode<decltype(t)>(space, h, frame(a), out(a)); });
+    return s;
+  }
+  Status decode(CodecTag<Codec::e4m3>, const DecompressArgs& a, const FrameHeader& h) {
+    return e4m3_decode(space, h, frame(a), out(a));  // FORMAT.md 4.7
+  }
+  Status decode(CodecTag<Codec::nibble>, const DecompressArgs& a, const FrameHeader& h) {
+    Status s = Status::invalid_argument;
+    visit_codec_dtype<Codec::nibble>(h.dtype,
+                                     [&](auto t) { s = decode_streams<decltype(t)>(space, h, frame(a), out(a)); });
+    return s;
+  }
+  Status verify(const DecompressArgs& a, const FrameHeader& h, uint64_t* corrupt_block) {
+    const uint64_t bytes = h.decoded_bytes();
+    const U64s<ExecSpace> hashes = h.version == 1 ? U64s<ExecSpace>("splitzip::block_hashes", 0)
+                                                  : block_hashes(space, out(a), bytes, nullptr, 0, 0);
+    U64s<ExecSpace> result("splitzip::verify_result", 2);
+    Kokkos::parallel_for("splitzip::kokkos::verify_checksum", Range<ExecSpace>(space, 0, 1),
+                         VerifyChecksum<ExecSpace>{ConstBytes<ExecSpace>(frame(a), h.frame_size),
+                                                   ConstBytes<ExecSpace>(out(a), bytes), hashes, result, h});
+    const auto host = Kokkos::create_mirror_view(result);
+    Kokkos::deep_copy(space, host, result);
+    space.fence();
+    *corrupt_block = host(1);
+    return static_cast<Status>(host(0));
+  }
+};
 
 // The frame at a.src, rules 1-19 (the lowest failing rule of a single fault,
 // as reference_decompress), v1 and v2.
 template <class ExecSpace>
 FrameOutcome decompress_frame(const ExecSpace& space, const DecompressArgs& a) {
-  FrameOutcome out;
-  if ((out.status = check_decompress_args(a)) != Status::ok) return out;
-  const auto* f = static_cast<const uint8_t*>(a.src);
-  uint8_t hb[64] = {};
-  const uint64_t head = a.src_size < 64 ? a.src_size : 64;
-  Kokkos::deep_copy(space, HostBytes(hb, head), ConstBytes<ExecSpace>(f, head));
+  KokkosDecode<ExecSpace> k{space};
+  FrameOutcome out = decompress_with(k, a);
   space.fence();
-  auto* dst = static_cast<uint8_t*>(a.dst);
-  FrameHeader h;
-  if ((out.status = open_frame(a, hb, &h)) != Status::ok) return out;  // rules 1-13
-  const ConstBytes<ExecSpace> frame(f, h.frame_size);
-  uint32_t mask = 0;
-  Kokkos::parallel_reduce("splitzip::kokkos::check_gaps", Range<ExecSpace>(space, 0, 1),
-                          CheckGaps<ExecSpace>{frame, h}, Kokkos::BOr<uint32_t>(mask));
-  if (mask != 0) {  // rule 14 outside the streams
-    out.status = Status::bad_padding;
-    return out;
-  }
-  const uint64_t bytes = h.decoded_bytes();
-  if (h.stored()) {
-    Kokkos::deep_copy(space, Bytes<ExecSpace>(dst, bytes), ConstBytes<ExecSpace>(f + 64, bytes));
-  } else {
-    Status s = Status::invalid_argument;
-    if (h.mode == kModeCapacity) {  // FORMAT.md 4.6 (never fp8_e4m3: rule 8)
-      with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = capacity_decode<decltype(t)>(space, h, f, dst); });
-    } else {
-      if (h.dtype == kDtypeE4M3) s = e4m3_decode(space, h, f, dst);  // FORMAT.md 4.7
-      with_traits(static_cast<Dtype>(h.dtype), [&](auto t) { s = decode_streams<decltype(t)>(space, h, f, dst); });
-    }
-    if (s != Status::ok) {
-      out.status = s;
-      return out;
-    }
-  }
-  if (a.verify_checksum && h.has_checksum()) {  // rule 19
-    const U64s<ExecSpace> hashes = h.version == 1 ? U64s<ExecSpace>("splitzip::block_hashes", 0)
-                                                  : block_hashes(space, dst, bytes, nullptr, 0, 0);
-    U64s<ExecSpace> result("splitzip::verify_result", 2);
-    Kokkos::parallel_for("splitzip::kokkos::verify_checksum", Range<ExecSpace>(space, 0, 1),
-                         VerifyChecksum<ExecSpace>{frame, ConstBytes<ExecSpace>(dst, bytes), hashes, result, h});
-    const auto host = Kokkos::create_mirror_view(result);
-    Kokkos::deep_copy(space, host, result);
-    space.fence();
-    out.status = static_cast<Status>(host(0));
-    out.corrupt_block = host(1);
-    if (out.status != Status::ok) return out;
-  }
-  space.fence();
-  out.frame_size = h.frame_size;
-  out.decoded_size = bytes;
   return out;
 }
 

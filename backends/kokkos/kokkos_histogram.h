@@ -6,7 +6,6 @@
 #pragma once
 
 #include "backends/kokkos/kokkos_views.h"
-#include "core/fp8_e4m3.h"
 #include "core/reference.h"
 
 namespace splitzip {
@@ -50,8 +49,7 @@ template <class ExecSpace>
 Status histogram(const ExecSpace& space, Dtype dtype, const void* src, uint64_t n, uint64_t counts[256]) {
   if (counts == nullptr || (src == nullptr && n > 0) || n > kMaxElems) return Status::invalid_argument;
   Status s = Status::invalid_argument;
-  if (dtype == Dtype::fp8_e4m3) return histogram_typed<Fp8E4M3Traits>(space, src, n, counts);
-  with_traits(dtype, [&](auto t) { s = histogram_typed<decltype(t)>(space, src, n, counts); });
+  visit_dtype(dtype, [&](auto t) { s = histogram_typed<decltype(t)>(space, src, n, counts); });
   return s;
 }
 
