@@ -24,7 +24,8 @@ const char kUsage[] =
 
 int cmd_calibrate(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
-  specs.insert(specs.end(), {{"output", 'o', true}, {"force", 'f', false}, {"quiet", 'q', false}, {"help", 'h', false}});
+  specs.insert(specs.end(),
+               {{"output", 'o', true}, {"force", 'f', false}, {"quiet", 'q', false}, {"help", 'h', false}});
   Args a("calibrate", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
   if (!a.value("output")) fail(kExitUsage, "calibrate: -o CODEBOOK is required");

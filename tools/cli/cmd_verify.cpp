@@ -245,7 +245,8 @@ int cmd_verify(int argc, char** argv) {
   if (old_frames != 0)
     note = "; " + std::to_string(old_frames) + " format v1 frame(s) decoded identically but not re-encoded";
   if (!a.has("quiet"))
-    std::printf("OK: %s matches %s (%" PRIu64 " frame(s), %" PRIu64 " bytes decoded and re-encoded identically, backend %s%s)\n",
+    std::printf("OK: %s matches %s (%" PRIu64 " frame(s), %" PRIu64
+                " bytes decoded and re-encoded identically, backend %s%s)\n",
                 sz_path.c_str(), orig_path.c_str(), reader.index(), off,
                 used.empty() ? "none (no frames)" : used.c_str(), note.c_str());
   return kExitOk;

@@ -61,11 +61,12 @@ const KnownOption kKnownOptions[] = {
 std::string not_taken(const char* command, const std::string& word) {
   const std::string cmd = *command ? command : "splitzip";
   for (const KnownOption& k : kKnownOptions) {
-    const bool hit = (word.size() == 2 && word[1] == k.short_name && k.short_name) || word == std::string("--") + k.name;
+    const std::string long_name = std::string("--") + k.name;
+    const bool hit = (k.short_name && word.size() == 2 && word[1] == k.short_name) || word == long_name;
     if (!hit) continue;
-    std::string names = k.short_name ? std::string("-") + k.short_name + " (--" + k.name + ")" : "--" + std::string(k.name);
-    return prefix(command) + "option " + names + " is not taken by " + cmd + (k.hint ? std::string("; ") + k.hint : "") +
-           " (see " + (*command ? "splitzip " + cmd + " " : std::string()) + "--help)";
+    const std::string names = k.short_name ? std::string("-") + k.short_name + " (" + long_name + ")" : long_name;
+    return prefix(command) + "option " + names + " is not taken by " + cmd +
+           (k.hint ? std::string("; ") + k.hint : std::string()) + " (see --help)";
   }
   return prefix(command) + "unknown option '" + word + "' (see --help)";
 }
