@@ -237,13 +237,14 @@ int zstd_mode(int argc, char** argv) {
 
   std::vector<std::string> files;
   int first_failure = kExitOk;
-  size_t failed = 0;
+  size_t failed = 0, unreadable_dirs = 0;
   if (a.has("recursive") && !a.positional().empty()) {
     std::error_code ec;
     for (const std::string& f : a.positional()) {
       if (f != "-" && std::filesystem::is_directory(f, ec)) {
         if (!expand_dir(f, op == Op::compress, level, &files)) {
           ++failed;
+          ++unreadable_dirs;
           if (first_failure == kExitOk) first_failure = kExitIo;
         }
       } else {
@@ -309,8 +310,8 @@ int zstd_mode(int argc, char** argv) {
       if (first_failure == kExitOk) first_failure = rc;
     }
   }
-  if (failed && files.size() > 1 && level >= 2)
-    std::fprintf(stderr, "splitzip: %zu of %zu files failed\n", failed, files.size());
+  const size_t total = files.size() + unreadable_dirs;
+  if (failed && total > 1 && level >= 2) std::fprintf(stderr, "splitzip: %zu of %zu files failed\n", failed, total);
   return first_failure;
 }
 
