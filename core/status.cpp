@@ -60,7 +60,9 @@ const char* status_message(Status s) {
     case Status::bad_escape_counts: return "per-chunk escape counts are inconsistent";
     case Status::bad_escape_position: return "escape positions are out of order or past the chunk end";
     case Status::bad_escape_value: return "escape slot or escape exponent is invalid";
-    case Status::bad_code: return "exponent code is outside the codebook";
+    case Status::bad_code:
+      return "invalid exponent code (a code past the codebook, or a coded block whose index, stream sizes "
+             "or code stream do not add up)";
     case Status::checksum_mismatch: return "content checksum mismatch: decoded data is corrupt";
     case Status::unknown_backend: return "unknown backend name";
     case Status::backend_unavailable: return "backend is compiled in but not available on this machine";

@@ -948,6 +948,130 @@ case_metadata() {
   expect_no_leftovers
 }
 
+# Every command takes the short options that mean something to it and names
+# the ones it does not take; a level word (-3) is never a file name.
+case_short_options() {
+  cp "$DATA/layer00_k.bf16" k.bf16
+  expect_rc 0 "$SZ" compress -q k.bf16
+  [ ! -s err.txt ] || die "compress -q printed"
+  expect_rc 1 "$SZ" compress -q -v -f k.bf16
+  expect_err "-q and -v conflict"
+  expect_rc 0 "$SZ" decompress -q -f -o k.back k.bf16.sz
+  [ ! -s err.txt ] && cmp -s k.back k.bf16 || die "decompress -q"
+  "$SZ" verify -q -T2 k.bf16.sz k.bf16 > out.txt 2>err.txt || die "verify -q -T2"
+  [ ! -s out.txt ] && [ ! -s err.txt ] || die "verify -q printed"
+  expect_rc 0 "$SZ" calibrate -q -o k.szcb k.bf16
+  [ ! -s err.txt ] && [ -s k.szcb ] || die "calibrate -q"
+  "$SZ" bench -T1 --seconds 0.01 k.bf16 > /dev/null 2>err.txt || { cat err.txt; die "bench -T1"; }
+  # Not taken: named, with where it belongs.
+  local cmd o taken
+  for cmd in compress decompress inspect verify bench calibrate; do
+    case $cmd in
+      compress | decompress) taken="-c -o -f -k -q -v -T" ;;
+      inspect) taken="" ;;
+      verify) taken="-T -q -v" ;;
+      bench) taken="-T" ;;
+      calibrate) taken="-o -f -q" ;;
+    esac
+    for o in -z -d -l -t -r -V -c -o -f -k -q -v -T; do
+      case " $taken " in *" $o "*) continue ;; esac
+      expect_rc 1 "$SZ" $cmd $o k.bf16.sz
+      expect_err "$cmd: option $o (--[a-z]*) is not taken by $cmd"
+    done
+  done
+  expect_rc 1 "$SZ" compress -d k.bf16
+  expect_err "use \`splitzip decompress IN.sz\` or \`splitzip -d IN.sz\`"
+  expect_rc 1 "$SZ" compress -r .
+  expect_err "splitzip -r DIR"
+  for cmd in decompress inspect verify bench calibrate; do
+    expect_rc 1 "$SZ" $cmd -3 k.bf16.sz
+    expect_err "'-3' is a compression level, which $cmd does not take"
+  done
+  expect_rc 1 "$SZ" compress --bogus k.bf16
+  expect_err "unknown option '--bogus'"
+}
+
+# Item 7 of issue 31: defects found by an adversarial pass.
+case_defects() {
+  local G="$HERE/../golden-errors/capacity"
+  # A lying block index or stream size in a capacity frame: BAD_CODE, in
+  # words that fit both modes.
+  for f in index_sum_differs stream_sizes_exceed_block; do
+    expect_rc 3 "$SZ" decompress -o x.out "$G/$f.bin"
+    expect_err "BAD_CODE (invalid exponent code"
+    ! grep -q "outside the codebook" err.txt || die "$f: BAD_CODE described as a fast-mode code"
+  done
+  # An empty stream names no backend it did not use.
+  : > empty.sz
+  expect_rc 0 "$SZ" -d -f empty.sz
+  grep -q "backend none (no frames)" err.txt && ! grep -q "backend ?" err.txt || { cat err.txt; die "empty stream: backend"; }
+  "$SZ" verify empty.sz empty > out.txt || die "verify of an empty stream"
+  grep -q "backend none (no frames)" out.txt || { cat out.txt; die "verify of an empty stream: backend"; }
+  python3 - <<'PY' || die "making the safetensors files"
+import json, struct
+def st(path, tensors, pad=b"", meta=None):
+    h, blob = {}, b""
+    if meta is not None:
+        h["__metadata__"] = meta
+    for name, dtype, shape, payload in tensors:
+        h[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(blob), len(blob) + len(payload)]}
+        blob += payload
+    text = json.dumps(h, separators=(",", ":")).encode() + pad
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + blob)
+t = [("w", "BF16", [2, 3], bytes(range(12)))]
+st("nul.safetensors", t, pad=b"\0" * 5)
+st("nuljunk.safetensors", t, pad=b"\0junk")
+st("spaces.safetensors", t, pad=b" " * 5)
+st("bighdr.safetensors", t, meta={"m": "x" * (17 << 20)})
+# 100k tiny tensors of mixed dtypes; the first one is 2-d.
+many = [("first", "BF16", [3, 4], bytes(range(24)))]
+for i in range(100000):
+    dt = ("BF16", "F32", "I64", "F16")[i % 4]
+    w = {"BF16": 2, "F32": 4, "I64": 8, "F16": 2}[dt]
+    many.append(("t%d" % i, dt, [2], bytes((i + j) & 255 for j in range(2 * w))))
+st("many.safetensors", many)
+PY
+  # NUL bytes are not JSON and not safetensors padding (spaces are).
+  for f in nul nuljunk; do
+    expect_rc 3 "$SZ" compress $f.safetensors
+    expect_err "NUL byte"
+    expect_no_leftovers $f.safetensors.sz
+  done
+  expect_rc 0 "$SZ" compress spaces.safetensors
+  expect_rc 0 "$SZ" decompress -o spaces.back spaces.safetensors.sz
+  cmp -s spaces.back spaces.safetensors || die "space-padded header does not come back"
+  # A header over 16 MiB: the command and the file are named.
+  expect_rc 3 "$SZ" compress bighdr.safetensors
+  expect_err "^splitzip: compress: bighdr.safetensors: the container header is"
+  expect_rc 3 "$SZ" -q bighdr.safetensors
+  expect_err "compress: bighdr.safetensors: the container header is"
+  expect_no_leftovers bighdr.safetensors.sz
+  # 100k tensors: right bytes both ways (the time is bench/cli/safetensors_many.sh's).
+  expect_rc 0 "$SZ" compress many.safetensors
+  expect_rc 0 "$SZ" decompress -o many.back many.safetensors.sz
+  cmp -s many.back many.safetensors || die "100k tensors do not come back"
+  "$SZ" inspect --json many.safetensors.sz > many.json || die "inspect many"
+  # The descriptor: the first tensor's dtype and name, its element count as
+  # one dim (FORMAT.md 4.8); the JSON header keeps its shape [3, 4].
+  json_field many.json "j['frame_count']==100001 and j['frames'][0]['tensor']['shape']==[12] and \
+    j['frames'][0]['tensor']['name']=='first' and j['frames'][0]['tensor']['dtype']=='bf16' and \
+    j['frames'][0]['tensor']['container']=='safetensors'" | grep -qx True || die "descriptor of many.safetensors"
+  # .npy of rank 9: one dim, the element count; the header keeps the shape.
+  python3 - <<'PY' || die "making rank9.npy"
+import struct
+shape = (1, 2, 1, 2, 1, 2, 1, 2, 3)
+h = "{'descr': '<f2', 'fortran_order': False, 'shape': (%s), }" % "".join("%d, " % d for d in shape)
+h += " " * ((-(10 + len(h) + 1)) % 64) + "\n"
+open("rank9.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + bytes(2 * 48))
+PY
+  expect_rc 0 "$SZ" compress rank9.npy
+  "$SZ" inspect --json rank9.npy.sz > r9.json || die "inspect rank9"
+  json_field r9.json "j['tensor']['shape']==[48] and j['tensor']['total_elems']==48" | grep -qx True ||
+    die "rank-9 descriptor: $(cat r9.json)"
+  expect_rc 0 "$SZ" decompress -o rank9.back rank9.npy.sz
+  cmp -s rank9.back rank9.npy || die "rank9.npy does not come back"
+}
+
 export SZ
 declare -F "case_$CASE" > /dev/null || die "no such case"
 "case_$CASE"

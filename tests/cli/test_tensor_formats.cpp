@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tests/support/synthetic.h"
+#include "tools/cli/container_roundtrip.h"
 #include "tools/cli/errors.h"
 #include "tools/cli/json_strict.h"
 #include "tools/cli/options.h"
@@ -407,6 +408,106 @@ TEST(Args, GetoptHabits) {
   EXPECT_EQ(msg, "cmd: option '--force' takes no value");
   EXPECT_EQ(usage_error({"-T", "x"}), 0);  // parsed; u64() rejects it
   EXPECT_THROW(parse({"-T", "x"}).u64("threads", 0), szcli::CliError);
+}
+
+// NUL is no JSON whitespace (nlohmann alone would stop at it); spaces are
+// the safetensors padding.
+TEST(Json, NulBytesRefusedSpacesAccepted) {
+  szcli::Json v;
+  std::string err;
+  const std::string spaced = "{\"a\":1}     ";
+  EXPECT_TRUE(szcli::parse_json_strict(spaced.data(), spaced.size(), &v, &err)) << err;
+  const std::string cases[] = {std::string("{\"a\":1}\0\0\0", 10), std::string("{\"a\":1}\0junk", 12),
+                               std::string("{\"a\":\"x\0y\"}", 11), std::string("\0{}", 3)};
+  for (const std::string& c : cases) {
+    err.clear();
+    EXPECT_FALSE(szcli::parse_json_strict(c.data(), c.size(), &v, &err));
+    EXPECT_NE(err.find("NUL byte"), std::string::npos) << err;
+  }
+}
+
+// One pass, linear: 100k keys keep their order, and a repeat at the end is
+// still found.
+TEST(Json, ManyKeysInOrder) {
+  std::string text = "{";
+  for (int i = 0; i < 100000; ++i)
+    text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":{\"x\":[" + std::to_string(i) + "]}";
+  szcli::Json v;
+  std::string err;
+  EXPECT_FALSE(szcli::parse_json_strict(text.data(), text.size(), &v, &err));  // not closed yet
+  text += "}";
+  ASSERT_TRUE(szcli::parse_json_strict(text.data(), text.size(), &v, &err)) << err;
+  ASSERT_EQ(v.size(), 100000u);
+  EXPECT_EQ(v.begin().key(), "k0");
+  EXPECT_EQ((--v.end()).key(), "k99999");
+  EXPECT_EQ(v["k77777"]["x"][0].get<uint64_t>(), 77777u);
+  text.back() = ',';
+  text += "\"k5\":0}";
+  EXPECT_FALSE(szcli::parse_json_strict(text.data(), text.size(), &v, &err));
+  EXPECT_NE(err.find("duplicate key \"k5\""), std::string::npos) << err;
+}
+
+// Streams that older versions wrote from NUL-padded safetensors headers
+// still restore, byte for byte.
+TEST(Containers, RestoresNulPaddedSafetensorsHeader) {
+  const std::string hdr = std::string("{\"w\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]}}") +
+                          std::string(6, '\0');
+  const uint16_t vals[4] = {0x3f80, 0x4000, 0x4040, 0x4080};
+  splitzip::TensorDesc t;
+  t.dtype = splitzip::Dtype::bf16;
+  t.rank = 1;
+  t.dims[0] = 4;
+  t.total_elems = 4;
+  t.container = splitzip::ContainerKind::safetensors;
+  t.container_header = reinterpret_cast<const uint8_t*>(hdr.data());
+  t.container_size = static_cast<uint32_t>(hdr.size());
+  splitzip::CompressOptions o;
+  o.tensor = &t;
+  std::vector<uint8_t> frame(splitzip::compress_bound(splitzip::Dtype::bf16, 4) + splitzip::tensor_desc_size(t));
+  const splitzip::Result r = splitzip::compress(splitzip::Dtype::bf16, vals, 4, frame.data(), frame.size(), o);
+  ASSERT_EQ(r.status, splitzip::Status::ok);
+  splitzip::FrameInfo fi;
+  ASSERT_EQ(splitzip::frame_info(frame.data(), r.size, &fi), splitzip::Status::ok);
+  szcli::ContainerRestorer restorer;
+  const std::string prefix = restorer.next(fi, frame.data(), 0, 0, "test");
+  ASSERT_EQ(prefix.size(), 8 + hdr.size());
+  EXPECT_EQ(prefix.substr(8), hdr);
+  EXPECT_NO_THROW(restorer.finish("test"));  // the 8 data bytes were this frame's
+}
+
+// zstd's level words: taken out before CLI11 (which would read -3 as a
+// value or a file), kept as given for the commands that take them.
+szcli::Args parse_levels(std::vector<std::string> words, bool takes_level) {
+  static std::vector<std::string> keep;
+  keep = std::move(words);
+  keep.insert(keep.begin(), {"splitzip", "cmd"});
+  std::vector<char*> av;
+  for (auto& w : keep) av.push_back(w.data());
+  std::vector<szcli::OptSpec> specs{{"output", 'o', true}, {"force", 'f', false}, {"quiet", 'q', false}};
+  if (takes_level) specs.push_back({szcli::kLevelOption, 0, true});
+  return szcli::Args("cmd", specs, static_cast<int>(av.size()), av.data(), 2);
+}
+
+TEST(Args, LevelWords) {
+  const szcli::Args a = parse_levels({"-19", "in", "--fast=3", "-3fq", "--ultra", "-o", "-7", "--", "-5"}, true);
+  EXPECT_EQ(a.values(szcli::kLevelOption), (std::vector<std::string>{"-19", "--fast=3", "-3", "--ultra"}));
+  EXPECT_TRUE(a.has("force"));
+  EXPECT_TRUE(a.has("quiet"));
+  EXPECT_EQ(*a.value("output"), "-7");  // an option's value, not a level
+  EXPECT_EQ(a.positional(), (std::vector<std::string>{"in", "-5"}));
+  try {
+    parse_levels({"in", "-3"}, false);
+    FAIL() << "a level was accepted by a command without levels";
+  } catch (const szcli::CliError& e) {
+    EXPECT_EQ(e.code, szcli::kExitUsage);
+    EXPECT_NE(e.message.find("'-3' is a compression level, which cmd does not take"), std::string::npos) << e.message;
+  }
+  try {
+    parse_levels({"-v", "in"}, true);
+    FAIL();
+  } catch (const szcli::CliError& e) {
+    EXPECT_EQ(e.message, "cmd: option -v (--verbose) is not taken by cmd (see --help)");
+  }
 }
 
 }  // namespace

@@ -226,6 +226,91 @@ case_options() {
   [ -s verify.sz ] || die "./verify not compressed"
 }
 
+# zstd's level words map to the two modes and are never file names.
+case_levels() {
+  three
+  expect_rc 0 "$SZ" compress --dtype bf16 --mode fast -o fast.ref a
+  expect_rc 0 "$SZ" compress --dtype bf16 --mode capacity -o cap.ref a
+  local i=0 w
+  for w in -1 -2 -3 --fast --fast=7 "--ultra -3"; do
+    i=$((i + 1))
+    expect_rc 0 "$SZ" -q $w -o f$i.sz a
+    cmp -s f$i.sz fast.ref || die "'$w' is not --mode fast"
+  done
+  for w in -4 -9 -19 -22 "--ultra -22" "-3 -19" -19q; do
+    i=$((i + 1))
+    expect_rc 0 "$SZ" -q $w -o c$i.sz a
+    cmp -s c$i.sz cap.ref || die "'$w' is not --mode capacity"
+  done
+  # the compress command takes them too, and --mode agreeing with them
+  expect_rc 0 "$SZ" compress --dtype bf16 -19 --mode capacity -o c.cmd.sz a
+  cmp -s c.cmd.sz cap.ref || die "compress -19"
+  expect_rc 0 "$SZ" compress --dtype bf16 -1 -o f.cmd.sz a
+  cmp -s f.cmd.sz fast.ref || die "compress -1"
+  # refused, once, before any file
+  for w in -0 -23 --fast=0 --fast=x; do
+    expect_rc 1 "$SZ" $w a b
+    [ "$(wc -l < err.txt)" -eq 1 ] || { cat err.txt; die "'$w': not one message"; }
+    [ ! -e b.sz ] || die "'$w' compressed b"
+  done
+  expect_rc 1 "$SZ" -19 --mode fast a
+  expect_err "'-19' (--mode capacity) and --mode fast conflict"
+  expect_rc 1 "$SZ" compress --dtype bf16 -2 --mode capacity a
+  expect_err "compress: '-2' (--mode fast) and --mode capacity conflict"
+  expect_rc 0 "$SZ" -q a
+  expect_rc 1 "$SZ" -d -3 a.sz
+  expect_err "'-3' is a compression level: it does not apply to -d"
+  expect_rc 1 "$SZ" -t -19 a.sz
+  # a file named -3 is a file after "--", or as the value of -o
+  cp a ./-3
+  expect_rc 0 "$SZ" -q -- -3
+  [ -s ./-3.sz ] || die "-- -3 not compressed"
+  expect_rc 0 "$SZ" -q -o -3.out -- -3
+  expect_rc 0 "$SZ" -q -f -o -3 a
+  cmp -s ./-3 a.sz || die "-o -3: the level word was not -o's value"
+  "$SZ" --help | grep -q -- "--fast\[=N\]" || die "--help lists no levels"
+}
+
+# -r: every regular file below a directory, as zstd -r.
+case_recursive() {
+  mkdir -p tree/sub/deep tree/empty
+  cp "$DATA/layer00_k.bf16" tree/a
+  cp "$DATA/layer01_k.bf16" tree/sub/b.bf16
+  cp "$DATA/layer00_v.bf16" tree/sub/deep/c
+  echo junk > tree/sub/old.sz
+  ln -s ../a tree/sub/link
+  mkdir orig && cp -r tree orig/
+  expect_rc 0 "$SZ" -q -r tree
+  for f in a sub/b.bf16 sub/deep/c; do [ -s tree/$f.sz ] || die "-r: $f.sz missing"; done
+  [ ! -e tree/sub/old.sz.sz ] || die "-r compressed a .sz file"
+  [ ! -e tree/sub/link.sz ] || die "-r followed a symbolic link"
+  "$SZ" -l tree/sub/b.bf16.sz | grep -q "dtype bf16" || die "-r: b.bf16 not read as bf16"
+  # -v names what it skips
+  expect_rc 0 "$SZ" -v -f -r tree/sub
+  grep -q "old.sz: already has the .sz suffix -- skipped" err.txt || { cat err.txt; die "-r -v: skip not named"; }
+  # -t, -l and -d take only *.sz: old.sz fails, the others pass
+  expect_rc 3 "$SZ" -t -r tree
+  [ "$(grep -c ': OK' err.txt)" -eq 3 ] && grep -q "1 of 4 files failed" err.txt || { cat err.txt; die "-t -r"; }
+  rm tree/sub/old.sz
+  expect_rc 0 "$SZ" -t -r tree
+  "$SZ" -l -r tree > list.txt || die "-l -r"
+  [ "$(grep -c 'frame(s)' list.txt)" -eq 3 ] || die "-l -r lists $(grep -c 'frame(s)' list.txt) files"
+  rm tree/a tree/sub/b.bf16 tree/sub/deep/c
+  expect_rc 0 "$SZ" -q -d -r tree
+  for f in a sub/b.bf16 sub/deep/c; do cmp -s tree/$f orig/tree/$f || die "-d -r: $f differs"; done
+  # a plain FILE next to a directory; nothing to do is exit 0
+  cp orig/tree/a plain
+  expect_rc 0 "$SZ" -q -f -r plain tree/empty
+  [ -s plain.sz ] || die "-r: a plain file was not compressed"
+  expect_rc 0 "$SZ" -r tree/empty
+  grep -q "found no file" err.txt || die "-r on an empty directory: no note"
+  # without -r a directory is an error, as before
+  expect_rc 2 "$SZ" tree
+  expect_err "is a directory"
+  expect_rc 1 "$SZ" -r -o one.sz tree
+  expect_err "one input"
+}
+
 export SZ
 declare -F "case_$CASE" > /dev/null || die "no such case"
 "case_$CASE"

@@ -22,7 +22,7 @@ const char kUsage[] =
     "  the reference line; also ratio and escape rate. Checks each round trip.\n"
     "  --dtype/--format/--tensor   how to read FILE (as for compress)\n"
     "  --backend B|all  one backend, or every available one (default: all)\n"
-    "  --threads N      worker threads (default: backend's choice)\n"
+    "  -T, --threads N  worker threads (default: backend's choice)\n"
     "  --seconds S      time spent per measurement (default 1)\n"
     "  --checksum       include the XXH3 block checksums (default: off, to\n"
     "                   time the codec alone; compare the two to see its cost)\n"
@@ -42,7 +42,7 @@ struct Row {
 int cmd_bench(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
   specs.insert(specs.end(), {{"backend", 0, true},
-                             {"threads", 0, true},
+                             {"threads", 'T', true},
                              {"seconds", 0, true},
                              {"checksum", 0, false},
                              {"chunk-log2", 0, true},

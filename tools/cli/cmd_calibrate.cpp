@@ -17,13 +17,15 @@ const char kUsage[] =
     "  as a 32-byte .szcb file for `compress --codebook`.\n"
     "  --dtype/--format/--tensor   how to read each FILE (as for compress)\n"
     "  -o, --output CODEBOOK       codebook file to write ('-' = stdout)\n"
-    "  -f, --force                 overwrite CODEBOOK if it exists\n";
+    "  -f, --force                 overwrite CODEBOOK if it exists\n"
+    "  -q, --quiet                 print errors only (not the codebook)\n";
 
 }  // namespace
 
 int cmd_calibrate(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
-  specs.insert(specs.end(), {{"output", 'o', true}, {"force", 'f', false}, {"help", 'h', false}});
+  specs.insert(specs.end(),
+               {{"output", 'o', true}, {"force", 'f', false}, {"quiet", 'q', false}, {"help", 'h', false}});
   Args a("calibrate", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
   if (!a.value("output")) fail(kExitUsage, "calibrate: -o CODEBOOK is required");
@@ -58,9 +60,10 @@ int cmd_calibrate(int argc, char** argv) {
   uint64_t covered = 0;
   for (unsigned i = 0; i < cb.count; ++i) covered += hist.count(cb.entries[i]);
   const double e = 1.0 - static_cast<double>(covered) / static_cast<double>(hist.total());
-  std::fprintf(stderr, "splitzip: codebook %s from %llu elements in %zu file(s): escape rate %.4f%% on them\n",
-               codebook_text(cb).c_str(), static_cast<unsigned long long>(hist.total()), a.positional().size(),
-               100.0 * e);
+  if (!a.has("quiet"))
+    std::fprintf(stderr, "splitzip: codebook %s from %llu elements in %zu file(s): escape rate %.4f%% on them\n",
+                 codebook_text(cb).c_str(), static_cast<unsigned long long>(hist.total()), a.positional().size(),
+                 100.0 * e);
   return kExitOk;
 }
 

@@ -50,6 +50,9 @@ const char kUsage[] =
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
     "  --mode M           fast (4-bit exponent codes, default) | capacity (per-block\n"
     "                     Huffman exponents: smaller, slower); decoders need no flag\n"
+    "  -1..-22, --fast[=N], --ultra\n"
+    "                     zstd's levels: -1..-3 and --fast are --mode fast, -4..-22\n"
+    "                     --mode capacity; --ultra changes nothing\n"
     "  --frame-size SIZE  bytes of input per frame (default: 262144 elements,\n"
     "                     512 KiB of bf16); the output is the same for any -T\n"
     "  -T, --threads N    code N frames in parallel (default 1; 0 = all CPUs)\n"
@@ -59,6 +62,7 @@ const char kUsage[] =
     "  -f, --force        overwrite OUT if it exists\n"
     "  -k, --keep         keep IN (the default; IN is never removed without --rm)\n"
     "  --rm               remove IN after OUT is safely written\n"
+    "  -q, --quiet        print errors only (no progress line)\n"
     "  -v, --verbose      print the backend that ran, sizes and ratio to stderr\n";
 
 std::string default_output(const std::string& in, InputFormat fmt, const TensorView& v) {
@@ -85,9 +89,10 @@ int cmd_compress(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
   add_specs(specs, coding_option_specs());
   add_specs(specs, output_option_specs());
-  add_specs(specs, {{"verbose", 'v', false}, {"help", 'h', false}});
+  add_specs(specs, {{"quiet", 'q', false}, {"verbose", 'v', false}, {"help", 'h', false}});
   Args a("compress", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
+  quiet_option(a, "compress");
   if (a.positional().size() != 1) fail(kExitUsage, "compress: expected one input file (see --help)");
   if (a.has("checksum") && a.has("no-checksum")) fail(kExitUsage, "compress: --checksum and --no-checksum conflict");
   if (a.has("sync") && a.has("no-sync")) fail(kExitUsage, "compress: --sync and --no-sync conflict");
@@ -175,7 +180,8 @@ int cmd_compress(int argc, char** argv) {
   // header, so decompress restores the identical file.
   splitzip::TensorDesc desc;
   const bool have_desc =
-      known && !raw && container_descriptor(v, fmt, container.file_data() + v.header_off, plan[0], &desc);
+      known && !raw && container_descriptor(v, fmt, container.file_data() + v.header_off, plan[0], &desc,
+                                               "compress: " + (in_path == "-" ? std::string("stdin") : in_path));
 
   std::string out_path =
       a.has("stdout") ? std::string("-")
@@ -191,10 +197,7 @@ int cmd_compress(int argc, char** argv) {
   opts.chunk_log2 = static_cast<uint32_t>(chunk_log2);
   opts.checksum = !a.has("no-checksum");
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
-  if (const std::string* m = a.value("mode")) {
-    if (*m == "capacity") opts.mode = splitzip::Mode::capacity;
-    else if (*m != "fast") fail(kExitUsage, "compress: --mode must be fast or capacity");
-  }
+  opts.mode = coding_mode_option(a, "compress");
 
   // Small frames (the default): N coders, one frame each, one thread per
   // frame (positional mode: N workers; streaming: 2N+2 slots). Big frames

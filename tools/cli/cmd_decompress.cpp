@@ -42,6 +42,7 @@ const char kUsage[] =
     "  -f, --force        overwrite OUT if it exists\n"
     "  -k, --keep         keep IN (the default)\n"
     "  --rm               remove IN after OUT is safely written\n"
+    "  -q, --quiet        print errors only (no progress line)\n"
     "  -v, --verbose      print frames, sizes and the backend to stderr\n";
 
 constexpr uint64_t kDefaultMaxSize = uint64_t{64} << 30;
@@ -138,9 +139,10 @@ ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string&
 int cmd_decompress(int argc, char** argv) {
   std::vector<OptSpec> specs = {{"backend", 0, true}, {"max-size", 0, true}};
   add_specs(specs, output_option_specs());
-  add_specs(specs, {{"verbose", 'v', false}, {"help", 'h', false}});
+  add_specs(specs, {{"quiet", 'q', false}, {"verbose", 'v', false}, {"help", 'h', false}});
   Args a("decompress", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
+  quiet_option(a, "decompress");
   if (a.positional().size() != 1) fail(kExitUsage, "decompress: expected one input file (see --help)");
   if (a.has("keep") && a.has("rm")) fail(kExitUsage, "decompress: -k/--keep and --rm conflict");
   if (a.has("sync") && a.has("no-sync")) fail(kExitUsage, "decompress: --sync and --no-sync conflict");
@@ -322,7 +324,7 @@ int cmd_decompress(int argc, char** argv) {
     std::fprintf(stderr, "splitzip: %s -> %s: %llu frame(s), %llu -> %llu bytes, %u thread(s), backend %s\n",
                  what.c_str(), out_path.c_str(), static_cast<unsigned long long>(frames),
                  static_cast<unsigned long long>(in_total), static_cast<unsigned long long>(done), coders,
-                 backends.empty() ? "?" : backends.c_str());
+                 backends.empty() ? "none (no frames)" : backends.c_str());
   }
   return kExitOk;
 }

@@ -27,9 +27,10 @@ const char kUsage[] =
     "  v2, so frames of format v1 are checked by (1) only.\n"
     "  A corrupt v2 frame with checksums names its first corrupt checksum block.\n"
     "  --backend B     backend for both decoding and re-encoding\n"
-    "  --threads N     worker threads\n"
+    "  -T, --threads N worker threads\n"
     "  --dtype/--format/--tensor   how to read ORIGINAL (as for compress; a raw\n"
     "                  ORIGINAL defaults to the frames' dtype)\n"
+    "  -q, --quiet     print errors only (no OK line)\n"
     "  -v, --verbose   one line per frame\n";
 
 uint64_t first_difference(const uint8_t* a, const uint8_t* b, uint64_t n) {
@@ -66,9 +67,14 @@ bool reencode_stored(const splitzip::FrameView& f, const uint8_t* orig, splitzip
 
 int cmd_verify(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
-  specs.insert(specs.end(), {{"backend", 0, true}, {"threads", 0, true}, {"verbose", 'v', false}, {"help", 'h', false}});
+  specs.insert(specs.end(), {{"backend", 0, true},
+                             {"threads", 'T', true},
+                             {"quiet", 'q', false},
+                             {"verbose", 'v', false},
+                             {"help", 'h', false}});
   Args a("verify", specs, argc, argv, 2);
   if (handle_help(a, kUsage)) return kExitOk;
+  quiet_option(a, "verify");
   if (a.positional().size() != 2) fail(kExitUsage, "verify: expected IN.sz and ORIGINAL (see --help)");
   const std::string sz_path = a.positional()[0], orig_path = a.positional()[1];
   if (sz_path == "-" && orig_path == "-") fail(kExitUsage, "verify: only one input can be stdin");
@@ -238,9 +244,11 @@ int cmd_verify(int argc, char** argv) {
   std::string note;
   if (old_frames != 0)
     note = "; " + std::to_string(old_frames) + " format v1 frame(s) decoded identically but not re-encoded";
-  std::printf("OK: %s matches %s (%" PRIu64 " frame(s), %" PRIu64 " bytes decoded and re-encoded identically, backend %s%s)\n",
-              sz_path.c_str(), orig_path.c_str(), reader.index(), off,
-              used.empty() ? "?" : used.c_str(), note.c_str());
+  if (!a.has("quiet"))
+    std::printf("OK: %s matches %s (%" PRIu64 " frame(s), %" PRIu64
+                " bytes decoded and re-encoded identically, backend %s%s)\n",
+                sz_path.c_str(), orig_path.c_str(), reader.index(), off,
+                used.empty() ? "none (no frames)" : used.c_str(), note.c_str());
   return kExitOk;
 }
 

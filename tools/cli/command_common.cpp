@@ -6,6 +6,7 @@
 #include "tools/cli/errors.h"
 #include "tools/cli/file_io.h"
 #include "tools/cli/pipeline.h"
+#include "tools/cli/progress.h"
 
 namespace szcli {
 
@@ -14,8 +15,42 @@ std::vector<OptSpec> input_option_specs() {
 }
 
 std::vector<OptSpec> coding_option_specs() {
-  return {{"codebook", 0, true},   {"backend", 0, true}, {"checksum", 0, false},  {"no-checksum", 0, false},
-          {"chunk-log2", 0, true}, {"mode", 0, true},    {"frame-size", 0, true}};
+  return {{"codebook", 0, true},   {"backend", 0, true}, {"checksum", 0, false},   {"no-checksum", 0, false},
+          {"chunk-log2", 0, true}, {"mode", 0, true},    {"frame-size", 0, true}, {kLevelOption, 0, true}};
+}
+
+splitzip::Mode coding_mode_option(const Args& a, const char* command) {
+  const std::string pre = std::string(command) + (*command ? ": " : "");
+  bool from_mode = false;
+  splitzip::Mode mode = splitzip::Mode::fast;
+  if (const std::string* m = a.value("mode")) {
+    if (*m == "capacity") mode = splitzip::Mode::capacity;
+    else if (*m != "fast") fail(kExitUsage, pre + "--mode must be fast or capacity");
+    from_mode = true;
+  }
+  // zstd's levels, the last one given: low levels are the fast mode (zstd's
+  // default is -3, splitzip's is fast), higher ones the smaller capacity mode.
+  std::string level;
+  splitzip::Mode by_level = mode;
+  for (const std::string& w : a.values(kLevelOption)) {
+    if (w == "--ultra") continue;  // zstd needs it for -20..-22; here it changes nothing
+    uint64_t n = 1;
+    if (w.rfind("--fast", 0) == 0) {
+      if (w.size() > 6 && (!parse_u64(w.substr(7), &n) || n == 0))
+        fail(kExitUsage, pre + "'" + w + "': --fast takes a positive number, as in zstd");
+      by_level = splitzip::Mode::fast;
+    } else if (!parse_u64(w.substr(1), &n) || n < 1 || n > 22) {
+      fail(kExitUsage, pre + "level '" + w + "' is not 1..22 (-1..-3 = --mode fast, -4..-22 = --mode capacity)");
+    } else {
+      by_level = n <= 3 ? splitzip::Mode::fast : splitzip::Mode::capacity;
+    }
+    level = w;
+  }
+  if (level.empty()) return mode;
+  const char* name = by_level == splitzip::Mode::capacity ? "capacity" : "fast";
+  if (from_mode && by_level != mode)
+    fail(kExitUsage, pre + "'" + level + "' (--mode " + name + ") and --mode " + *a.value("mode") + " conflict");
+  return by_level;
 }
 
 std::vector<OptSpec> output_option_specs() {
@@ -37,6 +72,12 @@ bool handle_help(const Args& a, const char* usage) {
   if (!a.has("help")) return false;
   std::fputs(usage, stdout);
   return true;
+}
+
+void quiet_option(const Args& a, const char* command) {
+  if (!a.has("quiet")) return;
+  if (a.has("verbose")) fail(kExitUsage, std::string(command) + ": -q and -v conflict");
+  set_progress_quiet(true);
 }
 
 int threads_option(const Args& a) {

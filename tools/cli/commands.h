@@ -24,6 +24,10 @@ InputOptions input_options(const Args& a);
 // How a frame is coded: --codebook, --backend, --(no-)checksum, --chunk-log2,
 // --mode, --frame-size (compress and the command-less mode).
 std::vector<OptSpec> coding_option_specs();
+// The coding mode from --mode and zstd's level options (-1..-3, --fast[=N]:
+// fast; -4..-22: capacity; --ultra: no effect); a level that disagrees with
+// --mode is a usage error. Default: fast.
+splitzip::Mode coding_mode_option(const Args& a, const char* command);
 // Where the result goes and how: -T, -o, -c, --(no-)sync, -f, -k, --rm
 // (compress, decompress and the command-less mode).
 std::vector<OptSpec> output_option_specs();
@@ -32,6 +36,9 @@ void add_specs(std::vector<OptSpec>& a, const std::vector<OptSpec>& b);
 
 // Prints usage text to stdout and returns 0 when --help was given.
 bool handle_help(const Args& a, const char* usage);
+
+// -q: the progress line off; -q with -v is a usage error.
+void quiet_option(const Args& a, const char* command);
 
 // Non-negative --threads value.
 int threads_option(const Args& a);

@@ -29,11 +29,11 @@ std::vector<PlannedFrame> plan_frames(const TensorView& v, uint64_t (*frame_elem
 }
 
 bool container_descriptor(const TensorView& v, InputFormat fmt, const uint8_t* header, const PlannedFrame& first,
-                          splitzip::TensorDesc* out) {
+                          splitzip::TensorDesc* out, const std::string& where) {
   const bool npy = fmt == InputFormat::npy;
   if (!npy && !(fmt == InputFormat::safetensors && v.whole_file)) return false;
   if (v.header_size > (uint64_t{1} << 24))
-    fail(kExitInvalid, "the container header is " + std::to_string(v.header_size) +
+    fail(kExitInvalid, where + ": the container header is " + std::to_string(v.header_size) +
                            " bytes, more than a tensor descriptor holds (16 MiB); compress one tensor with --tensor");
   splitzip::TensorDesc t;
   t.dtype = first.dtype;
@@ -75,6 +75,9 @@ namespace {
 // Bytes of a safetensors data area, from its JSON header: the largest end
 // of data_offsets (the tensors tile the area, as compress checked).
 uint64_t safetensors_data_size(const uint8_t* json, uint64_t size, const std::string& where) {
+  // Streams written before compress refused NUL-padded headers hold them
+  // verbatim; the padding says nothing about the data size.
+  while (size != 0 && json[size - 1] == 0) --size;
   Json root;
   std::string err;
   if (!parse_json_strict(reinterpret_cast<const char*>(json), size, &root, &err) || !root.is_object())

@@ -31,9 +31,10 @@ std::vector<PlannedFrame> plan_frames(const TensorView& v, uint64_t (*frame_elem
 // The descriptor that restores a .npy (kind 1) or whole .safetensors file
 // (kind 2) in front of frame `first`; header: the file's header bytes
 // (v.header_size of them). False when v is neither (raw input, --tensor).
-// Throws CliError(kExitInvalid) when the header cannot be recorded.
+// Throws CliError(kExitInvalid), its message starting with `where`, when the
+// header cannot be recorded.
 bool container_descriptor(const TensorView& v, InputFormat fmt, const uint8_t* header, const PlannedFrame& first,
-                          splitzip::TensorDesc* out);
+                          splitzip::TensorDesc* out, const std::string& where);
 
 // Decompress side: feed every frame in stream order. A frame with a
 // container descriptor starts a container: its header is written first,

@@ -1,43 +1,57 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/cli/json_strict.h"
 
+#include <cstring>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace szcli {
 
 namespace {
 
-// First pass: a SAX walk that enforces depth and key uniqueness before any
-// DOM is built, so a hostile header cannot make a deep or ambiguous tree.
-class StrictSax : public nlohmann::json_sax<Json> {
+// Builds the tree in one SAX pass and enforces depth and key uniqueness as
+// it goes, so a hostile header stops at the first deep level or repeated
+// key. Keys are appended without ordered_map's linear lookup (uniqueness is
+// already checked here), which keeps headers with 100k tensors linear.
+class StrictDom : public nlohmann::json_sax<Json> {
  public:
+  explicit StrictDom(Json* root) : root_(root) {}
   std::string error;
 
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
+  bool null() override { return put(Json(nullptr)) != nullptr; }
+  bool boolean(bool v) override { return put(Json(v)) != nullptr; }
+  bool number_integer(number_integer_t v) override { return put(Json(v)) != nullptr; }
+  bool number_unsigned(number_unsigned_t v) override { return put(Json(v)) != nullptr; }
+  bool number_float(number_float_t v, const string_t&) override { return put(Json(v)) != nullptr; }
+  bool string(string_t& v) override { return put(Json(std::move(v))) != nullptr; }
+  bool binary(binary_t&) override { return stop("binary values are not JSON"); }
   bool start_object(std::size_t) override {
+    if (!deeper()) return false;
+    open_.push_back(put(Json::object()));
     keys_.emplace_back();
-    return deeper();
+    return true;
   }
   bool key(string_t& k) override {
     if (!keys_.back().insert(k).second) return stop("duplicate key \"" + k + "\"");
+    auto& members = static_cast<Json::object_t::Container&>(open_.back()->get_ref<Json::object_t&>());
+    members.emplace_back(k, Json());
+    slot_ = &members.back().second;
     return true;
   }
   bool end_object() override {
+    open_.pop_back();
     keys_.pop_back();
     return true;
   }
   bool start_array(std::size_t) override {
+    if (!deeper()) return false;
+    open_.push_back(put(Json::array()));
     keys_.emplace_back();  // arrays hold no keys; one entry keeps the depth count
-    return deeper();
+    return true;
   }
   bool end_array() override {
+    open_.pop_back();
     keys_.pop_back();
     return true;
   }
@@ -46,8 +60,24 @@ class StrictSax : public nlohmann::json_sax<Json> {
   }
 
  private:
+  // Places v where the parser is (the root, the next array element or the
+  // value of the last key) and returns where it went.
+  Json* put(Json&& v) {
+    if (open_.empty()) {
+      *root_ = std::move(v);
+      return root_;
+    }
+    Json* top = open_.back();
+    if (top->is_array()) {
+      auto& a = top->get_ref<Json::array_t&>();
+      a.push_back(std::move(v));
+      return &a.back();
+    }
+    *slot_ = std::move(v);
+    return slot_;
+  }
   bool deeper() {
-    return keys_.size() > static_cast<size_t>(kJsonMaxDepth)
+    return keys_.size() >= static_cast<size_t>(kJsonMaxDepth)
                ? stop("nesting too deep (more than " + std::to_string(kJsonMaxDepth) + " levels)")
                : true;
   }
@@ -55,23 +85,29 @@ class StrictSax : public nlohmann::json_sax<Json> {
     if (error.empty()) error = why;
     return false;
   }
+  Json* root_;
+  Json* slot_ = nullptr;
+  std::vector<Json*> open_;
   std::vector<std::set<std::string>> keys_;
 };
 
 }  // namespace
 
 bool parse_json_strict(const char* text, uint64_t size, Json* out, std::string* error) {
-  StrictSax sax;
-  const char* end = text + size;
-  if (!Json::sax_parse(text, end, &sax) || !sax.error.empty()) {
+  // nlohmann stops at a NUL byte as at the end of the text; RFC 8259 allows
+  // none outside strings and none raw inside them.
+  if (const void* nul = std::memchr(text, 0, size)) {
+    *error = "NUL byte at byte " + std::to_string(static_cast<const char*>(nul) - text) +
+             " (JSON text allows none; safetensors pads its header with spaces)";
+    return false;
+  }
+  Json tree;
+  StrictDom sax(&tree);
+  if (!Json::sax_parse(text, text + size, &sax) || !sax.error.empty()) {
     *error = sax.error.empty() ? "invalid JSON" : sax.error;
     return false;
   }
-  *out = Json::parse(text, end, nullptr, /*allow_exceptions=*/false);
-  if (out->is_discarded()) {  // the SAX pass accepted it: cannot happen
-    *error = "invalid JSON";
-    return false;
-  }
+  *out = std::move(tree);
   return true;
 }
 

@@ -2,7 +2,8 @@
 // JSON for the CLI is nlohmann-json. Untrusted text (safetensors headers) is
 // parsed through parse_json_strict, which adds what the format's reference
 // loader needs on top of RFC 8259: a bound on nesting depth and no duplicate
-// keys. Objects keep source order (ordered_json).
+// keys; a NUL byte anywhere is refused (nlohmann would stop at it). Objects
+// keep source order (ordered_json).
 #pragma once
 
 #include <cstdint>

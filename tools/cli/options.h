@@ -24,10 +24,18 @@ struct OptSpec {
   bool takes_value;
 };
 
+// Pseudo-option of commands that take zstd's compression levels (`-1` ..
+// `-22`, also bundled as `-19f`, `--fast[=N]`, `--ultra`): values("level")
+// are those words as given. Commands without it refuse them by name, so a
+// level is never read as a file name.
+constexpr const char* kLevelOption = "level";
+
 class Args {
  public:
   // Parses argv[first..argc). Throws CliError(kExitUsage) on unknown options
-  // or a missing value. `command` names the subcommand in messages.
+  // or a missing value; an option that splitzip knows elsewhere (say -c in
+  // inspect) is named as not taken by this command. `command` names the
+  // subcommand in messages.
   Args(const char* command, std::vector<OptSpec> specs, int argc, char** argv, int first);
   ~Args();
   Args(const Args&) = delete;

@@ -3,9 +3,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <new>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "splitzip/splitzip.hpp"
@@ -44,6 +47,8 @@ const char kTopUsage[] =
     "  -o, --output OUT   output file; only with one input\n"
     "  -f, --force        overwrite outputs; allow compressed data to a terminal\n"
     "  -k, --keep         keep the inputs (the default)\n"
+    "  -r, --recursive    a FILE that is a directory: every regular file below it\n"
+    "                     (compressing skips *.sz; -d, -l and -t take only *.sz)\n"
     "  --rm               remove each input after its output is safely written\n"
     "  -q, --quiet        print errors only\n"
     "  -v, --verbose      more: backend, sizes, ratio, and the dtype a raw input is read as\n"
@@ -54,6 +59,9 @@ const char kTopUsage[] =
     "  --codebook F, --backend B, --checksum, --no-checksum, --chunk-log2 N,\n"
     "  --mode M, --frame-size SIZE, --sync, --no-sync\n"
     "                     as for compress (--backend, --sync, --no-sync also for -d)\n"
+    "  -1..-22, --fast[=N], --ultra\n"
+    "                     zstd's levels: -1..-3 and --fast are --mode fast, -4..-22\n"
+    "                     --mode capacity; --ultra changes nothing (compression only)\n"
     "  --max-size SIZE    as for decompress (-d, -t)\n"
     "  -V, --version      print the library version, frame format versions and backends\n"
     "  -h, --help         print this help\n"
@@ -131,6 +139,37 @@ bool raw_without_dtype(const Args& a, const std::string& file) {
   return file == "-" || !dtype_from_extension(file, &d);
 }
 
+bool has_sz_suffix(const std::string& name) { return name.size() > 3 && name.compare(name.size() - 3, 3, ".sz") == 0; }
+
+// -r: the regular files below dir, sorted, symlinks not followed; for
+// compression those not named *.sz, else only those. False (and a message)
+// when the walk fails.
+bool expand_dir(const std::string& dir, bool compress, int level, std::vector<std::string>* out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> found;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::file_status st = it->symlink_status(ec);
+    if (ec) break;
+    if (!fs::is_regular_file(st)) continue;
+    const std::string p = it->path().string();
+    if (has_sz_suffix(p) != compress) {
+      found.push_back(p);
+    } else if (level >= 3) {
+      std::fprintf(stderr, "splitzip: %s: %s -- skipped\n", p.c_str(),
+                   compress ? "already has the .sz suffix" : "has no .sz suffix");
+    }
+  }
+  if (ec) {
+    std::fprintf(stderr, "splitzip: %s: cannot read the directory: %s\n", dir.c_str(), ec.message().c_str());
+    return false;
+  }
+  std::sort(found.begin(), found.end());
+  out->insert(out->end(), found.begin(), found.end());
+  return true;
+}
+
 // Runs one command on one file; CliError and out-of-memory become the exit code.
 int run_command(int (*cmd)(int, char**), std::vector<std::string> words, const std::string& file) {
   std::vector<char*> av;
@@ -163,6 +202,7 @@ int zstd_mode(int argc, char** argv) {
                     {"test", 't', false},
                     {"quiet", 'q', false},
                     {"verbose", 'v', false},
+                    {"recursive", 'r', false},
                     {"max-size", 0, true},
                     {"version", 'V', false},
                     {"help", 'h', false}});
@@ -183,6 +223,9 @@ int zstd_mode(int argc, char** argv) {
 
   for (const Forwarded& f : kForwarded)
     if (a.has(f.name) && !takes(f, op)) fail(kExitUsage, std::string("--") + f.name + " does not apply to " + op_name(op));
+  if (a.has(kLevelOption) && op != Op::compress)
+    fail(kExitUsage, "'" + a.values(kLevelOption)[0] + "' is a compression level: it does not apply to " + op_name(op));
+  if (op == Op::compress) (void)coding_mode_option(a, "");  // a bad level or conflict: once, before any file
   // Conflicts once here, not once per file.
   const char* const pairs[][2] = {{"keep", "rm"}, {"checksum", "no-checksum"}, {"sync", "no-sync"}};
   for (const auto& p : pairs)
@@ -192,7 +235,28 @@ int zstd_mode(int argc, char** argv) {
   if ((op == Op::list || op == Op::test) && (a.has("output") || a.has("stdout")))
     fail(kExitUsage, std::string(op_name(op)) + " writes no output: -o and -c do not apply");
 
-  std::vector<std::string> files = a.positional();
+  std::vector<std::string> files;
+  int first_failure = kExitOk;
+  size_t failed = 0, unreadable_dirs = 0;
+  if (a.has("recursive") && !a.positional().empty()) {
+    std::error_code ec;
+    for (const std::string& f : a.positional()) {
+      if (f != "-" && std::filesystem::is_directory(f, ec)) {
+        if (!expand_dir(f, op == Op::compress, level, &files)) {
+          ++failed;
+          ++unreadable_dirs;
+          if (first_failure == kExitOk) first_failure = kExitIo;
+        }
+      } else {
+        files.push_back(f);
+      }
+    }
+    if (files.empty() && failed == 0 && level >= 2)
+      std::fprintf(stderr, "splitzip: -r found no file to %s\n", op == Op::compress ? "compress" : "read");
+    if (files.empty()) return first_failure;
+  } else {
+    files = a.positional();
+  }
   if (files.empty()) {
     if (isatty(0) == 1)
       fail(kExitUsage, "stdin is a terminal: name a FILE, or pipe data in (see --help)");
@@ -200,8 +264,6 @@ int zstd_mode(int argc, char** argv) {
   }
   if (a.has("output") && files.size() > 1) fail(kExitUsage, "-o takes one input; for several use -c or no -o");
 
-  int first_failure = kExitOk;
-  size_t failed = 0;
   for (const std::string& file : files) {
     const std::string what = file == "-" ? "stdin" : file;
     int rc = kExitOk;
@@ -215,6 +277,7 @@ int zstd_mode(int argc, char** argv) {
         if (f.takes_value) w.push_back(std::string("--") + f.name + "=" + *a.value(f.name));
         else w.push_back(std::string("--") + f.name);
       }
+      for (const std::string& l : a.values(kLevelOption)) w.push_back(l);  // compress maps them to a mode
       if (compress && raw_without_dtype(a, file)) {
         // Coding is lossless for any bytes; a wrong dtype only lowers the ratio.
         w.push_back("--dtype=bf16");
@@ -247,8 +310,8 @@ int zstd_mode(int argc, char** argv) {
       if (first_failure == kExitOk) first_failure = rc;
     }
   }
-  if (failed && files.size() > 1 && level >= 2)
-    std::fprintf(stderr, "splitzip: %zu of %zu files failed\n", failed, files.size());
+  const size_t total = files.size() + unreadable_dirs;
+  if (failed && total > 1 && level >= 2) std::fprintf(stderr, "splitzip: %zu of %zu files failed\n", failed, total);
   return first_failure;
 }
 
