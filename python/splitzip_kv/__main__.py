@@ -3,4 +3,5 @@
 
 from ._cli import main
 
-main()
+if __name__ == "__main__":  # importing the module (stubtest does) must not run the CLI
+    main()
