@@ -12,6 +12,6 @@ cd "$(dirname "$0")/.."
 VENV=${SZOF_LMCACHE_VENV:-build-offload/lmcache-venv}
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/pip" install -q "lmcache==${LMCACHE_VERSION:-0.5.6}" pytest
-"$VENV/bin/python" -c "import splitzip._core, splitzip_kv.offload.lmcache_serde" 2>/dev/null ||
+"$VENV/bin/python" -c "import splitzip_kv._core, splitzip_kv.offload.lmcache_serde" 2>/dev/null ||
   SPLITZIP_CUDA=OFF "$VENV/bin/pip" install -q ./python
 SZOF_REQUIRE_REAL_LMCACHE=1 "$VENV/bin/pytest" -q -p no:cacheprovider tests/offload/test_lmcache_serde.py "$@"

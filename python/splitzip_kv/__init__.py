@@ -45,6 +45,7 @@ from ._api import (
 from ._core import Codebook
 from ._dtypes import DTYPES
 from ._errors import SplitzipError
+from .files import load_file, restore, safetensors_bytes, save_file
 
 #: Version of the splitzip library inside (one source: the CMake project version).
 __version__: str = _core.version()
@@ -78,6 +79,10 @@ __all__ = [
     "frame_info",
     "frames",
     "iter_frames",
+    "load_file",
+    "restore",
+    "safetensors_bytes",
+    "save_file",
     "tensor_desc",
     "xxh3_64",
     "xxh64",

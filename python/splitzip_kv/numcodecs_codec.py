@@ -1,26 +1,32 @@
 # SPDX-License-Identifier: Apache-2.0
 """numcodecs and Zarr 3 codec for splitzip.
 
-After ``pip install splitzip-kv``::
+With the wheel installed (``pip install`` of the splitzip-kv wheel or of
+``./python``; see docs/PACKAGING.md)::
 
     import numcodecs
-    codec = numcodecs.get_codec({"id": "splitzip"})           # numcodecs.codecs entry point
+    codec = numcodecs.get_codec({"id": "splitzip", "mode": "capacity"})  # numcodecs.codecs entry point
     frame = codec.encode(kv)                                    # bf16 / fp16 / fp32 / fp8
     back = codec.decode(frame)
 
-Zarr 3 (``zarr>=3.1.3``): the array-to-bytes codec ``numcodecs.splitzip``::
+Zarr 3 (``zarr>=3.1.3``): the array-to-bytes codec ``splitzip`` (entry point
+group ``zarr.codecs``; ``numcodecs.splitzip``, the name older arrays carry,
+reads too), a subclass of Zarr's public ``zarr.abc.codec.ArrayBytesCodec``::
 
     from splitzip_kv.numcodecs_codec import SplitzipZarrCodec
     zarr.create_array(store, shape=..., chunks=..., dtype="float16",
-                      serializer=SplitzipZarrCodec())
+                      serializer=SplitzipZarrCodec(mode="capacity"), compressors=None)
 
-``dtype`` (config) reads raw integer chunks as that splitzip dtype (e.g.
-``uint16`` storage holding bf16) and ``view`` returns decoded values as that
-numpy dtype (``"uint16"``); by default the chunk's own dtype decides. Zarr 3
-has no bfloat16 data type: bf16 KV is a uint16 Zarr array with
-``SplitzipZarrCodec(dtype="bf16", view="uint16")``.
-``checksum`` (default True) stores the block checksum; ``threads`` (default
-1, Zarr parallelises over chunks) and ``chunk_log2`` pass through.
+``mode``: ``"fast"`` (default, 4-bit exponent codes) or ``"capacity"``
+(per-block Huffman exponents, FORMAT.md 4.6: smaller, slower). ``dtype``
+(config) reads raw integer chunks as that splitzip dtype (e.g. ``uint16``
+storage holding bf16) and ``view`` returns decoded values as that numpy
+dtype (``"uint16"``); by default the chunk's own dtype decides. Zarr 3
+(through 3.1) has no bfloat16 data type: bf16 KV is a uint16 Zarr array
+with ``SplitzipZarrCodec(dtype="bf16", view="uint16")``; numcodecs takes
+``ml_dtypes.bfloat16`` arrays directly. ``checksum`` (default True) stores
+the block checksum; ``threads`` (default 1, Zarr parallelises over chunks)
+and ``chunk_log2`` pass through.
 """
 
 import numpy as np
@@ -29,13 +35,18 @@ from numcodecs.compat import ensure_contiguous_ndarray
 
 from . import _api, _dtypes
 
+_MODES = ("fast", "capacity")
+
 
 class SplitzipCodec(Codec):
     """Lossless SplitZip coding of float chunks (one splitzip frame per chunk)."""
 
     codec_id = "splitzip"
 
-    def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1, view=None):
+    def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1, view=None, mode="fast"):
+        if mode not in _MODES:
+            raise ValueError(f"splitzip codec: mode must be 'fast' or 'capacity', not {mode!r}")
+        self.mode = mode
         self.dtype = None if dtype is None else _dtypes.normalize(dtype)
         # view: numpy dtype name the decoded values are returned as (same
         # width), e.g. "uint16" for bf16 kept in uint16 storage (Zarr 3 has
@@ -52,7 +63,7 @@ class SplitzipCodec(Codec):
         if self.dtype is not None and _dtypes.from_numpy(arr.dtype) is None:
             arr = arr.reshape(-1).view(np.uint8)  # raw storage read as self.dtype
         return _api.compress(arr, checksum=self.checksum, chunk_log2=self.chunk_log2,
-                             threads=self.threads, dtype=self.dtype)
+                             threads=self.threads, dtype=self.dtype, mode=self.mode)
 
     def decode(self, buf, out=None):
         frame = ensure_contiguous_ndarray(buf).reshape(-1).view(np.uint8)
@@ -65,7 +76,7 @@ class SplitzipCodec(Codec):
 
     def __repr__(self):
         return (f"SplitzipCodec(dtype={self.dtype!r}, checksum={self.checksum}, "
-                f"chunk_log2={self.chunk_log2}, threads={self.threads}, view={self.view!r})")
+                f"chunk_log2={self.chunk_log2}, threads={self.threads}, view={self.view!r}, mode={self.mode!r})")
 
 
 def _copy_into(dec, out):
@@ -80,13 +91,60 @@ def _copy_into(dec, out):
 
 
 try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
-    from zarr.codecs.numcodecs._codecs import _NumcodecsArrayBytesCodec
+    from dataclasses import dataclass
 
-    class SplitzipZarrCodec(_NumcodecsArrayBytesCodec, codec_name="splitzip"):
-        """Zarr 3 codec ``numcodecs.splitzip`` wrapping SplitzipCodec."""
+    from zarr.abc.codec import ArrayBytesCodec
+
+    _CONFIG_KEYS = ("dtype", "checksum", "chunk_log2", "threads", "view", "mode")
+
+    @dataclass(frozen=True, init=False)
+    class SplitzipZarrCodec(ArrayBytesCodec):
+        """Zarr 3 array-to-bytes codec ``splitzip`` (one splitzip frame per chunk)."""
+
+        is_fixed_size = False
+        codec_config: dict
 
         def __init__(self, **codec_config):
-            super().__init__(**codec_config)
+            codec_config.pop("id", None)  # numcodecs-style configs carry it
+            unknown = set(codec_config) - set(_CONFIG_KEYS)
+            if unknown:
+                raise TypeError(f"SplitzipZarrCodec: unknown config {sorted(unknown)}")
+            codec = SplitzipCodec(**codec_config)  # validates
+            object.__setattr__(self, "codec_config", dict(codec_config))
+            object.__setattr__(self, "_codec", codec)
+
+        @classmethod
+        def from_dict(cls, data):
+            name = data.get("name")
+            if name not in ("splitzip", "numcodecs.splitzip"):
+                raise ValueError(f"not a splitzip codec: {name!r}")
+            return cls(**dict(data.get("configuration") or {}))
+
+        def to_dict(self):
+            return {"name": "splitzip", "configuration": dict(self.codec_config)}
+
+        def compute_encoded_size(self, input_byte_length, chunk_spec):
+            raise NotImplementedError  # variable size
+
+        def _decode_sync(self, chunk_bytes, chunk_spec):
+            out = self._codec.decode(chunk_bytes.as_numpy_array())
+            want = chunk_spec.dtype.to_native_dtype()
+            if out.dtype != want:
+                out = out.view(want)
+            return chunk_spec.prototype.nd_buffer.from_ndarray_like(out.reshape(chunk_spec.shape))
+
+        def _encode_sync(self, chunk_array, chunk_spec):
+            frame = self._codec.encode(chunk_array.as_numpy_array())
+            return chunk_spec.prototype.buffer.from_bytes(frame)
+
+        async def _decode_single(self, chunk_bytes, chunk_spec):
+            return self._decode_sync(chunk_bytes, chunk_spec)
+
+        async def _encode_single(self, chunk_array, chunk_spec):
+            return self._encode_sync(chunk_array, chunk_spec)
+
+        def __repr__(self):
+            return f"SplitzipZarrCodec({self.codec_config!r})"
 
 except ImportError:  # pragma: no cover - zarr absent or older
     SplitzipZarrCodec = None  # type: ignore[misc,assignment]

@@ -154,7 +154,7 @@ def test_zarr3_array_round_trip(kind, tmp_path):
         data = x.astype(np.float16 if kind == "fp16" else np.float32)
         serializer = SplitzipZarrCodec()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")  # no warning per array (issue 31)
         store = zarr.storage.LocalStore(str(tmp_path / "kv.zarr"))
         a = zarr.create_array(store, shape=data.shape, chunks=(2, 8, 64), dtype=data.dtype,
                               serializer=serializer, compressors=None)
