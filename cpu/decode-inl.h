@@ -186,7 +186,8 @@ uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const 
   return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, tap, dst, hash, hashed_end);
 }
 
-static_assert(kChecksumBlockBytes % (kSub * 2) == 0, "bf16 sub-blocks tile checksum blocks");
+static_assert(kChecksumBlockBytes % (kSub * 2) == 0 && (kSub * 2) % 1024 == 0,
+              "bf16 sub-blocks tile checksum blocks and are whole 1 KiB hash blocks");
 
 // bf16 whose whole checksum blocks from `begin` on, up to `mid`, are hashed
 // in the loop (the tap sees the rest).

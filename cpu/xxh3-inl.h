@@ -120,15 +120,31 @@ struct FusedXxh3 {
       Finish(pos, p - 64);
     }
   }
-  // Bytes [off, off + bytes) at p, a multiple of 4 vectors that continues
-  // the block (the decoder's output pieces, read back from L1).
+  // Whole 1 KiB blocks [off, off + bytes) at p, off a multiple of 1 KiB,
+  // continuing the checksum block (the decoder's output, read back from
+  // L1). A block's 16 stripes add into locals, so the accumulators stay in
+  // registers; the word terms (acc[i ^ 1] += w[i]) are summed apart and
+  // swapped once per block instead of once per stripe.
   HWY_INLINE void FeedBytes(const uint8_t* p, uint64_t off, uint64_t bytes) {
     const D8 d8;
-    for (uint64_t k = 0; k < bytes; k += 4 * kBytes) {
-      const uint8_t* q = p + k;
-      Feed(hn::LoadU(d8, q), hn::LoadU(d8, q + kBytes), hn::LoadU(d8, q + 2 * kBytes),
-           hn::LoadU(d8, q + 3 * kBytes), off + k);
-      After(off + k + 4 * kBytes, q + 4 * kBytes);
+    const D64 d64;
+    constexpr size_t kVecs = 1024 / kBytes;
+    for (uint64_t k = 0; k < bytes; k += 1024) {
+      const uint8_t* b = p + k;
+      V64 prod[kAcc], words[kAcc];
+      for (size_t q = 0; q < kAcc; ++q) {
+        prod[q] = acc[q];
+        words[q] = hn::Zero(d64);
+      }
+      HWY_UNROLL(16)
+      for (size_t v = 0; v < kVecs; ++v) {
+        const V64 w = hn::BitCast(d64, hn::LoadU(d8, b + v * kBytes));
+        const V64 x = hn::Xor(w, hn::Load(d64, kXxh3.key + v * kL));
+        prod[v % kAcc] = hn::Add(prod[v % kAcc], Mul32(x, hn::ShiftRight<32>(x)));
+        words[v % kAcc] = hn::Add(words[v % kAcc], w);
+      }
+      for (size_t q = 0; q < kAcc; ++q) acc[q] = hn::Add(prod[q], hn::Shuffle01(words[q]));
+      After(off + k + 1024, b + 1024);
     }
   }
   HWY_INLINE void Scramble() {
