@@ -84,8 +84,13 @@ struct FusedXxh3 {
 
   uint64_t* hashes;  // block hash slots of the frame
   V64 acc[kAcc];
+  // Feed's word terms, swapped into acc once per 1 KiB block (After).
+  V64 words[kAcc];
 
-  explicit FusedXxh3(uint64_t* h) : hashes(h) { Reset(); }
+  explicit FusedXxh3(uint64_t* h) : hashes(h) {
+    Reset();
+    for (size_t q = 0; q < kAcc; ++q) words[q] = hn::Zero(D64());
+  }
 
   HWY_INLINE void Reset() {
     for (size_t q = 0; q < kAcc; ++q) acc[q] = hn::Load(D64(), kXxh3.init + q * kL);
@@ -98,7 +103,8 @@ struct FusedXxh3 {
     const D64 d64;
     const V64 v = hn::BitCast(d64, v8);
     const V64 k = hn::Xor(v, hn::Load(d64, key));
-    acc[q] = hn::Add(acc[q], hn::Add(hn::Shuffle01(v), Mul32(k, hn::ShiftRight<32>(k))));
+    acc[q] = hn::Add(acc[q], Mul32(k, hn::ShiftRight<32>(k)));
+    words[q] = hn::Add(words[q], v);
   }
   // The four input vectors of one loop step at byte offset off (a multiple
   // of 4 * kBytes, so vector q is accumulator vector q % kAcc).
@@ -114,6 +120,10 @@ struct FusedXxh3 {
   // the block at a 64 KiB one.
   HWY_INLINE void After(uint64_t pos, const uint8_t* p) {
     if ((pos & 1023) != 0) return;
+    for (size_t q = 0; q < kAcc; ++q) {
+      acc[q] = hn::Add(acc[q], hn::Shuffle01(words[q]));
+      words[q] = hn::Zero(D64());
+    }
     if ((pos & (kChecksumBlockBytes - 1)) != 0) {
       Scramble();
     } else {
@@ -157,9 +167,17 @@ struct FusedXxh3 {
       acc[q] = hn::Add(Mul32(v, prime), hn::ShiftLeft<32>(Mul32(hn::ShiftRight<32>(v), prime)));
     }
   }
-  HWY_NOINLINE void Finish(uint64_t pos, const uint8_t* p) {
+  // The accumulators go to memory only here, so a kernel keeps them (and
+  // words) in registers across its loop.
+  HWY_INLINE void Finish(uint64_t pos, const uint8_t* p) {
+    alignas(64) uint64_t a[8];
+    for (size_t q = 0; q < kAcc; ++q) hn::Store(acc[q], D64(), a + q * kL);
+    hashes[(pos >> kChecksumBlockLog2) - 1] = Merge(a, p);
+    Reset();
+  }
+  static HWY_NOINLINE uint64_t Merge(const uint64_t* acc_words, const uint8_t* p) {
     dev::Xxh3Acc a;
-    for (size_t q = 0; q < kAcc; ++q) hn::StoreU(acc[q], D64(), a.a + q * kL);
+    for (uint32_t i = 0; i < 8; ++i) a.a[i] = acc_words[i];
     // The last stripe was added with the secret at 120; XXH3 uses 121.
     // Only its product term depends on the key, and the sum is mod 2^64.
     for (uint32_t i = 0; i < 8; ++i) {
@@ -168,8 +186,7 @@ struct FusedXxh3 {
       const uint64_t k1 = w ^ kXxh3.last[i];
       a.a[i] += (k1 & 0xFFFFFFFFull) * (k1 >> 32) - (k0 & 0xFFFFFFFFull) * (k0 >> 32);
     }
-    hashes[(pos >> kChecksumBlockLog2) - 1] = a.merge(kChecksumBlockBytes);
-    Reset();
+    return a.merge(kChecksumBlockBytes);
   }
 };
 
