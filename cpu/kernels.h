@@ -130,7 +130,7 @@ uint64_t encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end
 // before it leaves the cache: fn(ctx, byte offset in dst, bytes, count), in
 // output order. The backend hashes checksum blocks through it.
 // hashes (optional, with fn: the frame's block hash slots): the kernel may
-// hash whole 64 KiB checksum blocks of the output itself (bf16 on SIMD
+// hash whole 64 KiB checksum blocks of the output itself (x86 SIMD
 // targets, when `begin` starts a block) and write their hashes there;
 // fn then sees only the rest, still in output order.
 struct OutputTap {
