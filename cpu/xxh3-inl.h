@@ -138,7 +138,6 @@ struct FusedXxh3 {
   HWY_INLINE void FeedBytes(const uint8_t* p, uint64_t off, uint64_t bytes) {
     const D8 d8;
     const D64 d64;
-    constexpr size_t kVecs = 1024 / kBytes;
     for (uint64_t k = 0; k < bytes; k += 1024) {
       const uint8_t* b = p + k;
       V64 prod[kAcc], words[kAcc];
@@ -146,12 +145,22 @@ struct FusedXxh3 {
         prod[q] = acc[q];
         words[q] = hn::Zero(d64);
       }
-      HWY_UNROLL(16)
-      for (size_t v = 0; v < kVecs; ++v) {
-        const V64 w = hn::BitCast(d64, hn::LoadU(d8, b + v * kBytes));
-        const V64 x = hn::Xor(w, hn::Load(d64, kXxh3.key + v * kL));
-        prod[v % kAcc] = hn::Add(prod[v % kAcc], Mul32(x, hn::ShiftRight<32>(x)));
-        words[v % kAcc] = hn::Add(words[v % kAcc], w);
+      // Stripe by stripe, so the inner loop unrolls early and prod / words
+      // become registers; a full unroll only with 32 vector registers.
+      const auto stripe = [&](size_t st) HWY_ATTR {
+        for (size_t q = 0; q < kAcc; ++q) {
+          const V64 w = hn::BitCast(d64, hn::LoadU(d8, b + 64 * st + q * kBytes));
+          const V64 x = hn::Xor(w, hn::Load(d64, kXxh3.key + 8 * st + q * kL));
+          prod[q] = hn::Add(prod[q], Mul32(x, hn::ShiftRight<32>(x)));
+          words[q] = hn::Add(words[q], w);
+        }
+      };
+      if constexpr (kAcc == 1) {
+        HWY_UNROLL(16)
+        for (size_t st = 0; st < 16; ++st) stripe(st);
+      } else {
+        HWY_UNROLL(2)
+        for (size_t st = 0; st < 16; ++st) stripe(st);
       }
       for (size_t q = 0; q < kAcc; ++q) acc[q] = hn::Add(prod[q], hn::Shuffle01(words[q]));
       After(off + k + 1024, b + 1024);
