@@ -194,8 +194,9 @@ static_assert(kChecksumBlockBytes % (kSub * 4) == 0 && kSub % 1024 == 0, "sub-bl
 // loop from L1 (the tap sees the rest).
 template <class Traits, class Block>
 uint32_t DecodeHashed(const ConstStreams& s, uint64_t begin, uint64_t mid, uint64_t end, const DecodeTables& t,
-                      const EscapeList& esc, const OutputTap& tap, uint8_t* dst) {
+                      const EscapeList& esc, const OutputTap& tap, uint8_t* dst, uint64_t last_end) {
   FusedXxh3 hash(tap.hashes);
+  hash.last_end = last_end;
   return DecodeTyped<Traits, Block>(s, begin, end, t, esc, tap, dst, &hash, mid);
 }
 
@@ -204,8 +205,15 @@ uint32_t DecodeDtype(const ConstStreams& s, uint64_t begin, uint64_t end, const 
                      const EscapeList& esc, const OutputTap& tap, uint8_t* dst) {
   constexpr uint64_t kPer = kChecksumBlockBytes / Traits::kBytes;  // elements per checksum block
   if constexpr (kFusedHash) {
-    if (tap.hashes != nullptr && begin % kPer == 0 && end - begin >= kPer)
-      return DecodeHashed<Traits, Block>(s, begin, begin + (end - begin) / kPer * kPer, end, t, esc, tap, dst);
+    if (tap.hashes != nullptr && begin % kPer == 0) {
+      // Whole blocks, and the output's shorter last block when it is whole
+      // KiB (pages of 32 KiB).
+      const uint64_t mid = begin + (end - begin) / kPer * kPer;
+      const uint64_t bytes = end * Traits::kBytes;
+      const bool last = bytes == tap.total && (end - mid) * Traits::kBytes % 1024 == 0;
+      if (last || mid > begin)
+        return DecodeHashed<Traits, Block>(s, begin, last ? end : mid, end, t, esc, tap, dst, last ? bytes : 0);
+    }
   }
   return DecodeTyped<Traits, Block>(s, begin, end, t, esc, tap, dst);
 }

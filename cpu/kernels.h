@@ -137,6 +137,7 @@ struct OutputTap {
   void (*fn)(void* ctx, uint64_t off, const uint8_t* p, uint64_t bytes) = nullptr;
   void* ctx = nullptr;
   uint64_t* hashes = nullptr;
+  uint64_t total = 0;  // with hashes: bytes of the whole output (its last block may be shorter)
 };
 
 // Decodes elements [begin, end) into dst (element 0 at dst) and patches the

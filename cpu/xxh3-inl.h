@@ -86,6 +86,9 @@ struct FusedXxh3 {
   V64 acc[kAcc];
   // Feed's word terms, swapped into acc once per 1 KiB block (After).
   V64 words[kAcc];
+  // Where a shorter last checksum block ends (a multiple of 1 KiB), if the
+  // kernel hashes it; else 0.
+  uint64_t last_end = 0;
 
   explicit FusedXxh3(uint64_t* h) : hashes(h) {
     Reset();
@@ -124,7 +127,7 @@ struct FusedXxh3 {
       acc[q] = hn::Add(acc[q], hn::Shuffle01(words[q]));
       words[q] = hn::Zero(D64());
     }
-    if ((pos & (kChecksumBlockBytes - 1)) != 0) {
+    if ((pos & (kChecksumBlockBytes - 1)) != 0 && pos != last_end) {
       Scramble();
     } else {
       Finish(pos, p - 64);
@@ -181,10 +184,13 @@ struct FusedXxh3 {
   HWY_INLINE void Finish(uint64_t pos, const uint8_t* p) {
     alignas(64) uint64_t a[8];
     for (size_t q = 0; q < kAcc; ++q) hn::Store(acc[q], D64(), a + q * kL);
-    hashes[(pos >> kChecksumBlockLog2) - 1] = Merge(a, p);
+    const uint64_t block = (pos - 1) >> kChecksumBlockLog2;
+    hashes[block] = Merge(a, p, pos - (block << kChecksumBlockLog2));
     Reset();
   }
-  static HWY_NOINLINE uint64_t Merge(const uint64_t* acc_words, const uint8_t* p) {
+  // A block of len bytes, a multiple of 1 KiB: XXH3's stripes and
+  // scrambles are then those of a 64 KiB block, cut short.
+  static HWY_NOINLINE uint64_t Merge(const uint64_t* acc_words, const uint8_t* p, uint64_t len) {
     dev::Xxh3Acc a;
     for (uint32_t i = 0; i < 8; ++i) a.a[i] = acc_words[i];
     // The last stripe was added with the secret at 120; XXH3 uses 121.
@@ -195,7 +201,7 @@ struct FusedXxh3 {
       const uint64_t k1 = w ^ kXxh3.last[i];
       a.a[i] += (k1 & 0xFFFFFFFFull) * (k1 >> 32) - (k0 & 0xFFFFFFFFull) * (k0 >> 32);
     }
-    return a.merge(kChecksumBlockBytes);
+    return a.merge(len);
   }
 };
 
