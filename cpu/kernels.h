@@ -131,7 +131,8 @@ uint64_t encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end
 // output order. The backend hashes checksum blocks through it.
 // hashes (optional, with fn: the frame's block hash slots): the kernel may
 // hash whole 64 KiB checksum blocks of the output itself (x86 SIMD
-// targets, when `begin` starts a block) and write their hashes there;
+// targets, when `begin` starts a block; also a shorter last block of whole
+// KiB) and write their hashes there;
 // fn then sees only the rest, still in output order.
 struct OutputTap {
   void (*fn)(void* ctx, uint64_t off, const uint8_t* p, uint64_t bytes) = nullptr;

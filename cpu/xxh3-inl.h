@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// Per-target XXH3-64 of whole 64 KiB checksum blocks on vectors (shared by
-// the bf16 encode and decode kernels).
+// Per-target XXH3-64 of checksum blocks on vectors (shared by the bf16
+// encode kernel and the fast-mode decode kernels).
 #if defined(SPLITZIP_CPU_XXH3_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_XXH3_INL_H_
 #undef SPLITZIP_CPU_XXH3_INL_H_
@@ -22,9 +22,9 @@ namespace HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
 
-// XXH3-64 of whole checksum blocks, computed on vectors a bf16 kernel
-// already holds: the encoder's loaded input, the decoder's final output
-// still in L1 (FORMAT.md 4.5; the algorithm as in
+// XXH3-64 of checksum blocks (64 KiB, or a shorter last one of whole KiB),
+// computed on vectors a kernel already holds: the bf16 encoder's loaded
+// input, the decoder's final output still in L1 (FORMAT.md 4.5; the algorithm as in
 // core/xxh_device.h xxh3_long for len = 65536: 63 scrambled 1 KiB blocks,
 // then 15 stripes, the last stripe = bytes [65472, 65536) with the secret at
 // 121, and merge). A stripe's 8 words are u64 lanes: acc[i ^ 1] += w[i];
