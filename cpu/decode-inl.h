@@ -122,8 +122,8 @@ struct Fp32Block {
 // the loads in flight).
 constexpr uint64_t kSub = 1024;
 
-// With a FusedXxh3 (bf16 only), the sub-blocks below `hashed_end` (whole
-// checksum blocks from `begin`) are hashed by it, from L1, instead of `tap`.
+// With a FusedXxh3, the sub-blocks below `hashed_end` (whole checksum
+// blocks from `begin`) are hashed by it, from L1, instead of `tap`.
 template <class Traits, bool kStream, class Block, class Hash = NoHash>
 HWY_INLINE uint32_t DecodeLoop(const DecodeCtx& x, const Block& block, uint64_t begin, uint64_t end,
                                const DecodeTables& t, const EscapeList& esc, const OutputTap& tap,
@@ -186,32 +186,46 @@ uint32_t DecodeTyped(const ConstStreams& s, uint64_t begin, uint64_t end, const 
   return DecodeLoop<Traits, false>(x, block, begin, end, t, esc, tap, dst, hash, hashed_end);
 }
 
-static_assert(kChecksumBlockBytes % (kSub * 2) == 0, "bf16 sub-blocks tile checksum blocks");
+// Sub-blocks of every dtype (1 to 4 bytes an element) tile checksum blocks
+// and are whole 1 KiB hash blocks (FusedXxh3::FeedBytes).
+static_assert(kChecksumBlockBytes % (kSub * 4) == 0 && kSub % 1024 == 0, "sub-blocks tile checksum blocks");
 
-// bf16 whose whole checksum blocks from `begin` on, up to `mid`, are hashed
-// in the loop (the tap sees the rest).
-uint32_t DecodeBf16Hashed(const ConstStreams& s, uint64_t begin, uint64_t mid, uint64_t end,
-                          const DecodeTables& t, const EscapeList& esc, const OutputTap& tap,
-                          uint8_t* dst) {
+// Whole checksum blocks from `begin` on, up to `mid`, are hashed in the
+// loop from L1 (the tap sees the rest).
+template <class Traits, class Block>
+uint32_t DecodeHashed(const ConstStreams& s, uint64_t begin, uint64_t mid, uint64_t end, const DecodeTables& t,
+                      const EscapeList& esc, const OutputTap& tap, uint8_t* dst, uint64_t last_end) {
+  FusedXxh3 hash(tap.hashes);
+  hash.last_end = last_end;
+  return DecodeTyped<Traits, Block>(s, begin, end, t, esc, tap, dst, &hash, mid);
+}
+
+template <class Traits, class Block>
+uint32_t DecodeDtype(const ConstStreams& s, uint64_t begin, uint64_t end, const DecodeTables& t,
+                     const EscapeList& esc, const OutputTap& tap, uint8_t* dst) {
+  constexpr uint64_t kPer = kChecksumBlockBytes / Traits::kBytes;  // elements per checksum block
   if constexpr (kFusedHash) {
-    FusedXxh3 hash(tap.hashes);
-    return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst, &hash, mid);
+    if (tap.hashes != nullptr && begin % kPer == 0) {
+      // Whole blocks, and the output's shorter last block when it is whole
+      // KiB (pages of 32 KiB).
+      const uint64_t mid = begin + (end - begin) / kPer * kPer;
+      const uint64_t bytes = end * Traits::kBytes;
+      const bool last = bytes == tap.total && (end - mid) * Traits::kBytes % 1024 == 0;
+      if (last || mid > begin)
+        return DecodeHashed<Traits, Block>(s, begin, last ? end : mid, end, t, esc, tap, dst, last ? bytes : 0);
+    }
   }
-  return 0;
+  return DecodeTyped<Traits, Block>(s, begin, end, t, esc, tap, dst);
 }
 
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
                      const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
-  constexpr uint64_t kPer = kChecksumBlockBytes / 2;  // bf16 elements per block
-  if (kFusedHash && dtype == Dtype::bf16 && tap.hashes != nullptr && begin % kPer == 0 &&
-      end - begin >= kPer)
-    return DecodeBf16Hashed(s, begin, begin + (end - begin) / kPer * kPer, end, t, esc, tap, dst);
   switch (dtype) {
-    case Dtype::bf16: return DecodeTyped<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp16: return DecodeTyped<Fp16Traits, Fp16Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp32: return DecodeTyped<Fp32Traits, Fp32Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp8_e5m2: return DecodeTyped<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::bf16: return DecodeDtype<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp16: return DecodeDtype<Fp16Traits, Fp16Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp32: return DecodeDtype<Fp32Traits, Fp32Block>(s, begin, end, t, esc, tap, dst);
+    case Dtype::fp8_e5m2: return DecodeDtype<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, tap, dst);
     case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
   }
   return 0;

@@ -130,13 +130,15 @@ uint64_t encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end
 // before it leaves the cache: fn(ctx, byte offset in dst, bytes, count), in
 // output order. The backend hashes checksum blocks through it.
 // hashes (optional, with fn: the frame's block hash slots): the kernel may
-// hash whole 64 KiB checksum blocks of the output itself (bf16 on SIMD
-// targets, when `begin` starts a block) and write their hashes there;
+// hash whole 64 KiB checksum blocks of the output itself (x86 SIMD
+// targets, when `begin` starts a block; also a shorter last block of whole
+// KiB) and write their hashes there;
 // fn then sees only the rest, still in output order.
 struct OutputTap {
   void (*fn)(void* ctx, uint64_t off, const uint8_t* p, uint64_t bytes) = nullptr;
   void* ctx = nullptr;
   uint64_t* hashes = nullptr;
+  uint64_t total = 0;  // with hashes: bytes of the whole output (its last block may be shorter)
 };
 
 // Decodes elements [begin, end) into dst (element 0 at dst) and patches the

@@ -620,7 +620,8 @@ Status decode_coded(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64
           hasher.emplace(bytes, hashes);
           tap.fn = &BlockHasher::tap;
           tap.ctx = &*hasher;
-          tap.hashes = hashes;  // the bf16 kernel hashes whole blocks itself
+          tap.hashes = hashes;  // the kernel hashes whole blocks itself
+          tap.total = bytes;
         }
         for (uint64_t i = c0 << log2; i < e1;) {
           const uint64_t j = std::min(e1, i + part.step);

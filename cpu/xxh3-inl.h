@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-// Per-target XXH3-64 of whole 64 KiB checksum blocks on vectors (shared by
-// the bf16 encode and decode kernels).
+// Per-target XXH3-64 of checksum blocks on vectors (shared by the bf16
+// encode kernel and the fast-mode decode kernels).
 #if defined(SPLITZIP_CPU_XXH3_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef SPLITZIP_CPU_XXH3_INL_H_
 #undef SPLITZIP_CPU_XXH3_INL_H_
@@ -22,9 +22,9 @@ namespace HWY_NAMESPACE {
 
 #if HWY_TARGET != HWY_SCALAR
 
-// XXH3-64 of whole checksum blocks, computed on vectors a bf16 kernel
-// already holds: the encoder's loaded input, the decoder's final output
-// still in L1 (FORMAT.md 4.5; the algorithm as in
+// XXH3-64 of checksum blocks (64 KiB, or a shorter last one of whole KiB),
+// computed on vectors a kernel already holds: the bf16 encoder's loaded
+// input, the decoder's final output still in L1 (FORMAT.md 4.5; the algorithm as in
 // core/xxh_device.h xxh3_long for len = 65536: 63 scrambled 1 KiB blocks,
 // then 15 stripes, the last stripe = bytes [65472, 65536) with the secret at
 // 121, and merge). A stripe's 8 words are u64 lanes: acc[i ^ 1] += w[i];
@@ -84,8 +84,16 @@ struct FusedXxh3 {
 
   uint64_t* hashes;  // block hash slots of the frame
   V64 acc[kAcc];
+  // Feed's word terms, swapped into acc once per 1 KiB block (After).
+  V64 words[kAcc];
+  // Where a shorter last checksum block ends (a multiple of 1 KiB), if the
+  // kernel hashes it; else 0.
+  uint64_t last_end = 0;
 
-  explicit FusedXxh3(uint64_t* h) : hashes(h) { Reset(); }
+  explicit FusedXxh3(uint64_t* h) : hashes(h) {
+    Reset();
+    for (size_t q = 0; q < kAcc; ++q) words[q] = hn::Zero(D64());
+  }
 
   HWY_INLINE void Reset() {
     for (size_t q = 0; q < kAcc; ++q) acc[q] = hn::Load(D64(), kXxh3.init + q * kL);
@@ -98,7 +106,8 @@ struct FusedXxh3 {
     const D64 d64;
     const V64 v = hn::BitCast(d64, v8);
     const V64 k = hn::Xor(v, hn::Load(d64, key));
-    acc[q] = hn::Add(acc[q], hn::Add(hn::Shuffle01(v), Mul32(k, hn::ShiftRight<32>(k))));
+    acc[q] = hn::Add(acc[q], Mul32(k, hn::ShiftRight<32>(k)));
+    words[q] = hn::Add(words[q], v);
   }
   // The four input vectors of one loop step at byte offset off (a multiple
   // of 4 * kBytes, so vector q is accumulator vector q % kAcc).
@@ -114,21 +123,50 @@ struct FusedXxh3 {
   // the block at a 64 KiB one.
   HWY_INLINE void After(uint64_t pos, const uint8_t* p) {
     if ((pos & 1023) != 0) return;
-    if ((pos & (kChecksumBlockBytes - 1)) != 0) {
+    for (size_t q = 0; q < kAcc; ++q) {
+      acc[q] = hn::Add(acc[q], hn::Shuffle01(words[q]));
+      words[q] = hn::Zero(D64());
+    }
+    if ((pos & (kChecksumBlockBytes - 1)) != 0 && pos != last_end) {
       Scramble();
     } else {
       Finish(pos, p - 64);
     }
   }
-  // Bytes [off, off + bytes) at p, a multiple of 4 vectors that continues
-  // the block (the decoder's output pieces, read back from L1).
+  // Whole 1 KiB blocks [off, off + bytes) at p, off a multiple of 1 KiB,
+  // continuing the checksum block (the decoder's output, read back from
+  // L1). A block's 16 stripes add into locals, so the accumulators stay in
+  // registers; the word terms (acc[i ^ 1] += w[i]) are summed apart and
+  // swapped once per block instead of once per stripe.
   HWY_INLINE void FeedBytes(const uint8_t* p, uint64_t off, uint64_t bytes) {
     const D8 d8;
-    for (uint64_t k = 0; k < bytes; k += 4 * kBytes) {
-      const uint8_t* q = p + k;
-      Feed(hn::LoadU(d8, q), hn::LoadU(d8, q + kBytes), hn::LoadU(d8, q + 2 * kBytes),
-           hn::LoadU(d8, q + 3 * kBytes), off + k);
-      After(off + k + 4 * kBytes, q + 4 * kBytes);
+    const D64 d64;
+    for (uint64_t k = 0; k < bytes; k += 1024) {
+      const uint8_t* b = p + k;
+      V64 prod[kAcc], words[kAcc];
+      for (size_t q = 0; q < kAcc; ++q) {
+        prod[q] = acc[q];
+        words[q] = hn::Zero(d64);
+      }
+      // Stripe by stripe, so the inner loop unrolls early and prod / words
+      // become registers; a full unroll only with 32 vector registers.
+      const auto stripe = [&](size_t st) HWY_ATTR {
+        for (size_t q = 0; q < kAcc; ++q) {
+          const V64 w = hn::BitCast(d64, hn::LoadU(d8, b + 64 * st + q * kBytes));
+          const V64 x = hn::Xor(w, hn::Load(d64, kXxh3.key + 8 * st + q * kL));
+          prod[q] = hn::Add(prod[q], Mul32(x, hn::ShiftRight<32>(x)));
+          words[q] = hn::Add(words[q], w);
+        }
+      };
+      if constexpr (kAcc == 1) {
+        HWY_UNROLL(16)
+        for (size_t st = 0; st < 16; ++st) stripe(st);
+      } else {
+        HWY_UNROLL(2)
+        for (size_t st = 0; st < 16; ++st) stripe(st);
+      }
+      for (size_t q = 0; q < kAcc; ++q) acc[q] = hn::Add(prod[q], hn::Shuffle01(words[q]));
+      After(off + k + 1024, b + 1024);
     }
   }
   HWY_INLINE void Scramble() {
@@ -141,9 +179,20 @@ struct FusedXxh3 {
       acc[q] = hn::Add(Mul32(v, prime), hn::ShiftLeft<32>(Mul32(hn::ShiftRight<32>(v), prime)));
     }
   }
-  HWY_NOINLINE void Finish(uint64_t pos, const uint8_t* p) {
+  // The accumulators go to memory only here, so a kernel keeps them (and
+  // words) in registers across its loop.
+  HWY_INLINE void Finish(uint64_t pos, const uint8_t* p) {
+    alignas(64) uint64_t a[8];
+    for (size_t q = 0; q < kAcc; ++q) hn::Store(acc[q], D64(), a + q * kL);
+    const uint64_t block = (pos - 1) >> kChecksumBlockLog2;
+    hashes[block] = Merge(a, p, pos - (block << kChecksumBlockLog2));
+    Reset();
+  }
+  // A block of len bytes, a multiple of 1 KiB: XXH3's stripes and
+  // scrambles are then those of a 64 KiB block, cut short.
+  static HWY_NOINLINE uint64_t Merge(const uint64_t* acc_words, const uint8_t* p, uint64_t len) {
     dev::Xxh3Acc a;
-    for (size_t q = 0; q < kAcc; ++q) hn::StoreU(acc[q], D64(), a.a + q * kL);
+    for (uint32_t i = 0; i < 8; ++i) a.a[i] = acc_words[i];
     // The last stripe was added with the secret at 120; XXH3 uses 121.
     // Only its product term depends on the key, and the sum is mod 2^64.
     for (uint32_t i = 0; i < 8; ++i) {
@@ -152,8 +201,7 @@ struct FusedXxh3 {
       const uint64_t k1 = w ^ kXxh3.last[i];
       a.a[i] += (k1 & 0xFFFFFFFFull) * (k1 >> 32) - (k0 & 0xFFFFFFFFull) * (k0 >> 32);
     }
-    hashes[(pos >> kChecksumBlockLog2) - 1] = a.merge(kChecksumBlockBytes);
-    Reset();
+    return a.merge(len);
   }
 };
 

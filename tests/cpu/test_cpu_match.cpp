@@ -69,7 +69,8 @@ TEST_P(CpuMatch, ChecksumBlockEdges) {
   for (Dtype d : kDtypes) {
     const uint64_t per_block = 65536 / dtype_bytes(d);
     const Codebook body5 = cpu_test::body_prefix(d, 5);
-    for (uint64_t n : {per_block - 1, per_block, per_block + 1, 2 * per_block + 1, 5 * per_block + 333}) {
+    for (uint64_t n : {per_block / 2, per_block - 1, per_block, per_block + 1, per_block + per_block / 64,
+                       2 * per_block + 1, 5 * per_block + 333}) {
       const auto in = synth::generate(synth::Generator::heavy_tail, d, n, 3 + n, p);
       for (bool stream : {false, true}) {
         cpu::set_stream_min_bytes(stream ? 1 : 0);
