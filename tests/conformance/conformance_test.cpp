@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conformance: round trip, equality with the reference oracle, cross-target
+// decode, truncation/corruption statuses, output bounds and batch == single,
+// over targets() x codec_dtypes() x sizes x threads x checksum.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/registry.h"
+#include "core/reference.h"
+#include "tests/conformance/targets.h"
+
+namespace splitzip::conformance {
+namespace {
+
+constexpr uint8_t kGuard = 0xA5;
+constexpr uint64_t kGuardBytes = 64;
+
+std::vector<uint8_t> make_data(Dtype d, uint64_t n, uint64_t seed) {
+  const uint32_t w = dtype_bytes(d);
+  std::vector<uint8_t> v(n * w);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  static const uint8_t tops[] = {0x3c, 0x3d, 0xbc, 0xbd, 0x3b, 0xbb};
+  for (uint64_t i = 0; i < n; ++i) {
+    for (uint32_t b = 0; b < w; ++b) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      v[i * w + b] = static_cast<uint8_t>(s >> 56);
+    }
+    if ((s >> 20) % 16 != 0) v[i * w + w - 1] = tops[(s >> 30) % 6];  // clustered exponents, some outliers
+  }
+  return v;
+}
+
+struct Frame {
+  FrameOutcome out;
+  std::vector<uint8_t> bytes;
+};
+
+Frame compress_with(const Backend* b, Mode m, Dtype d, const std::vector<uint8_t>& src, uint64_t n, bool checksum,
+                    int threads, uint64_t capacity) {
+  std::vector<uint8_t> dst(capacity + kGuardBytes, kGuard);
+  CompressArgs a;
+  a.dtype = d;
+  a.src = src.data();
+  a.n = n;
+  a.dst = dst.data();
+  a.capacity = capacity;
+  a.checksum = checksum;
+  a.threads = threads;
+  a.mode = m;
+  Frame f;
+  f.out = b ? b->compress_frame(a) : reference_compress(a);
+  for (uint64_t i = capacity; i < dst.size(); ++i) EXPECT_EQ(dst[i], kGuard) << "wrote past capacity";
+  dst.resize(f.out.status == Status::ok ? f.out.frame_size : 0);
+  f.bytes = std::move(dst);
+  return f;
+}
+
+FrameOutcome decompress_with(const Backend* b, const std::vector<uint8_t>& frame, uint64_t src_size, uint64_t capacity,
+                             std::vector<uint8_t>* out, int threads = 0, uint64_t max_output = 0) {
+  out->assign(capacity + kGuardBytes, kGuard);
+  DecompressArgs a;
+  a.src = frame.data();
+  a.src_size = src_size;
+  a.dst = out->data();
+  a.capacity = capacity;
+  a.max_output = max_output;
+  a.threads = threads;
+  FrameOutcome o = b ? b->decompress_frame(a) : reference_decompress(a);
+  for (uint64_t i = capacity; i < out->size(); ++i) EXPECT_EQ((*out)[i], kGuard) << "decode wrote past capacity";
+  out->resize(o.status == Status::ok ? o.decoded_size : 0);
+  return o;
+}
+
+struct Param {
+  size_t target;
+  CodecDtype cd;
+};
+
+std::string param_name(const testing::TestParamInfo<Param>& i) {
+  std::string s = targets()[i.param.target].name + "_" + (i.param.cd.mode == Mode::fast ? "fast" : "capacity") + "_" +
+                  dtype_name(i.param.cd.dtype);
+  for (char& c : s)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+std::vector<Param> all_params() {
+  std::vector<Param> v;
+  for (size_t t = 0; t < targets().size(); ++t)
+    for (CodecDtype cd : codec_dtypes()) v.push_back({t, cd});
+  return v;
+}
+
+// 0, 1, odd, chunk edges (default chunk 1024 elements), over one 64 KiB checksum block.
+std::vector<uint64_t> sizes(Dtype d) {
+  std::vector<uint64_t> v = {0, 1, 7, 1023, 1024, 1025, 4097};
+  v.push_back((uint64_t{1} << 16) / dtype_bytes(d) + 3);
+  if (d == Dtype::bf16) v.push_back(300001);  // several checksum and capacity blocks
+  return v;
+}
+
+class Conformance : public testing::TestWithParam<Param> {
+ protected:
+  const Backend* be() const { return targets()[GetParam().target].backend; }
+  Mode mode() const { return GetParam().cd.mode; }
+  Dtype dtype() const { return GetParam().cd.dtype; }
+};
+
+TEST_P(Conformance, RoundTripMatchesReference) {
+  for (uint64_t n : sizes(dtype()))
+    for (bool ck : {false, true})
+      for (int th : {1, 2, 4}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " checksum=" + std::to_string(ck) + " threads=" + std::to_string(th));
+        auto src = make_data(dtype(), n, n + 17);
+        const uint64_t bound = compress_bound(dtype(), n);
+        Frame ref = compress_with(nullptr, mode(), dtype(), src, n, ck, 1, bound);
+        Frame got = compress_with(be(), mode(), dtype(), src, n, ck, th, bound);
+        ASSERT_EQ(ref.out.status, Status::ok);
+        ASSERT_EQ(got.out.status, Status::ok);
+        ASSERT_EQ(got.bytes, ref.bytes) << "frame differs from the reference";
+        std::vector<uint8_t> back;
+        FrameOutcome d = decompress_with(be(), got.bytes, got.bytes.size(), src.size(), &back, th);
+        ASSERT_EQ(d.status, Status::ok);
+        EXPECT_EQ(d.frame_size, got.bytes.size());
+        ASSERT_EQ(back, src);
+      }
+}
+
+TEST_P(Conformance, CrossTargetDecode) {
+  for (uint64_t n : {uint64_t{0}, uint64_t{1025}, uint64_t{40000}}) {
+    auto src = make_data(dtype(), n, 3);
+    Frame f = compress_with(be(), mode(), dtype(), src, n, true, 0, compress_bound(dtype(), n));
+    ASSERT_EQ(f.out.status, Status::ok);
+    for (const Target& t : targets()) {
+      SCOPED_TRACE("decoder " + t.name + " n=" + std::to_string(n));
+      std::vector<uint8_t> back;
+      ASSERT_EQ(decompress_with(t.backend, f.bytes, f.bytes.size(), src.size(), &back).status, Status::ok);
+      EXPECT_EQ(back, src);
+    }
+  }
+}
+
+TEST_P(Conformance, CorruptionStatusesMatchReference) {
+  const uint64_t n = (uint64_t{1} << 17) / dtype_bytes(dtype()) + 5;  // three checksum blocks
+  auto src = make_data(dtype(), n, 9);
+  Frame f = compress_with(nullptr, mode(), dtype(), src, n, true, 1, compress_bound(dtype(), n));
+  ASSERT_EQ(f.out.status, Status::ok);
+  std::vector<uint8_t> a, b;
+  // Truncation at several points.
+  for (uint64_t cut : {uint64_t{0}, uint64_t{10}, uint64_t{63}, uint64_t{64}, f.bytes.size() / 2, f.bytes.size() - 1}) {
+    FrameOutcome r = decompress_with(nullptr, f.bytes, cut, src.size(), &a);
+    FrameOutcome g = decompress_with(be(), f.bytes, cut, src.size(), &b);
+    EXPECT_EQ(g.status, r.status) << "cut=" << cut;
+  }
+  // Single flipped bytes across the frame.
+  for (uint64_t pos = 0; pos < f.bytes.size(); pos += 1 + f.bytes.size() / 97) {
+    auto bad = f.bytes;
+    bad[pos] ^= 0x5a;
+    FrameOutcome r = decompress_with(nullptr, bad, bad.size(), src.size(), &a);
+    FrameOutcome g = decompress_with(be(), bad, bad.size(), src.size(), &b);
+    EXPECT_EQ(g.status, r.status) << "pos=" << pos;
+    EXPECT_EQ(g.corrupt_block, r.corrupt_block) << "pos=" << pos;
+  }
+}
+
+TEST_P(Conformance, BoundsMatchReference) {
+  for (uint64_t n : {uint64_t{1}, uint64_t{1025}, uint64_t{20000}}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto src = make_data(dtype(), n, 5);
+    Frame ok = compress_with(be(), mode(), dtype(), src, n, true, 0, compress_bound(dtype(), n));
+    ASSERT_EQ(ok.out.status, Status::ok);
+    const uint64_t size = ok.bytes.size();
+    for (uint64_t cap : {size, size - 1, uint64_t{64}, uint64_t{0}}) {
+      Frame r = compress_with(nullptr, mode(), dtype(), src, n, true, 1, cap);
+      Frame g = compress_with(be(), mode(), dtype(), src, n, true, 0, cap);
+      EXPECT_EQ(g.out.status, r.out.status) << "cap=" << cap;
+      if (r.out.status == Status::ok) EXPECT_EQ(g.bytes, r.bytes);
+    }
+    std::vector<uint8_t> a, b;
+    for (uint64_t cap : {uint64_t(src.size()), uint64_t(src.size() - 1)}) {
+      EXPECT_EQ(decompress_with(be(), ok.bytes, size, cap, &b).status,
+                decompress_with(nullptr, ok.bytes, size, cap, &a).status)
+          << "dst cap=" << cap;
+    }
+    EXPECT_EQ(decompress_with(be(), ok.bytes, size, src.size(), &b, 0, src.size() - 1).status,
+              decompress_with(nullptr, ok.bytes, size, src.size(), &a, 0, src.size() - 1).status)
+        << "max_output";
+  }
+}
+
+TEST_P(Conformance, BatchEqualsSingles) {
+  const std::vector<uint64_t> ns = {0, 1, 1025, 5000, 77};
+  std::vector<std::vector<uint8_t>> srcs, dsts;
+  std::vector<CompressArgs> args(ns.size());
+  for (size_t i = 0; i < ns.size(); ++i) {
+    srcs.push_back(make_data(dtype(), ns[i], i));
+    dsts.emplace_back(compress_bound(dtype(), ns[i]));
+    args[i].dtype = dtype();
+    args[i].src = srcs[i].data();
+    args[i].n = ns[i];
+    args[i].dst = dsts[i].data();
+    args[i].capacity = dsts[i].size();
+    args[i].checksum = true;
+    args[i].mode = mode();
+  }
+  for (int th : {1, 2}) {
+    std::vector<FrameOutcome> out(ns.size());
+    be()->compress_batch(args.data(), args.size(), th, out.data());
+    std::vector<DecompressArgs> dargs(ns.size());
+    std::vector<std::vector<uint8_t>> backs(ns.size());
+    for (size_t i = 0; i < ns.size(); ++i) {
+      ASSERT_EQ(out[i].status, Status::ok);
+      Frame single = compress_with(be(), mode(), dtype(), srcs[i], ns[i], true, 0, dsts[i].size());
+      std::vector<uint8_t> got(dsts[i].begin(), dsts[i].begin() + out[i].frame_size);
+      ASSERT_EQ(got, single.bytes) << "item " << i;
+      backs[i].resize(srcs[i].size());
+      dargs[i].src = dsts[i].data();
+      dargs[i].src_size = out[i].frame_size;
+      dargs[i].dst = backs[i].data();
+      dargs[i].capacity = backs[i].size();
+    }
+    std::vector<FrameOutcome> dout(ns.size());
+    be()->decompress_batch(dargs.data(), dargs.size(), th, dout.data());
+    for (size_t i = 0; i < ns.size(); ++i) {
+      ASSERT_EQ(dout[i].status, Status::ok);
+      EXPECT_EQ(backs[i], srcs[i]);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Conformance, testing::ValuesIn(all_params()), param_name);
+
+// A backend skipped here is a failure, not a smaller suite.
+TEST(ConformanceTargets, EveryAvailableBackendIsATarget) {
+  size_t available = 0;
+  for (size_t i = 0; i < registry_size(); ++i)
+    if (registry_at(i)->available() && registry_at(i)->accepts(MemoryKind::host)) ++available;
+  EXPECT_EQ(targets().size(), available);
+  EXPECT_GE(targets().size(), 1u);
+  EXPECT_EQ(all_params().size(), targets().size() * codec_dtypes().size());
+}
+
+}  // namespace
+}  // namespace splitzip::conformance
