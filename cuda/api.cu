@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "cuda/capacity_launch.h"
+#include "cuda/codec_table.h"
 #include "cuda/launch.h"
 #include "splitzip/splitzip_cuda.hpp"
 
@@ -144,11 +145,8 @@ Status warm_up() {
 
 uint64_t compress_workspace_size(Dtype dtype, uint64_t total_elems, uint64_t count) {
   if (!dtype_valid(dtype) || count == 0) return 0;
-  const auto id = static_cast<uint32_t>(dtype);
-  // Either mode's, checksum or not (capacity: capacity_logic.h).
-  const uint64_t fast = encode_workspace(id, total_elems, count).total;
-  const uint64_t cap = codec_takes(Codec::capacity, id) ? cap_encode_workspace(id, total_elems, count, true).total : 0;
-  return fast > cap ? fast : cap;
+  // Every codec's that takes the dtype, checksum or not (codec_table.h).
+  return any_codec_encode_workspace(static_cast<uint32_t>(dtype), total_elems, count);
 }
 
 uint64_t decompress_workspace_size(uint64_t total_dst_bytes, uint64_t count) {
@@ -164,39 +162,25 @@ Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst
   if (dst == nullptr || (src == nullptr && n_elems > 0) || n_elems > kMaxElems || d_frame_size == nullptr ||
       d_status == nullptr || workspace == nullptr || !aligned16(workspace))
     return Status::invalid_argument;
-  if (codec_of(cfg.dtype, cfg.mode) != Codec::capacity && (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype))
+  const Codec codec = codec_of(cfg.dtype, cfg.mode);
+  if (codec_uses_codebook(codec) && (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype))
     return Status::bad_codebook;
   if (dst_capacity < compress_bound(cfg.dtype, n_elems)) return Status::dst_too_small;
-  const uint32_t id = static_cast<uint32_t>(cfg.dtype);
-  if (codec_of(cfg.dtype, cfg.mode) == Codec::capacity) {  // capacity_encode.cu; the codebook is not used
-    CapEncArgs c{};
-    c.count = 1;
-    c.src = static_cast<const uint8_t*>(src);
-    c.dst = static_cast<uint8_t*>(dst);
-    c.n = n_elems;
-    c.capacity = dst_capacity;
-    c.dtype = id;
-    c.chunk_log2 = cfg.chunk_log2;
-    c.checksum = cfg.checksum ? 1u : 0u;
-    c.ws = static_cast<uint8_t*>(workspace);
-    c.lay = cap_encode_workspace(id, n_elems, 1, cfg.checksum);
-    if (workspace_bytes < c.lay.total) return Status::invalid_argument;
-    return enqueue_capacity_encode(c, d_frame_size, d_status, stream);
-  }
-  EncSetupArgs a;
-  a.count = 1;
-  a.src = src;
-  a.dst = dst;
-  a.n = n_elems;
-  a.capacity = dst_capacity;
-  a.cb = codebook;
-  a.dtype = id;
-  a.chunk_log2 = cfg.chunk_log2;
-  a.flags = cfg.checksum ? kPlanChecksum : 0;
-  a.ws = static_cast<uint8_t*>(workspace);
-  a.lay = encode_workspace(id, n_elems, 1);
-  if (workspace_bytes < a.lay.total) return Status::invalid_argument;
-  return enqueue_encode(a, n_elems, d_frame_size, d_status, stream);
+  EncodeJob j;
+  j.src = src;
+  j.dst = dst;
+  j.n = n_elems;
+  j.capacity = dst_capacity;
+  j.cb = &codebook;
+  j.dtype = static_cast<uint32_t>(cfg.dtype);
+  j.chunk_log2 = cfg.chunk_log2;
+  j.checksum = cfg.checksum;
+  j.elems = n_elems;
+  j.ws = static_cast<uint8_t*>(workspace);
+  j.ws_bytes = workspace_bytes;
+  j.d_sizes = d_frame_size;
+  j.d_statuses = d_status;
+  return enqueue_codec_encode(codec, j, stream);
 }
 
 Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_t total_elems,
@@ -206,36 +190,25 @@ Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_
   Status s = check_encode_config(cfg);
   if (s != Status::ok) return s;
   if (count == 0) return Status::ok;
-  const bool cap = codec_of(cfg.dtype, cfg.mode) == Codec::capacity;  // codebooks not used
-  if (count > kMaxCount || d_items == nullptr || (!cap && (d_codebooks == nullptr || codebook_count == 0)) ||
-      d_frame_sizes == nullptr || d_statuses == nullptr || workspace == nullptr || !aligned16(workspace) ||
-      total_elems > kMaxElems)
+  const Codec codec = codec_of(cfg.dtype, cfg.mode);
+  if (count > kMaxCount || d_items == nullptr ||
+      (codec_uses_codebook(codec) && (d_codebooks == nullptr || codebook_count == 0)) || d_frame_sizes == nullptr ||
+      d_statuses == nullptr || workspace == nullptr || !aligned16(workspace) || total_elems > kMaxElems)
     return Status::invalid_argument;
-  const uint32_t id = static_cast<uint32_t>(cfg.dtype);
-  if (cap) {
-    CapEncArgs c{};
-    c.items = d_items;
-    c.count = count;
-    c.dtype = id;
-    c.chunk_log2 = cfg.chunk_log2;
-    c.checksum = cfg.checksum ? 1u : 0u;
-    c.ws = static_cast<uint8_t*>(workspace);
-    c.lay = cap_encode_workspace(id, total_elems, count, cfg.checksum);
-    if (workspace_bytes < c.lay.total) return Status::invalid_argument;
-    return enqueue_capacity_encode(c, d_frame_sizes, d_statuses, stream);
-  }
-  EncSetupArgs a;
-  a.items = d_items;
-  a.count = count;
-  a.codebooks = d_codebooks;
-  a.n_codebooks = codebook_count;
-  a.dtype = id;
-  a.chunk_log2 = cfg.chunk_log2;
-  a.flags = cfg.checksum ? kPlanChecksum : 0;
-  a.ws = static_cast<uint8_t*>(workspace);
-  a.lay = encode_workspace(id, total_elems, count);
-  if (workspace_bytes < a.lay.total) return Status::invalid_argument;
-  return enqueue_encode(a, total_elems, d_frame_sizes, d_statuses, stream);
+  EncodeJob j;
+  j.items = d_items;
+  j.count = count;
+  j.d_codebooks = d_codebooks;
+  j.n_codebooks = codebook_count;
+  j.dtype = static_cast<uint32_t>(cfg.dtype);
+  j.chunk_log2 = cfg.chunk_log2;
+  j.checksum = cfg.checksum;
+  j.elems = total_elems;
+  j.ws = static_cast<uint8_t*>(workspace);
+  j.ws_bytes = workspace_bytes;
+  j.d_sizes = d_frame_sizes;
+  j.d_statuses = d_statuses;
+  return enqueue_codec_encode(codec, j, stream);
 }
 
 Status decompress_async(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,

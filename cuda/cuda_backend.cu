@@ -16,6 +16,7 @@
 #include "backends/registry.h"
 #include "core/header.h"
 #include "cuda/capacity_launch.h"
+#include "cuda/codec_table.h"
 #include "cuda/launch.h"
 #include "splitzip/splitzip_cuda.hpp"
 
@@ -103,10 +104,7 @@ class CudaBackend final : public Backend {
   uint64_t workspace_size(Dtype dtype, uint64_t n, Direction dir) const override {
     if (!dtype_valid(dtype)) return 0;
     const auto id = static_cast<uint32_t>(dtype);
-    if (dir == Direction::encode) {  // either mode's (capacity_logic.h)
-      const uint64_t fast = encode_workspace(id, n, 1).total, cap = cap_encode_workspace(id, n, 1, true).total;
-      return fast > cap ? fast : cap;
-    }
+    if (dir == Direction::encode) return any_codec_encode_workspace(id, n, 1);  // codec_table.h
     // A device-resident frame of unknown mode runs both decoders (their
     // workspaces side by side).
     return decode_workspace(n * dtype_bytes(dtype), 1).total + cap_decode_workspace(n * dtype_bytes(dtype), 1).total;
@@ -147,31 +145,32 @@ class CudaBackend final : public Backend {
     const uint64_t counts_off = 64, cb_off = counts_off + 256 * 8;
     if ((s = small.alloc(cb_off + sizeof(Codebook))) != Status::ok) return fail(out, s);
     auto* o = reinterpret_cast<Outputs*>(small.get());
-    if (codec == Codec::capacity) return compress_capacity(args, src, dst, dst_on_device, cap, ws_tmp, o, st);
-    EncSetupArgs a;
-    a.count = 1;
-    a.src = src;
-    a.dst = dst;
-    a.n = args.n;
-    a.capacity = cap;
-    a.dtype = id;
-    a.chunk_log2 = args.chunk_log2;
-    a.flags = args.checksum ? kPlanChecksum : 0;
-    a.lay = encode_workspace(id, args.n, 1);
-    if (args.codebook != nullptr) {
-      a.cb = *args.codebook;
-    } else {  // dynamic top-16 (FORMAT.md 3) on the device
+    EncodeJob j;
+    j.src = src;
+    j.dst = dst;
+    j.n = args.n;
+    j.capacity = cap;
+    j.dtype = id;
+    j.chunk_log2 = args.chunk_log2;
+    j.checksum = args.checksum;
+    j.elems = args.n;
+    j.d_sizes = &o->size;
+    j.d_statuses = &o->status;
+    if (codec_uses_codebook(codec) && args.codebook != nullptr) {
+      j.cb = args.codebook;
+    } else if (codec_uses_codebook(codec)) {  // dynamic top-16 (FORMAT.md 3) on the device
       auto* d_counts = reinterpret_cast<uint64_t*>(small.get() + counts_off);
       auto* d_cb = reinterpret_cast<Codebook*>(small.get() + cb_off);
       if ((s = cuda_status(cudaMemsetAsync(d_counts, 0, 256 * 8, st))) != Status::ok ||
           (s = enqueue_histogram(id, src, args.n, d_counts, st)) != Status::ok ||
           (s = enqueue_codebook(id, d_counts, d_cb, st)) != Status::ok)
         return fail(out, s);
-      a.codebooks = d_cb;
+      j.d_codebooks = d_cb;
     }
-    if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok)
+    j.ws_bytes = codec_encode_workspace(codec, id, args.n, 1, args.checksum);
+    if ((s = workspace(args.workspace, args.workspace_size, j.ws_bytes, ws_tmp, &j.ws)) != Status::ok ||
+        (s = enqueue_codec_encode(codec, j, st)) != Status::ok)
       return fail(out, s);
-    if ((s = enqueue_encode(a, args.n, &o->size, &o->status, st)) != Status::ok) return fail(out, s);
     return finish_encode(out, o, dst, dst_on_device ? nullptr : args.dst, cap, st);
   }
 
@@ -222,28 +221,6 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  // Capacity mode (FORMAT.md 4.6, capacity_encode.cu): src and dst already
-  // on the device (staged by compress_frame), one host sync as mode 0.
-  FrameOutcome compress_capacity(const CompressArgs& args, const void* src, void* dst, bool dst_on_device,
-                                 uint64_t cap, DeviceTemp& ws_tmp, Outputs* o, cudaStream_t st) const {
-    FrameOutcome out;
-    Status s;
-    CapEncArgs a{};
-    a.count = 1;
-    a.src = static_cast<const uint8_t*>(src);
-    a.dst = static_cast<uint8_t*>(dst);
-    a.n = args.n;
-    a.capacity = cap;
-    a.dtype = static_cast<uint32_t>(args.dtype);
-    a.chunk_log2 = args.chunk_log2;
-    a.checksum = args.checksum ? 1u : 0u;
-    a.lay = cap_encode_workspace(a.dtype, args.n, 1, args.checksum);
-    if ((s = workspace(args.workspace, args.workspace_size, a.lay.total, ws_tmp, &a.ws)) != Status::ok ||
-        (s = enqueue_capacity_encode(a, &o->size, &o->status, st)) != Status::ok)
-      return fail(out, s);
-    return finish_encode(out, o, dst, dst_on_device ? nullptr : args.dst, cap, st);
-  }
-
   // An encode's outcome back to the host, and with a host destination the
   // whole staged range (the frame size is known only after the sync; at most
   // the stored frame size): the call's one sync.
@@ -304,14 +281,14 @@ class CudaBackend final : public Backend {
     // a device-to-device call does not, and runs both (the capacity kernels
     // leave frames that are not mode 1 alone): no extra host sync.
     const bool mode_known = !src_on_device || !dst_on_device;
-    bool mode1 = false;
+    DecodeKernels kernels = DecodeKernels::fused;
     if (mode_known) {
       uint8_t hb[64];
       FrameHeader h;
       const bool have = src_size >= 64 && read_header_bytes(args.src, hb) == Status::ok;  // device src: 1 sync
       // Header rules fail here exactly as on the device (parse_header is shared).
       if (have && parse_header(hb, src_size, &h) == Status::ok) {
-        mode1 = codec_of(h.dtype, h.mode) == Codec::capacity;
+        kernels = codec_decode_kernels(codec_of(h.dtype, h.mode));
         out_bytes = h.decoded_bytes() < args.capacity ? h.decoded_bytes() : args.capacity;
         if (!src_on_device) src_size = h.frame_size;  // stage only the frame
       } else if (!src_on_device) {
@@ -343,7 +320,8 @@ class CudaBackend final : public Backend {
     a.limit = limit;
     a.verify = args.verify_checksum;
     a.lay = decode_workspace(a.dst_capacity, 1);
-    const bool run_fast = !mode_known || !mode1, run_cap = !mode_known || mode1;
+    const bool run_fast = !mode_known || kernels == DecodeKernels::fused;
+    const bool run_cap = !mode_known || kernels == DecodeKernels::capacity;
     CapDecArgs ca{};
     ca.count = 1;
     ca.lay = cap_decode_workspace(a.dst_capacity, 1);
