@@ -217,11 +217,11 @@ __device__ __noinline__ void enc_finalize_last(EncMainShared& s, const WsPtrs& w
     EncTally t = w.tally[b];
     enc_finalize_buffer(p, t, checksum, sizes + b, statuses + b);
     w.tally[b] = t;
-    s.check_off = t.check_off;
+    s.check_off = statuses[b] == Status::ok ? t.check_off : kNoBlock;  // kNoBlock: no frame, no stream 7
   }
   __syncthreads();
   // Stream 7: the low 32 bits of each block hash.
-  if (p.flags & kPlanChecksum)
+  if ((p.flags & kPlanChecksum) && s.check_off != kNoBlock)
     for (uint64_t k = threadIdx.x; k < p.n_checks; k += kThreads)
       write_block_checks(p.dst + s.check_off + 4 * k, w.hashes + p.hash_off + k, 1);
 }

@@ -307,6 +307,16 @@ SZ_HD void enc_finalize(EncPlan& p, uint64_t* out_size, Status* out_status) {
     return;
   }
   const bool coded = (p.flags & kPlanDense) && p.escapes <= p.budget;
+  // The stored fallback of a buffer whose capacity took a coded frame but
+  // not the stored one (a capacity below compress_bound, which the Backend
+  // path passes): DST_TOO_SMALL, as the reference's plan_stored, and nothing
+  // written.
+  if (!coded && stored_frame_size(p.dtype, p.n, p.n_checks) > p.capacity) {
+    p.escapes = 0;
+    *out_status = Status::dst_too_small;
+    *out_size = 0;
+    return;
+  }
   FrameHeader h = make_header(p.dtype, p.n, p.chunk_log2, p.flags & kPlanChecksum);
   Gap gaps[7];
   int k = 0;

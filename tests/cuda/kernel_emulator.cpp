@@ -164,7 +164,7 @@ void enc_finalize_last(EncRun& run, size_t b) {
   if (p.flags & kPlanChecksum)
     checksum = xxh3_by_lanes(reinterpret_cast<const uint8_t*>(run.hashes.data() + p.hash_off), 8 * p.n_checks);
   enc_finalize_buffer(p, run.tally[b], checksum, &run.out[b].size, &run.out[b].status);
-  if (p.flags & kPlanChecksum)
+  if ((p.flags & kPlanChecksum) && run.out[b].status == Status::ok)  // no frame, no stream 7
     for_threads([&](uint32_t t) {
       for (uint64_t k = t; k < p.n_checks; k += kThreads)
         write_block_checks(p.dst + run.tally[b].check_off + 4 * k, run.hashes.data() + p.hash_off + k, 1);
