@@ -1,16 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // Conformance: round trip, equality with the reference oracle, cross-target
 // decode, truncation/corruption statuses, output bounds and batch == single,
-// over targets() x codec_dtypes() x sizes x threads x checksum.
+// over targets() x codec_dtypes() x sizes x threads x checksum; and the
+// committed golden bytes (tests/golden/v2, tests/golden/capacity) and golden
+// error vectors of the capacity mode over targets() x threads.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "backends/registry.h"
+#include "core/codec.h"
+#include "core/hash.h"
 #include "core/reference.h"
 #include "tests/conformance/targets.h"
+#include "tests/support/capacity_golden.h"
+#include "tests/support/golden_cases.h"
+#include "tests/support/golden_errors.h"
+#include "tests/support/test_data.h"
 
 namespace splitzip::conformance {
 namespace {
@@ -233,14 +242,157 @@ TEST_P(Conformance, BatchEqualsSingles) {
 
 INSTANTIATE_TEST_SUITE_P(All, Conformance, testing::ValuesIn(all_params()), param_name);
 
+// ---- golden vectors on every target and thread count ----
+
+class ConformanceGolden : public testing::TestWithParam<size_t> {
+ protected:
+  const Backend* be() const { return targets()[GetParam()].backend; }
+};
+
+std::string target_name(const testing::TestParamInfo<size_t>& i) {
+  std::string s = targets()[i.param].name;
+  for (char& c : s)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+std::vector<size_t> target_indices() {
+  std::vector<size_t> v;
+  for (size_t t = 0; t < targets().size(); ++t) v.push_back(t);
+  return v;
+}
+
+constexpr int kThreadCounts[] = {1, 2, 4};
+
+// Every v2 case: the target's frame equals frames.txt (size, xxh64) and the
+// committed .sz where there is one, and decodes back.
+TEST_P(ConformanceGolden, V2BytesAtEveryThreadCount) {
+  std::string err;
+  const auto cases = test::golden_cases(&err, test::kGoldenV2);
+  ASSERT_FALSE(cases.empty()) << err;
+  bool ok = false;
+  const auto frames = test::golden_frames(&ok, test::kGoldenV2);
+  ASSERT_TRUE(ok);
+  for (const auto& c : cases) {
+    const test::GoldenFrame* want = nullptr;
+    for (const auto& f : frames)
+      if (f.name == c.name) want = &f;
+    ASSERT_NE(want, nullptr) << c.name;
+    const auto input = test::golden_input(c);
+    Codebook cb;
+    const CompressOptions o = test::golden_options(c, &cb);
+    bool have_sz = false;
+    const auto committed = test::read_file(test::golden_sz_path(c.name, test::kGoldenV2), &have_sz);
+    for (int th : kThreadCounts) {
+      SCOPED_TRACE(c.name + " threads=" + std::to_string(th));
+      std::vector<uint8_t> dst(compress_bound(c.dtype, c.n));
+      CompressArgs a;
+      a.dtype = c.dtype;
+      a.src = input.data();
+      a.n = c.n;
+      a.dst = dst.data();
+      a.capacity = dst.size();
+      a.codebook = o.codebook;
+      a.chunk_log2 = o.chunk_log2;
+      a.checksum = o.checksum;
+      a.mode = o.mode;
+      a.threads = th;
+      const FrameOutcome r = be()->compress_frame(a);
+      ASSERT_EQ(r.status, Status::ok);
+      dst.resize(r.frame_size);
+      ASSERT_EQ(dst.size(), want->size);
+      ASSERT_EQ(xxh64(dst.data(), dst.size()), want->hash);
+      if (have_sz) ASSERT_EQ(dst, committed);
+      std::vector<uint8_t> back;
+      ASSERT_EQ(decompress_with(be(), dst, dst.size(), input.size(), &back, th).status, Status::ok);
+      ASSERT_EQ(back, input);
+    }
+  }
+}
+
+// Every capacity case: the target's frame has the committed frames.txt line.
+TEST_P(ConformanceGolden, CapacityBytesAtEveryThreadCount) {
+  bool ok = false;
+  const auto cases = test::capacity_golden_cases(&ok);
+  ASSERT_TRUE(ok);
+  ASSERT_FALSE(cases.empty());
+  const auto lines = test::capacity_golden_frames();
+  for (const auto& c : cases) {
+    const auto input = test::capacity_golden_input(c, &ok);
+    ASSERT_TRUE(ok) << c.name;
+    for (int th : kThreadCounts) {
+      SCOPED_TRACE(c.name + " threads=" + std::to_string(th));
+      Frame f = compress_with(be(), Mode::capacity, c.dtype, input, c.n, c.checksum, th, compress_bound(c.dtype, c.n));
+      ASSERT_EQ(f.out.status, Status::ok);
+      const auto it = lines.find(c.name);
+      ASSERT_NE(it, lines.end());
+      EXPECT_EQ(test::capacity_golden_line(c.name, f.bytes), it->second);
+    }
+  }
+}
+
+// Every golden error vector (v1, v2, capacity) whose api decodes one frame
+// gives its status and corrupt_block on the target (a non-reference target
+// may give one of the "also" statuses of a multi-fault frame).
+TEST_P(ConformanceGolden, ErrorVectorsAtEveryThreadCount) {
+  std::string err;
+  const auto vectors = test::golden_error_vectors(&err);
+  ASSERT_EQ(err, "");
+  int replayed = 0;
+  const bool is_ref = std::string(be()->name()) == "reference";
+  for (const auto& v : vectors) {
+    if (v.key("api", "decompress") != "decompress") continue;  // frame_info and streams: the reliability suite
+    Status want;
+    ASSERT_TRUE(test::parse_status_name(v.key("status", ""), &want)) << v.name;
+    std::vector<Status> also;
+    std::istringstream alts(v.key("also", ""));
+    for (std::string a; alts >> a;) {
+      Status s;
+      ASSERT_TRUE(test::parse_status_name(a, &s)) << v.name << ": " << a;
+      also.push_back(s);
+    }
+    const std::string block = v.key("corrupt_block", "");
+    const uint64_t want_block = block.empty() || block == "none" ? kNoBlock : std::stoull(block);
+    FrameInfo fi;
+    const bool header_ok = frame_info(v.bytes.data(), v.bytes.size(), &fi) == Status::ok;
+    const std::string cap_key = v.key("dst_capacity", "decoded");
+    const uint64_t cap = cap_key == "decoded" ? (header_ok ? fi.decoded_size : 64) : std::stoull(cap_key);
+    ++replayed;
+    for (int th : kThreadCounts) {
+      SCOPED_TRACE(v.name + " threads=" + std::to_string(th));
+      std::vector<uint8_t> out(cap + kGuardBytes, kGuard);
+      DecompressArgs a;
+      a.src = v.bytes.data();
+      a.src_size = v.bytes.size();
+      a.dst = out.data();
+      a.capacity = cap;
+      a.max_output = std::stoull(v.key("max_output_bytes", "0"));
+      a.verify_checksum = v.key("verify_checksum", "1") != "0";
+      a.threads = th;
+      const FrameOutcome o = be()->decompress_frame(a);
+      for (uint64_t i = cap; i < out.size(); ++i) ASSERT_EQ(out[i], kGuard) << "decode wrote past capacity";
+      bool ok = o.status == want;
+      if (!is_ref)
+        for (Status s : also) ok |= o.status == s;
+      EXPECT_TRUE(ok) << "got " << status_name(o.status) << ", expected " << status_name(want);
+      if (!block.empty() && o.status == want) EXPECT_EQ(o.corrupt_block, want_block);
+    }
+  }
+  EXPECT_GE(replayed, 60);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, ConformanceGolden, testing::ValuesIn(target_indices()), target_name);
+
 // A backend skipped here is a failure, not a smaller suite.
 TEST(ConformanceTargets, EveryAvailableBackendIsATarget) {
   size_t available = 0;
   for (size_t i = 0; i < registry_size(); ++i)
     if (registry_at(i)->available() && registry_at(i)->accepts(MemoryKind::host)) ++available;
-  EXPECT_EQ(targets().size(), available);
-  EXPECT_GE(targets().size(), 1u);
+  EXPECT_EQ(registry_target_count(), available);
+  EXPECT_EQ(targets().size(), available + 1);  // + the CUDA kernel emulator
+  EXPECT_EQ(targets().back().name, "cuda-emulator");
   EXPECT_EQ(all_params().size(), targets().size() * codec_dtypes().size());
+  EXPECT_EQ(codec_dtypes().size(), 2 * kDtypeCount - 1);  // capacity takes every dtype but fp8_e4m3
 }
 
 }  // namespace

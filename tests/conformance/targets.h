@@ -16,16 +16,17 @@ struct Target {
   const Backend* backend;
 };
 
-// Every available registry backend; emulator adapters join here.
+// Every available registry backend that takes host memory, then the CUDA
+// kernel emulator (targets.cpp), which runs the CUDA kernels' logic here.
 const std::vector<Target>& targets();
+// How many of targets() come from the registry (the others are emulators).
+size_t registry_target_count();
 
 struct CodecDtype {
   Mode mode;
   Dtype dtype;
 };
 
-// Whether the pair is a defined codec (one function so core codec_of can replace it).
-bool defined_pair(Dtype d, Mode m);
 std::vector<CodecDtype> codec_dtypes();
 
 }  // namespace splitzip::conformance

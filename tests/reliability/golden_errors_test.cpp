@@ -26,6 +26,7 @@
 #include "core/header.h"
 #include "test_data.h"
 #include "tests/fuzz/spec_oracle.h"
+#include "tests/support/golden_errors.h"
 #include "tests/support/synthetic.h"
 
 namespace szrel {
@@ -34,80 +35,12 @@ namespace {
 namespace fs = std::filesystem;
 using splitzip::Status;
 
-struct Vector {
-  std::string name;
-  std::vector<uint8_t> bytes;
-  std::map<std::string, std::string> keys;
-};
+using Vector = splitzip::test::GoldenErrorVector;
+using splitzip::test::parse_status_name;
 
-bool parse_status(const std::string& name, Status* out) {
-  for (int32_t v = 0; v <= static_cast<int32_t>(Status::escape_overflow); ++v) {
-    const auto s = static_cast<Status>(v);
-    if (name == splitzip::status_name(s)) {
-      *out = s;
-      return true;
-    }
-  }
-  return false;
-}
+std::vector<Vector> load_vectors(std::string* error) { return splitzip::test::golden_error_vectors(error); }
 
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  const auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
-// The vector sets, one directory per format version; every .expect in them.
-const char* const kSets[] = {"v1", "v2", "capacity"};  // capacity: mode-1 frames (FORMAT.md 4.6.5)
-
-std::vector<Vector> load_vectors(std::string* error) {
-  std::vector<Vector> out;
-  std::vector<fs::path> expects;
-  for (const fs::path& e : fs::directory_iterator(fs::path(SPLITZIP_GOLDEN_ERRORS_DIR))) {
-    if (e.extension() == ".expect" || e.extension() == ".bin")
-      *error += e.filename().string() + ": vectors live in v1/, v2/ or capacity/\n";
-  }
-  for (const char* set : kSets) {
-    const fs::path d = fs::path(SPLITZIP_GOLDEN_ERRORS_DIR) / set;
-    if (!fs::is_directory(d)) {
-      *error += std::string("missing ") + d.string() + "\n";
-      continue;
-    }
-    for (const auto& e : fs::directory_iterator(d))
-      if (e.path().extension() == ".expect") expects.push_back(e.path());
-  }
-  std::sort(expects.begin(), expects.end());
-  for (const auto& p : expects) {
-    Vector v;
-    v.name = p.parent_path().filename().string() + "/" + p.stem().string();
-    const fs::path dir = p.parent_path();
-    std::ifstream in(p);
-    std::string line;
-    while (std::getline(in, line)) {
-      line = trim(line);
-      if (line.empty() || line[0] == '#') continue;
-      const auto eq = line.find('=');
-      if (eq == std::string::npos) {
-        *error += v.name + ": bad line '" + line + "'\n";
-        continue;
-      }
-      v.keys[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
-    }
-    std::ifstream bin(dir / (p.stem().string() + ".bin"), std::ios::binary);
-    if (!bin) {
-      *error += v.name + ": missing .bin\n";
-      continue;
-    }
-    v.bytes.assign(std::istreambuf_iterator<char>(bin), std::istreambuf_iterator<char>());
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
-std::string key(const Vector& v, const std::string& k, const std::string& dflt) {
-  const auto it = v.keys.find(k);
-  return it == v.keys.end() ? dflt : it->second;
-}
+std::string key(const Vector& v, const std::string& k, const std::string& dflt) { return v.key(k, dflt); }
 
 TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
   if (std::getenv("SPLITZIP_REGEN_GOLDEN_ERRORS") != nullptr) GTEST_SKIP();
@@ -119,13 +52,13 @@ TEST(ReliabilityGoldenErrors, EveryVectorGivesItsStatus) {
   for (const Vector& v : vectors) {
     SCOPED_TRACE(v.name);
     Status want;
-    ASSERT_TRUE(parse_status(key(v, "status", ""), &want)) << "status = " << key(v, "status", "");
+    ASSERT_TRUE(parse_status_name(key(v, "status", ""), &want)) << "status = " << key(v, "status", "");
     // Statuses a non-reference backend may give instead (multi-fault frames, FORMAT.md 9).
     std::vector<Status> also;
     std::istringstream alts(key(v, "also", ""));
     for (std::string a; alts >> a;) {
       Status s;
-      ASSERT_TRUE(parse_status(a, &s)) << a;
+      ASSERT_TRUE(parse_status_name(a, &s)) << a;
       also.push_back(s);
     }
     const std::string api = key(v, "api", "decompress");
