@@ -327,6 +327,9 @@ TEST_P(ConformanceGolden, CapacityBytesAtEveryThreadCount) {
       const auto it = lines.find(c.name);
       ASSERT_NE(it, lines.end());
       EXPECT_EQ(test::capacity_golden_line(c.name, f.bytes), it->second);
+      std::vector<uint8_t> back;
+      ASSERT_EQ(decompress_with(be(), f.bytes, f.bytes.size(), input.size(), &back, th).status, Status::ok);
+      ASSERT_EQ(back, input);
     }
   }
 }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Golden vectors (tests/golden/README.md).
 //
-// v2 (tests/golden/v2): what encoders write now. EVERY available backend's
-// encode output must equal the committed bytes (sz/NAME.sz where committed,
-// size + xxh64 of frames.txt for every case), and the committed .sz files
-// decode on every backend. The case list must cover every dtype x {coded,
+// v2 (tests/golden/v2): what encoders write now. Every target's encode
+// output against the committed bytes at several thread counts is the
+// conformance suite's (tests/conformance, ConformanceGolden); here the
+// committed .sz files decode on every backend. The case list must cover every dtype x {coded,
 // stored} x checksum {on, off} x size class {0, 1, small, multi-chunk,
 // multi-block} the format allows (ManifestCoverage).
 //
@@ -122,14 +122,6 @@ TEST(Golden, RegenerateV2) {
   const std::string text = test::format_golden_frames(frames, kGoldenV2);
   ASSERT_TRUE(test::write_file(test::golden_set_dir(kGoldenV2) + "/frames.txt", {text.begin(), text.end()}));
   std::printf("regenerated %zu golden frames in %s\n", frames.size(), test::golden_set_dir(kGoldenV2).c_str());
-}
-
-// Every backend compiled into this build against the committed v2 bytes.
-TEST(Golden, EveryAvailableBackendMatchesCommittedV2Bytes) {
-  if (regen()) GTEST_SKIP();
-  const auto names = host_backends();
-  ASSERT_FALSE(names.empty());
-  for (const char* name : names) EXPECT_TRUE(test::golden_cases_match(name)) << name;
 }
 
 TEST(Golden, CommittedV2SzFilesDecodeOnEveryBackend) {

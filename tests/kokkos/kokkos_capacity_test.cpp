@@ -179,47 +179,6 @@ TEST(KokkosCapacityArgs, E4M3Refused) {
   EXPECT_TRUE(same_outcome(kk.outcome, ref.outcome)) << describe(kk.outcome);
 }
 
-// Every case of tests/golden/capacity: Kokkos writes the committed bytes.
-TEST(KokkosCapacityGolden, FramesMatchCommittedBytes) {
-  ASSERT_TRUE(kokkos_runs_host_buffers());
-  bool ok = false;
-  const auto cases = capacity_golden_cases(&ok);
-  ASSERT_TRUE(ok);
-  ASSERT_GE(cases.size(), 8u);
-  const auto lines = capacity_golden_frames();
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    const auto in = capacity_golden_input(c, &ok);
-    ASSERT_TRUE(ok);
-    const auto frame = check_identical(cap_args(c.dtype, in, c.checksum), c.name);
-    ASSERT_TRUE(lines.count(c.name)) << "no committed frame";
-    EXPECT_EQ(capacity_golden_line(c.name, frame), lines.at(c.name));
-    const auto committed = read_file(capacity_golden_dir() + "/sz/" + c.name + ".sz", &ok);
-    if (ok) {
-      EXPECT_TRUE(bytes_equal(frame, committed));
-      const Decompressed d = run_decompress(true, committed, in.size());
-      ASSERT_EQ(d.outcome.status, Status::ok);
-      EXPECT_TRUE(bytes_equal(d.out.data(), in.size(), in.data(), in.size()));
-    }
-  }
-}
-
-// Every vector of tests/golden-errors/capacity: the committed status, and
-// the reference's outcome (first corrupt block included).
-TEST(KokkosCapacityGolden, ErrorVectorsRefused) {
-  ASSERT_TRUE(kokkos_runs_host_buffers());
-  bool ok = false;
-  const auto vectors = capacity_error_vectors(&ok);
-  ASSERT_TRUE(ok);
-  ASSERT_GE(vectors.size(), 15u);
-  for (const auto& v : vectors) {
-    SCOPED_TRACE(v.name);
-    const Decompressed d = run_decompress(true, v.bytes, 1 << 20);
-    EXPECT_EQ(status_name(d.outcome.status), v.status);
-    EXPECT_TRUE(same_decode(v.bytes, 1 << 20));
-  }
-}
-
 // Single bit flips anywhere in the block index and the exponent blocks, and
 // in stream 2's last byte: the reference's status and corrupt block.
 TEST(KokkosCapacityMalformed, CorruptedFramesSameOutcome) {
