@@ -10,7 +10,7 @@
 //     Status histogram(const CompressArgs&, const FramePlan&, uint64_t counts[256])   overwrites counts
 //     Status encode(CodecTag<Codec::capacity>, const CompressArgs&, const FramePlan&, FrameHeader*)
 //     Status encode(CodecTag<C>, const CompressArgs&, const FramePlan&, const Codebook&, uint64_t* escapes)
-//                                                          for each codebook codec C (nibble, e4m3)
+//                                                          for each codebook codec C (all but capacity)
 //     Status store(const CompressArgs&, const FramePlan&)  the stored payload
 //     Status finish(const CompressArgs&, const FramePlan&, FrameHeader*)  checks, gaps, header bytes;
 //                                                          h->frame_size set on return

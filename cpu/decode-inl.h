@@ -9,6 +9,7 @@
 #define SPLITZIP_CPU_DECODE_INL_H_
 #endif
 
+#include "core/codec.h"
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
@@ -114,6 +115,19 @@ struct Fp32Block {
     }
   }
 };
+
+// The block of each dtype the nibble codec takes (DecodeRange); a new one
+// without a block does not compile.
+template <class T>
+struct DecBlockOf;
+template <>
+struct DecBlockOf<Bf16Traits> { using type = Bf16Block; };
+template <>
+struct DecBlockOf<Fp16Traits> { using type = Fp16Block; };
+template <>
+struct DecBlockOf<Fp32Traits> { using type = Fp32Block; };
+template <>
+struct DecBlockOf<Fp8E5M2Traits> { using type = Fp8Block; };
 
 // Elements per sub-block. A sub-block is decoded into L1 (a bounce buffer
 // when streaming, else its place in dst), its escapes are patched there,
@@ -221,14 +235,13 @@ uint32_t DecodeDtype(const ConstStreams& s, uint64_t begin, uint64_t end, const 
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
                      const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
-  switch (dtype) {
-    case Dtype::bf16: return DecodeDtype<Bf16Traits, Bf16Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp16: return DecodeDtype<Fp16Traits, Fp16Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp32: return DecodeDtype<Fp32Traits, Fp32Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp8_e5m2: return DecodeDtype<Fp8E5M2Traits, Fp8Block>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
-  }
-  return 0;
+  // The nibble codec's dtypes (core/codec.h); the others have codecs of their own.
+  uint32_t m = 0;
+  visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype), [&](auto tr) {
+    using T = decltype(tr);
+    m = DecodeDtype<T, typename DecBlockOf<T>::type>(s, begin, end, t, esc, tap, dst);
+  });
+  return m;
 }
 
 #else  // HWY_SCALAR
@@ -245,14 +258,11 @@ uint32_t DecodeScalarPatched(const ConstStreams& s, uint64_t begin, uint64_t end
 uint32_t DecodeRange(Dtype dtype, const ConstStreams& s, uint64_t begin, uint64_t end,
                      const DecodeTables& t, const EscapeList& esc, const OutputTap& tap, void* dst_v) {
   auto* dst = static_cast<uint8_t*>(dst_v);
-  switch (dtype) {
-    case Dtype::bf16: return DecodeScalarPatched<Bf16Traits>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp16: return DecodeScalarPatched<Fp16Traits>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp32: return DecodeScalarPatched<Fp32Traits>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp8_e5m2: return DecodeScalarPatched<Fp8E5M2Traits>(s, begin, end, t, esc, tap, dst);
-    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
-  }
-  return 0;
+  uint32_t m = 0;
+  visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype), [&](auto tr) {
+    m = DecodeScalarPatched<decltype(tr)>(s, begin, end, t, esc, tap, dst);
+  });
+  return m;
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR

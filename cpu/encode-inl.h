@@ -8,6 +8,7 @@
 #define SPLITZIP_CPU_ENCODE_INL_H_
 #endif
 
+#include "core/codec.h"
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
@@ -147,6 +148,19 @@ struct Fp32Block {
   }
 };
 
+// The block of each dtype the nibble codec takes (EncodeRange); a new one
+// without a block does not compile.
+template <class T>
+struct EncBlockOf;
+template <>
+struct EncBlockOf<Bf16Traits> { using type = Bf16Block; };
+template <>
+struct EncBlockOf<Fp16Traits> { using type = Fp16Block; };
+template <>
+struct EncBlockOf<Fp32Traits> { using type = Fp32Block; };
+template <>
+struct EncBlockOf<Fp8E5M2Traits> { using type = Fp8Block; };
+
 // Elements per escape-gathering group. The loop only stores each vector's
 // escape mask (a bitmap of the group in L1) and the escapes are recorded
 // after the group, re-reading just those elements from L1. So the
@@ -243,13 +257,11 @@ uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t en
     if (mid < end) EncodeTyped<Bf16Traits, Bf16Block>(src, mid, end, t, s, sink);
     return mid - begin;
   }
-  switch (dtype) {
-    case Dtype::bf16: EncodeTyped<Bf16Traits, Bf16Block>(src, begin, end, t, s, sink); break;
-    case Dtype::fp16: EncodeTyped<Fp16Traits, Fp16Block>(src, begin, end, t, s, sink); break;
-    case Dtype::fp32: EncodeTyped<Fp32Traits, Fp32Block>(src, begin, end, t, s, sink); break;
-    case Dtype::fp8_e5m2: EncodeTyped<Fp8E5M2Traits, Fp8Block>(src, begin, end, t, s, sink); break;
-    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
-  }
+  // The nibble codec's dtypes (core/codec.h); the others have codecs of their own.
+  visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype), [&](auto tr) {
+    using T = decltype(tr);
+    EncodeTyped<T, typename EncBlockOf<T>::type>(src, begin, end, t, s, sink);
+  });
   return 0;
 }
 
@@ -258,13 +270,8 @@ uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t en
 uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t end,
                      const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* /*hashes*/) {
   const auto* src = static_cast<const uint8_t*>(src_v);
-  switch (dtype) {
-    case Dtype::bf16: encode_scalar<Bf16Traits>(src, begin, end, t, s, sink); break;
-    case Dtype::fp16: encode_scalar<Fp16Traits>(src, begin, end, t, s, sink); break;
-    case Dtype::fp32: encode_scalar<Fp32Traits>(src, begin, end, t, s, sink); break;
-    case Dtype::fp8_e5m2: encode_scalar<Fp8E5M2Traits>(src, begin, end, t, s, sink); break;
-    case Dtype::fp8_e4m3: break;  // its own codec: cpu/e4m3_codec.cpp
-  }
+  visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype),
+                                   [&](auto tr) { encode_scalar<decltype(tr)>(src, begin, end, t, s, sink); });
   return 0;
 }
 

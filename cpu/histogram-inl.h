@@ -11,7 +11,9 @@
 #endif
 
 #include <cstring>
+#include <type_traits>
 
+#include "core/codec.h"
 #include "cpu/kernels.h"
 #include "cpu/scalar_kernels.h"
 #include "cpu/simd-inl.h"
@@ -254,13 +256,11 @@ void HistogramTyped(const uint8_t* src, uint64_t n, uint64_t counts[256], const 
 // inline: cpu/capacity_encode-inl.h includes this file too (its window counter).
 inline void HistogramRange(Dtype dtype, const void* src_v, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
   const auto* src = static_cast<const uint8_t*>(src_v);
-  switch (dtype) {
-    case Dtype::bf16: HistogramTyped<Bf16Traits>(src, n, counts, warm); break;
-    case Dtype::fp16: HistogramTyped<Fp16Traits>(src, n, counts, nullptr); break;
-    case Dtype::fp32: HistogramTyped<Fp32Traits>(src, n, counts, nullptr); break;
-    case Dtype::fp8_e5m2: HistogramTyped<Fp8E5M2Traits>(src, n, counts, nullptr); break;
-    case Dtype::fp8_e4m3: break;  // scalar, before dispatch (histogram_kernels.cpp)
-  }
+  // The nibble codec's dtypes (core/codec.h); histogram_range counts the others scalar.
+  visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype), [&](auto tr) {
+    using T = decltype(tr);
+    HistogramTyped<T>(src, n, counts, std::is_same_v<T, Bf16Traits> ? warm : nullptr);
+  });
 }
 
 }  // namespace HWY_NAMESPACE

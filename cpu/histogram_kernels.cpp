@@ -16,7 +16,7 @@ namespace cpu {
 HWY_EXPORT(HistogramRange);
 
 void histogram_range(Dtype dtype, const void* src, uint64_t n, uint64_t counts[256], const WarmOutput* warm) {
-  // The e4m3 codec's counts are scalar (FORMAT.md 4.7); the SIMD kernels take the nibble codec's dtypes.
+  // The SIMD kernels take the nibble codec's dtypes; the other codecs' counts are scalar.
   if (codec_of(dtype, Mode::fast) != Codec::nibble) return add_exponent_counts(dtype, src, n, counts);
   HWY_DYNAMIC_DISPATCH(HistogramRange)(dtype, src, n, counts, warm);
 }

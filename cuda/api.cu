@@ -75,12 +75,27 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 constexpr uint64_t kMaxCount = kMaxBatchCount;
 
 // As check_compress_args: codec_of() refuses an invalid dtype or mode and
-// capacity mode for fp8_e4m3 (FORMAT.md 4.7).
+// a (dtype, mode) pair no layout takes.
 Status check_encode_config(const cuda::EncodeConfig& cfg) {
   if (cfg.chunk_log2 < kMinChunkLog2 || cfg.chunk_log2 > kMaxChunkLog2 ||
       codec_of(cfg.dtype, cfg.mode) == Codec::invalid)
     return Status::invalid_argument;
   return Status::ok;
+}
+
+// The fields of an encode every entry point sets alike.
+EncodeJob encode_job(const cuda::EncodeConfig& cfg, uint64_t elems, void* workspace, uint64_t workspace_bytes,
+                     uint64_t* d_sizes, Status* d_statuses) {
+  EncodeJob j;
+  j.dtype = static_cast<uint32_t>(cfg.dtype);
+  j.chunk_log2 = cfg.chunk_log2;
+  j.checksum = cfg.checksum;
+  j.elems = elems;
+  j.ws = static_cast<uint8_t*>(workspace);
+  j.ws_bytes = workspace_bytes;
+  j.d_sizes = d_sizes;
+  j.d_statuses = d_statuses;
+  return j;
 }
 
 // The decode workspace: the mode-0 kernels' (decode.cu), then the capacity
@@ -166,20 +181,12 @@ Status compress_async(const void* src, uint64_t n_elems, void* dst, uint64_t dst
   if (codec_uses_codebook(codec) && (validate_codebook(codebook) != Status::ok || codebook.dtype != cfg.dtype))
     return Status::bad_codebook;
   if (dst_capacity < compress_bound(cfg.dtype, n_elems)) return Status::dst_too_small;
-  EncodeJob j;
+  EncodeJob j = encode_job(cfg, n_elems, workspace, workspace_bytes, d_frame_size, d_status);
   j.src = src;
   j.dst = dst;
   j.n = n_elems;
   j.capacity = dst_capacity;
   j.cb = &codebook;
-  j.dtype = static_cast<uint32_t>(cfg.dtype);
-  j.chunk_log2 = cfg.chunk_log2;
-  j.checksum = cfg.checksum;
-  j.elems = n_elems;
-  j.ws = static_cast<uint8_t*>(workspace);
-  j.ws_bytes = workspace_bytes;
-  j.d_sizes = d_frame_size;
-  j.d_statuses = d_status;
   return enqueue_codec_encode(codec, j, stream);
 }
 
@@ -195,19 +202,11 @@ Status compress_batch_async(const CompressItem* d_items, uint64_t count, uint64_
       (codec_uses_codebook(codec) && (d_codebooks == nullptr || codebook_count == 0)) || d_frame_sizes == nullptr ||
       d_statuses == nullptr || workspace == nullptr || !aligned16(workspace) || total_elems > kMaxElems)
     return Status::invalid_argument;
-  EncodeJob j;
+  EncodeJob j = encode_job(cfg, total_elems, workspace, workspace_bytes, d_frame_sizes, d_statuses);
   j.items = d_items;
   j.count = count;
   j.d_codebooks = d_codebooks;
   j.n_codebooks = codebook_count;
-  j.dtype = static_cast<uint32_t>(cfg.dtype);
-  j.chunk_log2 = cfg.chunk_log2;
-  j.checksum = cfg.checksum;
-  j.elems = total_elems;
-  j.ws = static_cast<uint8_t*>(workspace);
-  j.ws_bytes = workspace_bytes;
-  j.d_sizes = d_frame_sizes;
-  j.d_statuses = d_statuses;
   return enqueue_codec_encode(codec, j, stream);
 }
 

@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(kHistThreads) histogram_kernel(const uint8_t* 
 }
 
 // 256 threads, one per exponent: each finds its own rank (top16_rank), the
-// winners (16, or 7 for fp8_e4m3) write their entries; the count is the
+// winners (codebook_limit of the dtype) write their entries; the count is the
 // number of non-zero bins, capped at that limit. About 256 compares per thread instead of a serial
 // 16 x 256 scan.
 __global__ void __launch_bounds__(256) codebook_kernel(uint32_t dtype, const uint64_t* counts, Codebook* out) {
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(256) codebook_kernel(uint32_t dtype, const uin
   if (e < 16) entries[e] = 0;
   if (e == 0) nonzero = 0;
   __syncthreads();
-  const uint32_t limit = codebook_limit(dtype);  // 16, or 7 for fp8_e4m3 (FORMAT.md 3)
+  const uint32_t limit = codebook_limit(dtype);  // FORMAT.md 3
   const uint32_t rank = top16_rank(c, e);
   if (rank < limit) entries[rank] = static_cast<uint8_t>(e);
   if (c[e] != 0) atomicAdd(&nonzero, 1u);

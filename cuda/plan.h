@@ -45,7 +45,7 @@ constexpr uint32_t kPlanVerify = 1u << 4;       // decode: verify the content ch
 constexpr uint32_t kPlanStored = 1u << 5;       // decode: stored frame
 
 // What the encode copy phase moves for a buffer after the main phase.
-// kCopyEscNibbles: fp8_e4m3's stream 6, two staged exponents per byte.
+// kCopyEscNibbles: a stream 6 of two staged exponents per byte (FORMAT.md 4.7).
 enum CopyKind : uint32_t { kCopyNone = 0, kCopyEscapes = 1, kCopyStored = 2, kCopyEscNibbles = 3 };
 
 struct EncPlan {
