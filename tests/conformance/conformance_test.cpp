@@ -89,7 +89,11 @@ struct Param {
 };
 
 std::string param_name(const testing::TestParamInfo<Param>& i) {
-  std::string s = targets()[i.param.target].name + "_" + (i.param.cd.mode == Mode::fast ? "fast" : "capacity") + "_" +
+  const Mode m = i.param.cd.mode;  // a mode without a word here is named by its number
+  const std::string mode = m == Mode::fast       ? "fast"
+                           : m == Mode::capacity ? "capacity"
+                                                 : "mode" + std::to_string(static_cast<int>(m));
+  std::string s = targets()[i.param.target].name + "_" + mode + "_" +
                   dtype_name(i.param.cd.dtype);
   for (char& c : s)
     if (!isalnum(static_cast<unsigned char>(c))) c = '_';
