@@ -77,6 +77,22 @@ def _prefix_size(ndim):
     return _PREFIX.size + 8 * ndim
 
 
+# One-entry uint64 arrays of a record's chunk offset (the prefix size), by ndim.
+_OFFSETS = {_prefix_size(d): np.array([_prefix_size(d)], np.uint64) for d in range(9)}
+_ROW_OFFSETS: dict = {}
+
+
+def _row_offsets(rows, row_elems, dtype):
+    """Byte offsets of a tensor's rows (cached per shape: they repeat)."""
+    k = (rows, row_elems, dtype)
+    offs = _ROW_OFFSETS.get(k)
+    if offs is None:
+        if len(_ROW_OFFSETS) > 256:
+            _ROW_OFFSETS.clear()
+        offs = _ROW_OFFSETS[k] = np.arange(rows, dtype=np.uint64) * np.uint64(row_elems * _chunk._ITEMSIZE[dtype])
+    return offs
+
+
 def _flat_bytes(obj):
     """A flat numpy uint8 view of a MemoryObj's buffer (or of a tensor/array)."""
     t = obj.tensor if hasattr(obj, "tensor") and not hasattr(obj, "numpy") else obj
@@ -133,14 +149,17 @@ class SplitzipSerializer(_Serializer):
         if out.size < need:
             raise ValueError(f"splitzip serde: destination holds {out.size} bytes, needs "
                              f"{need} (estimate_serialized_size)")
-        flat = t.reshape(rows, n // rows)
-        parts = [flat[i] for i in range(rows)]
         p = _prefix_size(len(shape))
         _PREFIX.pack_into(out, 0, MAGIC, VERSION, len(shape))
         struct.pack_into(f"<{len(shape)}Q", out, _PREFIX.size, *shape)
-        used = _chunk.encode_into(_object_key(key, shape, dtype), parts, out[p:], dtype=dtype,
-                                  backend=self.backend, threads=self.threads, mode=self.mode)
-        return p + used
+        # Every row in one codec call (chunk.encode_many), straight from the tensor's bytes.
+        sizes, errors = _chunk.encode_many(
+            [_object_key(key, shape, dtype)], _flat_bytes(t), _row_offsets(rows, n // rows, dtype), rows,
+            n // rows, out, _OFFSETS[p], dtype=dtype, backend=self.backend, threads=self.threads,
+            mode=self.mode)
+        if errors:
+            raise ValueError(f"splitzip serde: {errors[0]}")
+        return p + sizes[0]
 
 
 class SplitzipDeserializer(_Deserializer):
@@ -164,13 +183,15 @@ class SplitzipDeserializer(_Deserializer):
             raise _chunk.ChunkError(str(key), f"record holds shape {tuple(stored)}, "
                                     f"destination is {shape}")
         rows = _rows(shape)
-        flat = t.reshape(rows, -1)
-        try:
-            _chunk.decode_into(_object_key(key, shape, dtype), buf[p:], [flat[i] for i in range(rows)],
-                               backend=self.backend, threads=self.threads, exact=False)
-        except _chunk.ChunkError:
+        n = int(np.prod(shape))
+        k = _object_key(key, shape, dtype)
+        # Checks and every row's decode in one call (chunk.decode_many).
+        why = _chunk.decode_many([k], buf, _OFFSETS[p], [buf.size - p], _flat_bytes(t),
+                                 _row_offsets(rows, n // rows, dtype), rows, n // rows, dtype=dtype,
+                                 backend=self.backend, threads=self.threads, exact=False)[0]
+        if why is not None:
             _flat_bytes(dst)[...] = 0  # never leave partly decoded KV behind
-            raise
+            raise _chunk.ChunkError(k, why)
 
 
 def make_processor(kwargs=None):
