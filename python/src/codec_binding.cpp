@@ -290,42 +290,90 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
   return nb::make_tuple(r.size, backend_str(r.backend));
 }
 
-// Batched pages: one frame per array, threads across them, the GIL
-// released once. specs: None, or per page its tensor spec (tensor_from) or
-// None, so each frame is the one compress() writes for that page. Returns
-// a list of bytes; the first failing item raises with its index.
+// Rows of a stacked array (pages along axis 0): (base, rows, bytes per row).
+struct Rows {
+  uint8_t* base = nullptr;
+  uint64_t count = 0, bytes = 0;
+};
+Rows rows_of(const ArrayRef& a, const char* what) {
+  const size_t nd = a.rw.is_valid() ? a.rw.ndim() : a.ro.ndim();
+  if (nd < 2) raise_status(Status::invalid_argument, std::string(what) + " stacks pages along axis 0: it needs 2+ dimensions");
+  Rows r;
+  r.base = static_cast<uint8_t*>(a.data);
+  r.count = a.rw.is_valid() ? a.rw.shape(0) : a.ro.shape(0);
+  r.bytes = r.count ? a.nbytes / r.count : 0;
+  return r;
+}
+
+// A frame source: a bytes object without the buffer protocol's import
+// (it cost as much as a 4 KiB page's decode), anything else through it.
+std::pair<const void*, uint64_t> frame_ref(nb::handle f, std::vector<ArrayRef>& keep) {
+  if (PyBytes_CheckExact(f.ptr()))
+    return {PyBytes_AS_STRING(f.ptr()), static_cast<uint64_t>(PyBytes_GET_SIZE(f.ptr()))};
+  keep.push_back(host_source(f, "frame"));
+  return {keep.back().data, keep.back().nbytes};
+}
+
+// Batched pages: one frame per page, threads across them, the GIL
+// released once. arrays: a sequence of pages, or with stacked one array
+// whose rows (axis 0) are the pages. specs: None, one tensor spec for every
+// page (stacked), or per page its spec or None, so each frame is the one
+// compress() writes for that page. Returns a list of bytes; the first
+// failing page raises with its index.
 nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codebook* cb, uint32_t chunk_log2,
-                           bool checksum, const OptStr& backend, int threads, int mode, nb::handle specs) {
+                           bool checksum, const OptStr& backend, int threads, int mode, nb::handle specs,
+                           bool stacked) {
   std::vector<ArrayRef> refs;
-  for (nb::handle item : arrays) refs.push_back(host_source(item, "page"));
+  Rows rows;
+  if (stacked) {
+    refs.push_back(host_source(arrays, "pages"));
+    rows = rows_of(refs[0], "pages");
+  } else {
+    for (nb::handle item : arrays) refs.push_back(host_source(item, "page"));
+  }
+  const size_t count = stacked ? rows.count : refs.size();
   nb::list out;
-  if (refs.empty()) return out;
+  if (count == 0) return out;
   std::vector<nb::handle> spec;
-  if (!specs.is_none())
+  if (!specs.is_none() && !stacked)
     for (nb::handle sp : specs) spec.push_back(sp);
-  if (!spec.empty() && spec.size() != refs.size())
-    raise_status(Status::invalid_argument, std::to_string(refs.size()) + " pages but " +
+  if (!spec.empty() && spec.size() != count)
+    raise_status(Status::invalid_argument, std::to_string(count) + " pages but " +
                                                std::to_string(spec.size()) + " tensor specs");
   const Dtype d = resolve_dtype(refs[0], dtype, "page");
   const OptStr name(splitzip::dtype_name(d));
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
-  std::vector<splitzip::CompressItem> items(refs.size());
-  std::vector<nb::object> holders(refs.size());
-  std::vector<splitzip::TensorDesc> tds(spec.empty() ? 0 : refs.size());
+  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
+  std::vector<splitzip::CompressItem> items(count);
+  std::vector<nb::object> holders(count);
+  std::vector<splitzip::TensorDesc> tds(spec.empty() ? 1 : count);
   std::vector<std::string> names(tds.size());
-  for (size_t i = 0; i < refs.size(); ++i) {
-    resolve_dtype(refs[i], name, "page");
-    const uint64_t n = element_count(refs[i], d, "page");
-    uint64_t bound = splitzip::compress_bound(d, n);
+  const uint64_t row_elems = stacked ? element_count(refs[0], d, "pages") / rows.count : 0;
+  uint64_t shared_desc = 0;
+  if (stacked && tensor_from(specs, d, row_elems, &tds[0], &names[0])) {
+    opts.tensor = &tds[0];
+    shared_desc = splitzip::tensor_desc_size(tds[0]);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const void* src;
+    uint64_t n;
+    if (stacked) {
+      src = rows.base + i * rows.bytes;
+      n = row_elems;
+    } else {
+      resolve_dtype(refs[i], name, "page");
+      src = refs[i].data;
+      n = element_count(refs[i], d, "page");
+    }
+    uint64_t bound = splitzip::compress_bound(d, n) + shared_desc;
     const splitzip::TensorDesc* t = nullptr;
     if (!spec.empty() && tensor_from(spec[i], d, n, &tds[i], &names[i])) {
       t = &tds[i];
       bound += splitzip::tensor_desc_size(tds[i]);
     }
     holders[i] = new_frame_bytes(bound);
-    items[i] = {refs[i].data, n, PyBytes_AS_STRING(holders[i].ptr()), bound, t};
+    items[i] = {src, n, PyBytes_AS_STRING(holders[i].ptr()), bound, t};
   }
-  std::vector<splitzip::Result> res(refs.size());
+  std::vector<splitzip::Result> res(count);
   {
     nb::gil_scoped_release unlocked;
     splitzip::compress_batch(d, items.data(), items.size(), res.data(), opts);
@@ -341,16 +389,17 @@ nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codeboo
 nb::list batch_outputs(nb::handle frames) {
   nb::list out;
   size_t i = 0;
+  std::vector<ArrayRef> keep;
   for (nb::handle f : frames) {
-    const ArrayRef a = host_source(f, "frame");
+    const auto [data, size] = frame_ref(f, keep);
     splitzip::FrameInfo fi;
-    check(splitzip::frame_info(a.data, a.nbytes, &fi), "decompress_batch frame " + std::to_string(i));
+    check(splitzip::frame_info(data, size, &fi), "decompress_batch frame " + std::to_string(i));
     nb::object shape = nb::none();
     int origin = 0;
     if (fi.has_tensor) {
       splitzip::TensorDesc t;
       bool present = false;
-      check(splitzip::read_tensor_desc(a.data, a.nbytes, &t, &present),
+      check(splitzip::read_tensor_desc(data, size, &t, &present),
             "tensor descriptor of decompress_batch frame " + std::to_string(i));
       if (present && t.total_elems == fi.n_elems && t.dtype == fi.dtype) {
         nb::list dims;
@@ -365,22 +414,34 @@ nb::list batch_outputs(nb::handle frames) {
   return out;
 }
 
-// frames[i] (one frame each) into outs[i] (validated by _api.py); returns
-// the bytes written per item.
+// frames[i] (one frame each) into outs[i] (validated by _api.py), or with
+// stacked into row i of the one array outs; returns the bytes written per
+// item.
 nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& backend, int threads,
-                             uint64_t max_output_bytes, bool verify_checksum) {
-  std::vector<ArrayRef> src, dst;
-  for (nb::handle f : frames) src.push_back(host_source(f, "frame"));
-  for (nb::handle o : outs) dst.push_back(import_array(o, true, "out"));
-  if (src.size() != dst.size())
+                             uint64_t max_output_bytes, bool verify_checksum, bool stacked) {
+  std::vector<ArrayRef> keep, dst;
+  std::vector<std::pair<const void*, uint64_t>> src;
+  for (nb::handle f : frames) src.push_back(frame_ref(f, keep));
+  Rows rows;
+  if (stacked) {
+    dst.push_back(import_array(outs, true, "outs"));
+    rows = rows_of(dst[0], "outs");
+  } else {
+    for (nb::handle o : outs) dst.push_back(import_array(o, true, "out"));
+  }
+  const size_t count = stacked ? rows.count : dst.size();
+  if (src.size() != count)
     raise_status(Status::invalid_argument, std::to_string(src.size()) + " frames but " +
-                                               std::to_string(dst.size()) + " outputs");
+                                               std::to_string(count) + " outputs");
   std::vector<splitzip::DecompressItem> items(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
-    if (!dst[i].host_readable())
+    const ArrayRef& o = dst[stacked ? 0 : i];
+    if (!o.host_readable())
       raise_status(Status::unsupported_memory, "out " + std::to_string(i) + " must be in host memory");
-    check_disjoint(src[i], dst[i]);
-    items[i] = {src[i].data, src[i].nbytes, dst[i].data, dst[i].nbytes};
+    void* p = stacked ? static_cast<void*>(rows.base + i * rows.bytes) : o.data;
+    const uint64_t cap = stacked ? rows.bytes : o.nbytes;
+    if (overlaps(src[i].first, src[i].second, p, cap)) raise_status(Status::invalid_argument, kOverlap);
+    items[i] = {src[i].first, src[i].second, p, cap};
   }
   splitzip::DecompressOptions opts;
   opts.backend = backend ? backend->c_str() : nullptr;
@@ -879,11 +940,12 @@ void bind_codec(nb::module_& m) {
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
   m.def("compress_batch", &compress_batch_py, nb::arg("arrays"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("specs").none() = nb::none());
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("specs").none() = nb::none(),
+        nb::arg("stacked") = false);
   m.def("batch_outputs", &batch_outputs, nb::arg("frames"));
   m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
-        nb::arg("verify_checksum"));
+        nb::arg("verify_checksum"), nb::arg("stacked") = false);
   m.def("encode_chunks", &encode_chunks, nb::arg("out"), nb::arg("out_offsets"), nb::arg("keys"), nb::arg("src"),
         nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"), nb::arg("dtype"), nb::arg("dtype_id"),
         nb::arg("codebook").none(), nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));

@@ -112,3 +112,31 @@ def test_large_compress_returns_independent_sound_bytes():
     assert (fa + b"x")[:-1] == fa
     np.testing.assert_array_equal(bits(splitzip_kv.decompress(fa)), bits(a))
     np.testing.assert_array_equal(bits(splitzip_kv.decompress(fb)), bits(b))
+
+
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+def test_stacked_pages(mode):
+    # One array whose rows are the pages: the frames of the list form (each
+    # compress(row)), and decoding into one array's rows.
+    for dtype in DTYPES:
+        for shape in [(9, 4096), (5, 16, 4, 8), (1, 3)]:
+            pages = kv_like(dtype, int(np.prod(shape)), seed=7).reshape(shape)
+            frames = splitzip_kv.compress_batch(pages, mode=mode, threads=2)
+            assert frames == [splitzip_kv.compress(p, mode=mode) for p in pages]
+            assert frames == splitzip_kv.compress_batch(list(pages), mode=mode)
+            out = np.empty_like(pages)
+            assert splitzip_kv.decompress_batch(frames, out) is out
+            np.testing.assert_array_equal(bits(out), bits(pages))
+            back = splitzip_kv.decompress_batch(frames)
+            assert all(b.shape == pages.shape[1:] and b.dtype == pages.dtype for b in back)
+    assert splitzip_kv.compress_batch(np.empty((0, 8), np.float16)) == []
+    frames = splitzip_kv.compress_batch(np.ones((4, 8), np.float16))
+    with pytest.raises(splitzip_kv.SplitzipError, match="3 outputs"):
+        splitzip_kv.decompress_batch(frames, np.empty((3, 8), np.float16))
+    with pytest.raises(splitzip_kv.SplitzipError):
+        splitzip_kv.decompress_batch(frames, np.empty((4, 8), np.float32))  # another dtype
+    with pytest.raises(splitzip_kv.SplitzipError):
+        splitzip_kv.decompress_batch(frames, np.empty((4, 7), np.float16))  # rows too small
+    mixed = frames[:2] + splitzip_kv.compress_batch(np.ones((2, 4), np.float32))
+    with pytest.raises(splitzip_kv.SplitzipError, match="different dtypes"):
+        splitzip_kv.decompress_batch(mixed, np.empty((4, 8), np.float16))
