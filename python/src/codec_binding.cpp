@@ -539,8 +539,14 @@ uint32_t rd32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
 uint16_t rd16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return v; }
 }  // namespace chunkfmt
 
-// uint64 entries of a host buffer (a numpy uint64 / int64 array).
-std::pair<const uint64_t*, size_t> u64_array(nb::handle obj, const char* what) {
+// uint64 entries of a host buffer (a numpy uint64 / int64 array), or of a
+// short list of ints (a one-chunk call: no array to build in Python).
+std::pair<const uint64_t*, size_t> u64_array(nb::handle obj, const char* what, std::vector<uint64_t>& store) {
+  if (PyList_CheckExact(obj.ptr())) {
+    store.clear();
+    for (nb::handle v : obj) store.push_back(nb::cast<uint64_t>(v));
+    return {store.data(), store.size()};
+  }
   const ArrayRef a = host_source(obj, what);
   if (a.dt.bits != 64 || a.dt.lanes != 1 || (a.dt.code != 0 && a.dt.code != 1))
     raise_status(Status::invalid_argument, std::string(what) + " must be a uint64 array");
@@ -570,8 +576,10 @@ nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys,
   check_disjoint(a, o);
   const Dtype d = parse_dtype_name(dtype);
   const auto opts = compress_options(cb, d, splitzip::kDefaultChunkLog2, true, backend, threads, mode);
-  const auto [offs, n] = u64_array(out_offsets, "out_offsets");
-  const auto [poffs, np_] = u64_array(part_offsets, "part_offsets");
+  std::vector<uint64_t> st1;
+  const auto [offs, n] = u64_array(out_offsets, "out_offsets", st1);
+  std::vector<uint64_t> st2;
+  const auto [poffs, np_] = u64_array(part_offsets, "part_offsets", st2);
   const std::vector<uint64_t> khash = key_hashes(keys);
   if (parts == 0 || parts > 0xFFFF) raise_status(Status::invalid_argument, "a chunk has 1..65535 parts");
   if (khash.size() != n || np_ != n * parts)
@@ -670,9 +678,12 @@ nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle valu
   if (!o.host_readable()) raise_status(Status::unsupported_memory, "destination must be in host memory");
   check_disjoint(v, o);
   const Dtype d = parse_dtype_name(dtype);
-  const auto [voffs, n] = u64_array(value_offsets, "value_offsets");
-  const auto [vsizes, nv] = u64_array(value_sizes, "value_sizes");
-  const auto [poffs, np_] = u64_array(part_offsets, "part_offsets");
+  std::vector<uint64_t> st3;
+  const auto [voffs, n] = u64_array(value_offsets, "value_offsets", st3);
+  std::vector<uint64_t> st4;
+  const auto [vsizes, nv] = u64_array(value_sizes, "value_sizes", st4);
+  std::vector<uint64_t> st5;
+  const auto [poffs, np_] = u64_array(part_offsets, "part_offsets", st5);
   const std::vector<uint64_t> khash = key_hashes(keys);
   if (nv != n || khash.size() != n || np_ != n * parts)
     raise_status(Status::invalid_argument, "value, key and part offset counts disagree");
@@ -786,9 +797,12 @@ nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle valu
 void copy_spans(nb::handle buf, nb::handle dst_offsets, nb::handle src_offsets, nb::handle lengths) {
   const ArrayRef b = import_array(buf, true, "buffer");
   if (!b.host_readable()) raise_status(Status::unsupported_memory, "buffer must be in host memory");
-  const auto [dst, n] = u64_array(dst_offsets, "dst_offsets");
-  const auto [src, ns] = u64_array(src_offsets, "src_offsets");
-  const auto [len, nl] = u64_array(lengths, "lengths");
+  std::vector<uint64_t> st6;
+  const auto [dst, n] = u64_array(dst_offsets, "dst_offsets", st6);
+  std::vector<uint64_t> st7;
+  const auto [src, ns] = u64_array(src_offsets, "src_offsets", st7);
+  std::vector<uint64_t> st8;
+  const auto [len, nl] = u64_array(lengths, "lengths", st8);
   if (ns != n || nl != n) raise_status(Status::invalid_argument, "offset and length counts disagree");
   for (size_t i = 0; i < n; ++i)
     if (dst[i] > b.nbytes || src[i] > b.nbytes || len[i] > b.nbytes - dst[i] || len[i] > b.nbytes - src[i])

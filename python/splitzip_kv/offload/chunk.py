@@ -194,7 +194,8 @@ def decode_many(keys, buf, value_offsets, value_sizes, dst, part_offsets, n_part
 
 
 def _u64(a):
-    return a if type(a) is np.ndarray and a.dtype == np.uint64 else np.asarray(a, np.uint64)
+    """uint64 array or a list of ints, as _core takes them."""
+    return a if type(a) is list or (type(a) is np.ndarray and a.dtype == np.uint64) else np.asarray(a, np.uint64)
 
 
 def encode(key, parts, **kw):
