@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # idle OpenMP workers must not spin into the CPU times
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 CHILD = r"""

@@ -41,6 +41,8 @@ import time
 
 import numpy as np
 
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # idle OpenMP workers must not spin into the CPU times
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIZES_KIB = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 DATA = {
