@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -553,6 +554,23 @@ std::pair<const uint64_t*, size_t> u64_array(nb::handle obj, const char* what, s
   return {static_cast<const uint64_t*>(a.data), a.nbytes / 8};
 }
 
+// Spans [offsets[i], + len) must not share bytes: the codec writes them
+// from several threads.
+void check_spans_disjoint(const uint64_t* offsets, size_t count, uint64_t len, const char* what) {
+  std::vector<uint64_t> sorted(offsets, offsets + count);
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] - sorted[i - 1] < len)
+      raise_status(Status::invalid_argument, std::string(what) + " overlap (offsets " +
+                                                 std::to_string(sorted[i - 1]) + " and " +
+                                                 std::to_string(sorted[i]) + ", " + std::to_string(len) +
+                                                 " bytes each)");
+}
+
+void check_elems(uint64_t elems) {
+  if (elems > splitzip::kMaxElems) raise_status(Status::invalid_argument, "more than 2^56 elements per part");
+}
+
 std::vector<uint64_t> key_hashes(nb::handle keys) {
   std::vector<uint64_t> out;
   for (nb::handle k : keys) {
@@ -582,6 +600,7 @@ nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys,
   const auto [poffs, np_] = u64_array(part_offsets, "part_offsets", st2);
   const std::vector<uint64_t> khash = key_hashes(keys);
   if (parts == 0 || parts > 0xFFFF) raise_status(Status::invalid_argument, "a chunk has 1..65535 parts");
+  check_elems(elems);
   if (khash.size() != n || np_ != n * parts)
     raise_status(Status::invalid_argument, std::to_string(n) + " chunks, " + std::to_string(khash.size()) +
                                                " keys, " + std::to_string(np_) + " part offsets");
@@ -596,6 +615,7 @@ nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys,
       if (poffs[c * parts + j] > a.nbytes || a.nbytes - poffs[c * parts + j] < part_bytes)
         raise_status(Status::invalid_argument, "part offset past the source");
   }
+  check_spans_disjoint(offs, n, cbound, "chunk places in out");
   auto* ob = static_cast<uint8_t*>(o.data);
   const auto* sb = static_cast<const uint8_t*>(a.data);
   std::vector<uint64_t> pos(n, h), sizes(n * parts, 0);
@@ -687,7 +707,9 @@ nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle valu
   const std::vector<uint64_t> khash = key_hashes(keys);
   if (nv != n || khash.size() != n || np_ != n * parts)
     raise_status(Status::invalid_argument, "value, key and part offset counts disagree");
+  check_elems(elems);
   const uint64_t part_bytes = elems * splitzip::dtype_bytes(d);
+  check_spans_disjoint(poffs, np_, part_bytes, "destination parts");
   for (size_t c = 0; c < n; ++c) {
     if (voffs[c] > v.nbytes || v.nbytes - voffs[c] < vsizes[c])
       raise_status(Status::invalid_argument, "value " + std::to_string(c) + " lies past the buffer");

@@ -214,3 +214,18 @@ def test_encode_many_and_decode_many_match_one_chunk_calls(mode):
                           layout.page_elems, dtype="bf16")
     with pytest.raises(splitzip.SplitzipError):
         chunk.encode_many(keys, pages, offs, 2, layout.page_elems, out[:bound], at, dtype="bf16")
+
+
+def test_group_calls_refuse_overlapping_places():
+    # Chunks are written, and parts decoded, on several threads: places that
+    # share bytes are an argument error, never a race.
+    layout, pages, keys, offs = _group()
+    bound = chunk.chunk_bound("bf16", 2, layout.page_elems)
+    out = np.zeros(bound * 4, np.uint8)
+    with pytest.raises(splitzip.SplitzipError, match="overlap"):
+        chunk.encode_many(keys[:2], pages, offs[:4], 2, layout.page_elems, out, [0, bound - 1], dtype="bf16")
+    at = np.arange(2, dtype=np.uint64) * np.uint64(bound)
+    sizes, errors = chunk.encode_many(keys[:2], pages, offs[:4], 2, layout.page_elems, out, at, dtype="bf16")
+    same = np.array([offs[0], offs[1], offs[0], offs[3]], np.uint64)
+    with pytest.raises(splitzip.SplitzipError, match="overlap"):
+        chunk.decode_many(keys[:2], out, at, sizes, np.zeros_like(pages), same, 2, layout.page_elems, dtype="bf16")

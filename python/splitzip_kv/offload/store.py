@@ -446,6 +446,10 @@ class KVOffloadStore:
             items = self._work(pages, block_ids, block_hashes, layers)
             self.register(pages)
             return self._get_raw(items)
+        # Chunks decode on several threads: two of them must not share a page.
+        if len(set(int(b) for b in block_ids)) != len(block_ids) or \
+                (layers is not None and len(set(layers)) != len(layers)):
+            raise ValueError("get_blocks: a block id or layer repeats (two chunks would decode into one page)")
         return self._get_coded(pages, *self._work_coded(pages, block_ids, block_hashes, layers))
 
     def _get_raw(self, items):
