@@ -37,6 +37,15 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # idle OpenMP workers must 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def shared_kv(name):
+    """../shared/data/kv/<name> beside the checkout (a worktree one level deeper: ../../shared)."""
+    for up in ("..", os.path.join("..", "..")):
+        d = os.path.join(ROOT, up, "shared", "data", "kv", name)
+        if os.path.isdir(d):
+            return d
+    return os.path.join(ROOT, "..", "shared", "data", "kv", name)
+
+
 class Clock:
     """Accumulates the calling thread's CPU time inside wrapped functions."""
 
@@ -94,7 +103,7 @@ class FakeClient:
 
 
 def kv_bytes():
-    files = sorted(glob.glob(os.path.join(ROOT, "..", "shared", "data", "kv", "smollm2", "layer*.bf16")))
+    files = sorted(glob.glob(os.path.join(shared_kv("smollm2"), "layer*.bf16")))
     name = "smollm2"
     if not files:
         files = sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16")))

@@ -28,6 +28,15 @@ import time
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # idle OpenMP workers must not spin into the CPU times
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+
+def shared_kv(name):
+    """../shared/data/kv/<name> beside the checkout (a worktree one level deeper: ../../shared)."""
+    for up in ("..", os.path.join("..", "..")):
+        d = os.path.join(ROOT, up, "shared", "data", "kv", name)
+        if os.path.isdir(d):
+            return d
+    return os.path.join(ROOT, "..", "shared", "data", "kv", name)
+
 CHILD = r"""
 import glob, json, sys, time, numpy as np, ml_dtypes, splitzip_kv as sz
 files, mode, pattern, reps = json.loads(sys.argv[1])
@@ -64,7 +73,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "pages_defaults.md"))
     args = ap.parse_args()
-    files = sorted(glob.glob(os.path.join(ROOT, "..", "shared", "data", "kv", "smollm2", "layer*.bf16")))
+    files = sorted(glob.glob(os.path.join(shared_kv("smollm2"), "layer*.bf16")))
     data = "smollm2 (60 files, 22.5 MiB)"
     if not files:
         files = sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "layer*.bf16")))

@@ -44,9 +44,18 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # idle OpenMP workers must not spin into the CPU times
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def shared_kv(name):
+    """../shared/data/kv/<name> beside the checkout (a worktree one level deeper: ../../shared)."""
+    for up in ("..", os.path.join("..", "..")):
+        d = os.path.join(ROOT, up, "shared", "data", "kv", name)
+        if os.path.isdir(d):
+            return d
+    return os.path.join(ROOT, "..", "shared", "data", "kv", name)
 SIZES_KIB = [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 DATA = {
-    "smollm2": os.path.join(ROOT, "..", "shared", "data", "kv", "smollm2"),
+    "smollm2": shared_kv("smollm2"),
     "stories260k": os.path.join(ROOT, "data", "kv", "stories260k"),
 }
 CODECS = ["memcpy", "splitzip fast", "splitzip capacity", "zstd -1 (batch)",

@@ -228,6 +228,7 @@ class KVOffloadStore:
         per_group = max(1, config.group_bytes // (2 * layout.page_bytes))
         self._group = per_group
         self._slots = None
+        self._slot_offsets = None
         self._registered = set()
         self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix="szkv")
         self._lock = threading.Lock()
@@ -308,7 +309,7 @@ class KVOffloadStore:
         for l in layers:
             if not 0 <= l < self.layout.layers:
                 raise ValueError(f"layer {l} out of range")
-        if not block_ids or not layers:
+        if len(block_ids) == 0 or not layers:
             return [], np.empty(0, np.uint64)
         prefix = chunk_key(self.model, "", 0, self.config.namespace)[:-len("/L0")]
         keys = [f"{prefix}{h}/L{int(l)}" for h in block_hashes for l in layers]
@@ -371,7 +372,7 @@ class KVOffloadStore:
 
     def _slot_setup(self):
         slots = self._staging()
-        if not hasattr(self, "_slot_offsets"):
+        if self._slot_offsets is None:  # where each chunk of a group sits in a slot
             self._slot_offsets = np.arange(self._group, dtype=np.uint64) * np.uint64(self._bound)
         return slots
 
