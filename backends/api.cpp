@@ -217,6 +217,19 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
       unbooked.codebook = nullptr;
       results[i].status = check_compress_args(unbooked);
       if (results[i].status == Status::ok && !codebook_ok) results[i].status = Status::bad_codebook;
+      // The item's tensor descriptor (else the batch's) follows its payload, as in compress().
+      const TensorDesc* t = items[i].tensor != nullptr ? items[i].tensor : opts.tensor;
+      if (results[i].status == Status::ok && t != nullptr) {
+        const uint64_t desc = tensor_desc_size(*t);
+        if (desc == 0 || t->dtype != dtype || t->total_elems < a.n)
+          results[i].status = Status::invalid_argument;
+        else if (memory_kind_of(a.dst) == MemoryKind::device)
+          results[i].status = Status::unsupported_memory;
+        else if (a.capacity < desc)
+          results[i].status = Status::dst_too_small;
+        else
+          a.capacity -= desc;
+      }
       if (results[i].status != Status::ok) continue;
       args.push_back(a);
       index.push_back(i);
@@ -224,9 +237,16 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
     std::vector<FrameOutcome> outs(args.size());
     be->compress_batch(args.data(), args.size(), opts.threads, outs.data());
     for (size_t k = 0; k < args.size(); ++k) {
-      Result& r = results[index[k]];
+      const size_t i = index[k];
+      Result& r = results[i];
       r.status = outs[k].status;
       if (outs[k].status == Status::ok) r.size = outs[k].frame_size;
+      const TensorDesc* t = items[i].tensor != nullptr ? items[i].tensor : opts.tensor;
+      if (r.status == Status::ok && t != nullptr) {
+        uint64_t size = 0;
+        r.status = attach_tensor_desc(static_cast<uint8_t*>(items[i].dst), r.size, items[i].dst_capacity, *t, &size);
+        r.size = r.status == Status::ok ? size : 0;
+      }
     }
     return first_failure(results, count);
   });

@@ -178,7 +178,9 @@ sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
  * sz_decompress give for that item alone), threads across items. Item i's
  * status goes to statuses[i] and its outcome to results[i] (results may be
  * NULL). Returns SZ_OK when every item succeeded, else the status of the
- * first failing item; SZ_INVALID_ARGUMENT (nothing run) for NULL arrays. */
+ * first failing item; SZ_INVALID_ARGUMENT (nothing run) for NULL arrays.
+ * opts->tensor, when set, is recorded in every item's frame (pages of one
+ * shape); each dst_capacity must then hold sz_tensor_desc_size() more. */
 typedef struct sz_compress_item {
   const void* src; /* n_elems values of the batch's dtype */
   uint64_t n_elems;

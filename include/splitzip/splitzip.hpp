@@ -193,12 +193,16 @@ Result decompress_frames(const void* src, uint64_t src_size, void* dst,
 // thread. results[i] is item i's outcome; the call returns ok when every
 // item succeeded, else the status of the first item (lowest index) that
 // failed, and invalid_argument (no item touched) for null arrays.
-// DecompressOptions::max_output_bytes bounds each item.
+// DecompressOptions::max_output_bytes bounds each item. An item's tensor
+// descriptor (else CompressOptions::tensor, for every item) is recorded as
+// compress() records it; dst_capacity must then also hold
+// tensor_desc_size() bytes.
 struct CompressItem {
   const void* src = nullptr;  // n_elems values of the batch's dtype
   uint64_t n_elems = 0;
   void* dst = nullptr;        // the item's frame; compress_bound(dtype, n_elems) is always enough
   uint64_t dst_capacity = 0;
+  const TensorDesc* tensor = nullptr;  // FORMAT.md 4.8; null: CompressOptions::tensor
 };
 struct DecompressItem {
   const void* src = nullptr;  // one frame at src (src_size may extend past it)

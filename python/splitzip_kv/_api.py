@@ -274,19 +274,36 @@ def compress_into(array, out, codebook=None, backend=None, checksum=True, chunk_
 def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log2=10, *,
                    dtype=None, threads=0, mode="fast"):
     """Compresses each array of ``arrays`` (pages of a paged KV cache) into
-    its own frame, in one call with threads across the pages.
+    its own frame, in one call: the GIL released once, threads across the
+    pages, one codebook (or none) for all of them.
 
-    Returns a list of ``bytes``, one frame per page, each identical to
-    ``compress(page.reshape(-1), ...)`` (no tensor descriptor): pages stay
-    independently decodable. ``mode`` as in compress(). All pages
-    hold one dtype and live in host memory. An error in any page raises
+    ``arrays``: a sequence of pages, or one numpy array / torch tensor of
+    2+ dimensions whose rows (axis 0) are the pages (a paged cache's
+    blocks: the fastest form, one argument check for all pages).
+
+    Returns a list of ``bytes``, one frame per page, each byte-identical to
+    ``compress(page, ...)``: a numpy array or torch tensor records its shape
+    and dtype (a flat numpy array needs no record), so decompress_batch()
+    and decompress() give each page back as it was. Pages stay
+    independently decodable. ``mode`` as in compress(). All pages hold one
+    dtype and live in host memory. An error in any page raises
     SplitzipError naming the first failing page.
     """
     _check_codebook(codebook)
     _check_common(chunk_log2, threads)
     m = _mode(mode)
     want = _want(dtype)
-    prepared, names = [], set()
+    if (isinstance(arrays, np.ndarray) or _is_tensor(arrays)) and arrays.ndim >= 2:
+        if len(arrays) == 0:
+            return []
+        src, name, device = _source(arrays, want, "pages")
+        if device != _DL_CPU:
+            raise error("UNSUPPORTED_MEMORY", "compress_batch reads pages in host memory only")
+        if src.ndim < 2:  # a byte view of a foreign dtype: rows again
+            src = src.reshape(len(arrays), -1)
+        return _core.compress_batch(src, name, codebook, chunk_log2, checksum, backend, threads, m,
+                                    _tensor_spec(arrays[0], name, None), True)
+    prepared, names, specs = [], set(), []
     for a in arrays:
         src, name, device = _source(a, want, "page")
         if device != _DL_CPU:
@@ -294,47 +311,71 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
         prepared.append(src)
         if name is not None:
             names.add(name)
+        specs.append(_tensor_spec(a, name, None))
     if len(names) > 1:
         raise invalid(f"pages hold different dtypes: {sorted(names)}")
     return _core.compress_batch(prepared, names.pop() if names else None, codebook, chunk_log2,
-                                checksum, backend, threads, m)
+                                checksum, backend, threads, m,
+                                specs if any(s is not None for s in specs) else None)
+
+
+def _new_output(name, n, shape, origin):
+    """The array decompress() returns for a frame: numpy of the recorded
+    shape, or a torch tensor where a torch tensor was compressed."""
+    if shape is not None and origin == _ORIGIN_TORCH:
+        torch = _torch()
+        if torch is None:
+            try:
+                import torch  # noqa: F811 (a torch tensor went in: give one back)
+            except ImportError:
+                torch = None
+        if torch is not None:
+            return torch.empty(n, dtype=_dtypes.torch_dtype(name)).reshape(shape)
+    return np.empty(shape if shape is not None else (n,), dtype=_dtypes.numpy_dtype(name))
 
 
 def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_checksum=True,
                      max_output_bytes=0):
     """Decodes a list of frames (one frame each, e.g. from compress_batch) in
-    one call, threads across them.
+    one call: the GIL released once, threads across the frames.
 
-    Without ``outs`` returns a list of new flat numpy arrays of each frame's
-    dtype; with ``outs`` (one writable host buffer per frame) decodes into
-    them in place and returns ``outs``. ``max_output_bytes`` bounds each
-    frame. An error in any frame raises SplitzipError naming the first
-    failing frame (the other outputs may have been written).
+    Without ``outs`` returns one new array per frame, as decompress() would:
+    of the frame's dtype and recorded shape (flat without a record), a torch
+    tensor where a torch tensor was compressed. With ``outs`` (one writable
+    host buffer per frame, or one array of 2+ dimensions whose rows take
+    the frames) decodes into them in place and returns ``outs``.
+    ``max_output_bytes`` bounds each frame. An error in any frame raises
+    SplitzipError naming the first failing frame (the other outputs may
+    have been written).
     """
     _check_common(None, threads, max_output_bytes)
-    srcs = []
-    for f in frames:
-        src, device = _frame_source(f)
-        if device != _DL_CPU:
-            raise error("UNSUPPORTED_MEMORY", "decompress_batch reads frames in host memory only")
-        srcs.append(src)
+    srcs = frames if isinstance(frames, list) else list(frames)
+    if not all(type(f) is bytes for f in srcs):  # bytes go to _core as they are
+        srcs = []
+        for f in frames:
+            src, device = _frame_source(f)
+            if device != _DL_CPU:
+                raise error("UNSUPPORTED_MEMORY", "decompress_batch reads frames in host memory only")
+            srcs.append(src)
+    if (isinstance(outs, np.ndarray) or _is_tensor(outs)) and outs.ndim >= 2:
+        if _is_tensor(outs) and outs.device.type != "cpu":
+            raise error("UNSUPPORTED_MEMORY", "decompress_batch writes host memory only")
+        kinds = {o[0] for o in _core.batch_outputs(srcs)}
+        if len(kinds) > 1:
+            raise invalid(f"frames hold different dtypes: {sorted(kinds)}")
+        dst = _target(outs, kinds.pop() if kinds else None)
+        if dst.ndim < 2:  # a byte view of a foreign dtype: rows again
+            dst = dst.reshape(len(outs), -1)
+        _core.decompress_batch(srcs, dst, backend, threads, int(max_output_bytes), verify_checksum, True)
+        return outs
     if outs is None:
-        results = []
-        for i, src in enumerate(srcs):
-            try:
-                info = _core.frame_info(src, 0)
-            except Exception as e:
-                raise type(e)(f"{e} (decompress_batch frame {i})") from e
-            n = info["decoded_size"] // _core.dtype_bytes(info["dtype"])
-            results.append(np.empty(n, dtype=_dtypes.numpy_dtype(info["dtype"])))
+        results = [_new_output(*o) for o in _core.batch_outputs(srcs)]
         dsts = [_target(r, None) for r in results]
     else:
         results = outs if isinstance(outs, list) else list(outs)
         if len(results) != len(srcs):
             raise invalid(f"{len(srcs)} frames but {len(results)} outputs")
-        dsts = []
-        for src, out in zip(srcs, results):
-            dsts.append(_target(out, _core.frame_info(src, 0)["dtype"]))
+        dsts = [_target(out, o[0]) for out, o in zip(results, _core.batch_outputs(srcs))]
     _core.decompress_batch(srcs, dsts, backend, threads, int(max_output_bytes), verify_checksum)
     return results
 

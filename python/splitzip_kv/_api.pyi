@@ -38,7 +38,7 @@ def compress_into(
     mode: Literal["fast", "capacity"] = ...,
 ) -> Result: ...
 def compress_batch(
-    arrays: Iterable[Any],
+    arrays: Iterable[Any],  # pages, or one array whose rows (axis 0) are the pages
     codebook: Optional[Codebook] = ...,
     backend: Optional[str] = ...,
     checksum: bool = ...,
@@ -50,13 +50,13 @@ def compress_batch(
 ) -> List[bytes]: ...
 def decompress_batch(
     frames: Iterable[Any],
-    outs: Optional[Sequence[Any]] = ...,
+    outs: Optional[Any] = ...,  # one buffer per frame, or one array whose rows take the frames
     *,
     backend: Optional[str] = ...,
     threads: int = ...,
     verify_checksum: bool = ...,
     max_output_bytes: int = ...,
-) -> List[Any]: ...
+) -> Any: ...
 def decompress(
     buf: Any,
     out: Any = ...,

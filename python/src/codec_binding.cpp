@@ -6,6 +6,10 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -175,6 +179,39 @@ nb::object tensor_desc_py(nb::handle src, uint64_t offset) {
   return d;
 }
 
+// Frame bytes objects. A frame is written into a bytes object of the
+// compress_bound() size, then cut to the frame. Cutting a large one with
+// realloc leaves malloc a smaller free block than the next call's bound, so
+// the next frame lands in a fresh mapping whose every page faults on first
+// write: 0.3x of compress_into() on 22 MiB (docs/PYTHON.md). A large frame
+// keeps its allocation instead: its length is set in place and the tail's
+// whole pages go back to the kernel, so the unused bound holds no memory.
+constexpr uint64_t kKeepAllocation = uint64_t{128} << 10;  // glibc's default mmap threshold
+
+nb::object new_frame_bytes(uint64_t bound) {
+  PyObject* b = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
+  if (!b) throw nb::python_error();
+  return nb::steal(b);
+}
+
+nb::object finish_frame_bytes(nb::object holder, uint64_t size, uint64_t bound) {
+  if (bound < kKeepAllocation) {
+    // Shrinking a fresh bytes object reallocates in place; no copy of the frame.
+    PyObject* p = holder.release().ptr();
+    if (_PyBytes_Resize(&p, static_cast<Py_ssize_t>(size)) != 0) throw nb::python_error();
+    return nb::steal(p);
+  }
+  char* data = PyBytes_AS_STRING(holder.ptr());
+  Py_SET_SIZE(reinterpret_cast<PyVarObject*>(holder.ptr()), static_cast<Py_ssize_t>(size));
+  data[size] = '\0';
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto lo = (reinterpret_cast<uintptr_t>(data) + size + 1 + page - 1) & ~(page - 1);
+  const auto hi = (reinterpret_cast<uintptr_t>(data) + bound) & ~(page - 1);
+  // Advice only: where it fails, the tail stays resident, the frame is intact.
+  if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  return holder;
+}
+
 // compress() into a new bytes object: allocate the bound, shrink in place.
 nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook* cb,
                             uint32_t chunk_log2, bool checksum, const OptStr& backend,
@@ -190,19 +227,14 @@ nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook*
   std::string name_store;
   if (tensor_from(tensor, d, n, &td, &name_store)) opts.tensor = &td;
   const uint64_t bound = splitzip::compress_bound(d, n) + (opts.tensor ? splitzip::tensor_desc_size(td) : 0);
-  PyObject* out = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
-  if (!out) throw nb::python_error();
-  nb::object holder = nb::steal(out);
+  nb::object holder = new_frame_bytes(bound);
   splitzip::Result r;
   {
     nb::gil_scoped_release unlocked;
-    r = splitzip::compress(d, a.data, n, PyBytes_AS_STRING(out), bound, opts);
+    r = splitzip::compress(d, a.data, n, PyBytes_AS_STRING(holder.ptr()), bound, opts);
   }
   check(r.status, "compress");
-  // Shrinking a fresh bytes object reallocates in place; no copy of the frame.
-  PyObject* p = holder.release().ptr();
-  if (_PyBytes_Resize(&p, static_cast<Py_ssize_t>(r.size)) != 0) throw nb::python_error();
-  return nb::make_tuple(nb::steal(p), backend_str(r.backend));
+  return nb::make_tuple(finish_frame_bytes(std::move(holder), r.size, bound), backend_str(r.backend));
 }
 
 nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, const Codebook* cb,
@@ -259,58 +291,158 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
   return nb::make_tuple(r.size, backend_str(r.backend));
 }
 
-// Batched pages: one frame per array, threads across them. Returns a list
-// of bytes; the first failing item raises with its index.
+// Rows of a stacked array (pages along axis 0): (base, rows, bytes per row).
+struct Rows {
+  uint8_t* base = nullptr;
+  uint64_t count = 0, bytes = 0;
+};
+Rows rows_of(const ArrayRef& a, const char* what) {
+  const size_t nd = a.rw.is_valid() ? a.rw.ndim() : a.ro.ndim();
+  if (nd < 2) raise_status(Status::invalid_argument, std::string(what) + " stacks pages along axis 0: it needs 2+ dimensions");
+  Rows r;
+  r.base = static_cast<uint8_t*>(a.data);
+  r.count = a.rw.is_valid() ? a.rw.shape(0) : a.ro.shape(0);
+  r.bytes = r.count ? a.nbytes / r.count : 0;
+  return r;
+}
+
+// A frame source: a bytes object without the buffer protocol's import
+// (it cost as much as a 4 KiB page's decode), anything else through it.
+std::pair<const void*, uint64_t> frame_ref(nb::handle f, std::vector<ArrayRef>& keep) {
+  if (PyBytes_CheckExact(f.ptr()))
+    return {PyBytes_AS_STRING(f.ptr()), static_cast<uint64_t>(PyBytes_GET_SIZE(f.ptr()))};
+  keep.push_back(host_source(f, "frame"));
+  return {keep.back().data, keep.back().nbytes};
+}
+
+// Batched pages: one frame per page, threads across them, the GIL
+// released once. arrays: a sequence of pages, or with stacked one array
+// whose rows (axis 0) are the pages. specs: None, one tensor spec for every
+// page (stacked), or per page its spec or None, so each frame is the one
+// compress() writes for that page. Returns a list of bytes; the first
+// failing page raises with its index.
 nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codebook* cb, uint32_t chunk_log2,
-                           bool checksum, const OptStr& backend, int threads, int mode) {
+                           bool checksum, const OptStr& backend, int threads, int mode, nb::handle specs,
+                           bool stacked) {
   std::vector<ArrayRef> refs;
-  for (nb::handle item : arrays) refs.push_back(host_source(item, "page"));
+  Rows rows;
+  if (stacked) {
+    refs.push_back(host_source(arrays, "pages"));
+    rows = rows_of(refs[0], "pages");
+  } else {
+    for (nb::handle item : arrays) refs.push_back(host_source(item, "page"));
+  }
+  const size_t count = stacked ? rows.count : refs.size();
   nb::list out;
-  if (refs.empty()) return out;
+  if (count == 0) return out;
+  std::vector<nb::handle> spec;
+  if (!specs.is_none() && !stacked)
+    for (nb::handle sp : specs) spec.push_back(sp);
+  if (!spec.empty() && spec.size() != count)
+    raise_status(Status::invalid_argument, std::to_string(count) + " pages but " +
+                                               std::to_string(spec.size()) + " tensor specs");
   const Dtype d = resolve_dtype(refs[0], dtype, "page");
   const OptStr name(splitzip::dtype_name(d));
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
-  std::vector<splitzip::CompressItem> items(refs.size());
-  std::vector<nb::object> holders(refs.size());
-  for (size_t i = 0; i < refs.size(); ++i) {
-    resolve_dtype(refs[i], name, "page");
-    const uint64_t n = element_count(refs[i], d, "page");
-    const uint64_t bound = splitzip::compress_bound(d, n);
-    PyObject* b = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
-    if (!b) throw nb::python_error();
-    holders[i] = nb::steal(b);
-    items[i] = {refs[i].data, n, PyBytes_AS_STRING(b), bound};
+  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
+  std::vector<splitzip::CompressItem> items(count);
+  std::vector<nb::object> holders(count);
+  std::vector<splitzip::TensorDesc> tds(spec.empty() ? 1 : count);
+  std::vector<std::string> names(tds.size());
+  const uint64_t row_elems = stacked ? element_count(refs[0], d, "pages") / rows.count : 0;
+  uint64_t shared_desc = 0;
+  if (stacked && tensor_from(specs, d, row_elems, &tds[0], &names[0])) {
+    opts.tensor = &tds[0];
+    shared_desc = splitzip::tensor_desc_size(tds[0]);
   }
-  std::vector<splitzip::Result> res(refs.size());
+  for (size_t i = 0; i < count; ++i) {
+    const void* src;
+    uint64_t n;
+    if (stacked) {
+      src = rows.base + i * rows.bytes;
+      n = row_elems;
+    } else {
+      resolve_dtype(refs[i], name, "page");
+      src = refs[i].data;
+      n = element_count(refs[i], d, "page");
+    }
+    uint64_t bound = splitzip::compress_bound(d, n) + shared_desc;
+    const splitzip::TensorDesc* t = nullptr;
+    if (!spec.empty() && tensor_from(spec[i], d, n, &tds[i], &names[i])) {
+      t = &tds[i];
+      bound += splitzip::tensor_desc_size(tds[i]);
+    }
+    holders[i] = new_frame_bytes(bound);
+    items[i] = {src, n, PyBytes_AS_STRING(holders[i].ptr()), bound, t};
+  }
+  std::vector<splitzip::Result> res(count);
   {
     nb::gil_scoped_release unlocked;
     splitzip::compress_batch(d, items.data(), items.size(), res.data(), opts);
   }
   for (size_t i = 0; i < res.size(); ++i) check(res[i], "compress_batch page " + std::to_string(i));
-  for (size_t i = 0; i < res.size(); ++i) {
-    PyObject* p = holders[i].release().ptr();
-    if (_PyBytes_Resize(&p, static_cast<Py_ssize_t>(res[i].size)) != 0) throw nb::python_error();
-    out.append(nb::steal(p));
+  for (size_t i = 0; i < res.size(); ++i)
+    out.append(finish_frame_bytes(std::move(holders[i]), res[i].size, items[i].dst_capacity));
+  return out;
+}
+
+// What decompress_batch() allocates per frame: (dtype name, elements,
+// recorded shape or None, recorded origin), without a dict per frame.
+nb::list batch_outputs(nb::handle frames) {
+  nb::list out;
+  size_t i = 0;
+  std::vector<ArrayRef> keep;
+  for (nb::handle f : frames) {
+    const auto [data, size] = frame_ref(f, keep);
+    splitzip::FrameInfo fi;
+    check(splitzip::frame_info(data, size, &fi), "decompress_batch frame " + std::to_string(i));
+    nb::object shape = nb::none();
+    int origin = 0;
+    if (fi.has_tensor) {
+      splitzip::TensorDesc t;
+      bool present = false;
+      check(splitzip::read_tensor_desc(data, size, &t, &present),
+            "tensor descriptor of decompress_batch frame " + std::to_string(i));
+      if (present && t.total_elems == fi.n_elems && t.dtype == fi.dtype) {
+        nb::list dims;
+        for (uint32_t k = 0; k < t.rank; ++k) dims.append(t.dims[k]);
+        shape = nb::tuple(dims);
+        origin = static_cast<int>(t.origin);
+      }
+    }
+    out.append(nb::make_tuple(splitzip::dtype_name(fi.dtype), fi.n_elems, shape, origin));
+    ++i;
   }
   return out;
 }
 
-// frames[i] (one frame each) into outs[i] (validated by _api.py); returns
-// the bytes written per item.
+// frames[i] (one frame each) into outs[i] (validated by _api.py), or with
+// stacked into row i of the one array outs; returns the bytes written per
+// item.
 nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& backend, int threads,
-                             uint64_t max_output_bytes, bool verify_checksum) {
-  std::vector<ArrayRef> src, dst;
-  for (nb::handle f : frames) src.push_back(host_source(f, "frame"));
-  for (nb::handle o : outs) dst.push_back(import_array(o, true, "out"));
-  if (src.size() != dst.size())
+                             uint64_t max_output_bytes, bool verify_checksum, bool stacked) {
+  std::vector<ArrayRef> keep, dst;
+  std::vector<std::pair<const void*, uint64_t>> src;
+  for (nb::handle f : frames) src.push_back(frame_ref(f, keep));
+  Rows rows;
+  if (stacked) {
+    dst.push_back(import_array(outs, true, "outs"));
+    rows = rows_of(dst[0], "outs");
+  } else {
+    for (nb::handle o : outs) dst.push_back(import_array(o, true, "out"));
+  }
+  const size_t count = stacked ? rows.count : dst.size();
+  if (src.size() != count)
     raise_status(Status::invalid_argument, std::to_string(src.size()) + " frames but " +
-                                               std::to_string(dst.size()) + " outputs");
+                                               std::to_string(count) + " outputs");
   std::vector<splitzip::DecompressItem> items(src.size());
   for (size_t i = 0; i < src.size(); ++i) {
-    if (!dst[i].host_readable())
+    const ArrayRef& o = dst[stacked ? 0 : i];
+    if (!o.host_readable())
       raise_status(Status::unsupported_memory, "out " + std::to_string(i) + " must be in host memory");
-    check_disjoint(src[i], dst[i]);
-    items[i] = {src[i].data, src[i].nbytes, dst[i].data, dst[i].nbytes};
+    void* p = stacked ? static_cast<void*>(rows.base + i * rows.bytes) : o.data;
+    const uint64_t cap = stacked ? rows.bytes : o.nbytes;
+    if (overlaps(src[i].first, src[i].second, p, cap)) raise_status(Status::invalid_argument, kOverlap);
+    items[i] = {src[i].first, src[i].second, p, cap};
   }
   splitzip::DecompressOptions opts;
   opts.backend = backend ? backend->c_str() : nullptr;
@@ -391,6 +523,314 @@ nb::object decode_chunk_parts(nb::handle value, nb::handle spans, nb::handle des
                                         r.corrupt_block));
   }
   return nb::none();
+}
+
+// Offload chunks (python/splitzip_kv/offload/chunk.py) in groups: the
+// parts of every chunk coded, or checked and decoded, in one call with the
+// GIL released once, so that Python spends no time per part. Parts are
+// slices of one host buffer (a paged KV cache, a tensor's rows) at the
+// byte offsets part_offsets[chunk * parts + part].
+namespace chunkfmt {
+constexpr uint8_t kMagic[4] = {'S', 'Z', 'K', 'C'};
+constexpr uint8_t kVersion = 1;
+constexpr uint64_t kFixed = 24;
+uint64_t header_size(uint64_t parts) { return ((kFixed + 4 * parts + 7) & ~uint64_t{7}) + 8; }
+uint64_t rd64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; }  // little-endian hosts only
+uint32_t rd32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
+uint16_t rd16(const uint8_t* p) { uint16_t v; std::memcpy(&v, p, 2); return v; }
+}  // namespace chunkfmt
+
+// uint64 entries of a host buffer (a numpy uint64 / int64 array), or of a
+// short list of ints (a one-chunk call: no array to build in Python).
+std::pair<const uint64_t*, size_t> u64_array(nb::handle obj, const char* what, std::vector<uint64_t>& store) {
+  if (PyList_CheckExact(obj.ptr())) {
+    store.clear();
+    for (nb::handle v : obj) store.push_back(nb::cast<uint64_t>(v));
+    return {store.data(), store.size()};
+  }
+  const ArrayRef a = host_source(obj, what);
+  if (a.dt.bits != 64 || a.dt.lanes != 1 || (a.dt.code != 0 && a.dt.code != 1))
+    raise_status(Status::invalid_argument, std::string(what) + " must be a uint64 array");
+  return {static_cast<const uint64_t*>(a.data), a.nbytes / 8};
+}
+
+// Spans [offsets[i], + len) must not share bytes: the codec writes them
+// from several threads.
+void check_spans_disjoint(const uint64_t* offsets, size_t count, uint64_t len, const char* what) {
+  std::vector<uint64_t> sorted(offsets, offsets + count);
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 1; i < sorted.size(); ++i)
+    if (sorted[i] - sorted[i - 1] < len)
+      raise_status(Status::invalid_argument, std::string(what) + " overlap (offsets " +
+                                                 std::to_string(sorted[i - 1]) + " and " +
+                                                 std::to_string(sorted[i]) + ", " + std::to_string(len) +
+                                                 " bytes each)");
+}
+
+void check_elems(uint64_t elems) {
+  if (elems > splitzip::kMaxElems) raise_status(Status::invalid_argument, "more than 2^56 elements per part");
+}
+
+std::vector<uint64_t> key_hashes(nb::handle keys) {
+  std::vector<uint64_t> out;
+  for (nb::handle k : keys) {
+    Py_ssize_t len = 0;
+    const char* u = PyUnicode_AsUTF8AndSize(k.ptr(), &len);
+    if (!u) throw nb::python_error();
+    out.push_back(splitzip::xxh64(u, static_cast<uint64_t>(len), 0));
+  }
+  return out;
+}
+
+// Writes chunk c (keys[c], parts from src) at out + out_offsets[c]; each
+// chunk has chunk_bound() bytes there. Returns (sizes, errors): the value
+// size per chunk (0 for a failed chunk) and (chunk, message) per failure.
+nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys, nb::handle src,
+                        nb::handle part_offsets, uint32_t parts, uint64_t elems, const std::string& dtype,
+                        uint32_t dtype_id, const Codebook* cb, const OptStr& backend, int threads, int mode) {
+  const ArrayRef o = import_array(out, true, "out");
+  const ArrayRef a = host_source(src, "source");
+  if (!o.host_readable()) raise_status(Status::unsupported_memory, "out must be in host memory");
+  check_disjoint(a, o);
+  const Dtype d = parse_dtype_name(dtype);
+  const auto opts = compress_options(cb, d, splitzip::kDefaultChunkLog2, true, backend, threads, mode);
+  std::vector<uint64_t> st1;
+  const auto [offs, n] = u64_array(out_offsets, "out_offsets", st1);
+  std::vector<uint64_t> st2;
+  const auto [poffs, np_] = u64_array(part_offsets, "part_offsets", st2);
+  const std::vector<uint64_t> khash = key_hashes(keys);
+  if (parts == 0 || parts > 0xFFFF) raise_status(Status::invalid_argument, "a chunk has 1..65535 parts");
+  check_elems(elems);
+  if (khash.size() != n || np_ != n * parts)
+    raise_status(Status::invalid_argument, std::to_string(n) + " chunks, " + std::to_string(khash.size()) +
+                                               " keys, " + std::to_string(np_) + " part offsets");
+  const uint64_t part_bytes = elems * splitzip::dtype_bytes(d);
+  const uint64_t pbound = splitzip::compress_bound(d, elems);
+  const uint64_t h = chunkfmt::header_size(parts);
+  const uint64_t cbound = h + parts * pbound;
+  for (size_t c = 0; c < n; ++c) {
+    if (offs[c] > o.nbytes || o.nbytes - offs[c] < cbound)
+      raise_status(Status::dst_too_small, "chunk " + std::to_string(c) + " has no room for its bound");
+    for (uint32_t j = 0; j < parts; ++j)
+      if (poffs[c * parts + j] > a.nbytes || a.nbytes - poffs[c * parts + j] < part_bytes)
+        raise_status(Status::invalid_argument, "part offset past the source");
+  }
+  check_spans_disjoint(offs, n, cbound, "chunk places in out");
+  auto* ob = static_cast<uint8_t*>(o.data);
+  const auto* sb = static_cast<const uint8_t*>(a.data);
+  std::vector<uint64_t> pos(n, h), sizes(n * parts, 0);
+  std::vector<std::pair<size_t, std::string>> errors;
+  {
+    nb::gil_scoped_release unlocked;
+    std::vector<Status> failed(n, Status::ok);
+    std::vector<uint32_t> failed_part(n, 0);
+    std::vector<splitzip::CompressItem> items;
+    std::vector<size_t> who;
+    std::vector<splitzip::Result> res;
+    // Part j of every chunk in one batch: its place follows part j-1's frame.
+    for (uint32_t j = 0; j < parts; ++j) {
+      items.clear();
+      who.clear();
+      for (size_t c = 0; c < n; ++c) {
+        if (failed[c] != Status::ok) continue;
+        items.push_back({sb + poffs[c * parts + j], elems, ob + offs[c] + pos[c], pbound, nullptr});
+        who.push_back(c);
+      }
+      res.assign(items.size(), splitzip::Result{});
+      if (items.size() == 1) {  // one chunk (a serde record): threads inside the frame
+        res[0] = splitzip::compress(d, items[0].src, elems, items[0].dst, pbound, opts);
+      } else if (!items.empty()) {
+        splitzip::compress_batch(d, items.data(), items.size(), res.data(), opts);
+      }
+      for (size_t k = 0; k < who.size(); ++k) {
+        const size_t c = who[k];
+        if (!res[k].ok()) {
+          failed[c] = res[k].status;
+          failed_part[c] = j;
+          continue;
+        }
+        sizes[c * parts + j] = res[k].size;
+        pos[c] += res[k].size;
+      }
+    }
+    for (size_t c = 0; c < n; ++c) {
+      if (failed[c] != Status::ok) {
+        errors.emplace_back(c, "part " + std::to_string(failed_part[c]) + ": " +
+                                   splitzip::status_name(failed[c]) + ": " + status_text(failed[c]));
+        pos[c] = 0;
+        continue;
+      }
+      uint8_t* hb = ob + offs[c];
+      std::memset(hb, 0, h);
+      std::memcpy(hb, chunkfmt::kMagic, 4);
+      hb[4] = chunkfmt::kVersion;
+      hb[5] = static_cast<uint8_t>(dtype_id);
+      const uint16_t p16 = static_cast<uint16_t>(parts);
+      std::memcpy(hb + 6, &p16, 2);
+      std::memcpy(hb + 8, &khash[c], 8);
+      std::memcpy(hb + 16, &elems, 8);
+      for (uint32_t j = 0; j < parts; ++j) {
+        const uint32_t s32 = static_cast<uint32_t>(sizes[c * parts + j]);
+        std::memcpy(hb + chunkfmt::kFixed + 4 * j, &s32, 4);
+      }
+      const uint64_t hsum = splitzip::xxh64(hb, h - 8, 0);
+      std::memcpy(hb + h - 8, &hsum, 8);
+    }
+  }
+  nb::list sz;
+  for (size_t c = 0; c < n; ++c) sz.append(pos[c]);
+  nb::list errs;
+  for (auto& [c, m] : errors) errs.append(nb::make_tuple(c, m));
+  return nb::make_tuple(sz, errs);
+}
+
+// Checks and decodes chunk values: value c is buf[value_offsets[c], +
+// value_sizes[c]) for keys[c] (exact: the value ends with its last frame;
+// else bytes may follow), its parts go to dst + part_offsets[c * parts + j].
+// Returns per chunk None or the reason it was refused (the ChunkError
+// reason chunk.parse / decode_into give, in their order of checks).
+nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle value_sizes, nb::handle keys,
+                       nb::handle dst, nb::handle part_offsets, uint32_t parts, uint64_t elems,
+                       const std::string& dtype, uint32_t dtype_id, bool exact, const OptStr& backend,
+                       int threads) {
+  const ArrayRef v = host_source(buf, "value");
+  const ArrayRef o = import_array(dst, true, "destination");
+  if (!o.host_readable()) raise_status(Status::unsupported_memory, "destination must be in host memory");
+  check_disjoint(v, o);
+  const Dtype d = parse_dtype_name(dtype);
+  std::vector<uint64_t> st3;
+  const auto [voffs, n] = u64_array(value_offsets, "value_offsets", st3);
+  std::vector<uint64_t> st4;
+  const auto [vsizes, nv] = u64_array(value_sizes, "value_sizes", st4);
+  std::vector<uint64_t> st5;
+  const auto [poffs, np_] = u64_array(part_offsets, "part_offsets", st5);
+  const std::vector<uint64_t> khash = key_hashes(keys);
+  if (nv != n || khash.size() != n || np_ != n * parts)
+    raise_status(Status::invalid_argument, "value, key and part offset counts disagree");
+  check_elems(elems);
+  const uint64_t part_bytes = elems * splitzip::dtype_bytes(d);
+  check_spans_disjoint(poffs, np_, part_bytes, "destination parts");
+  for (size_t c = 0; c < n; ++c) {
+    if (voffs[c] > v.nbytes || v.nbytes - voffs[c] < vsizes[c])
+      raise_status(Status::invalid_argument, "value " + std::to_string(c) + " lies past the buffer");
+    for (uint32_t j = 0; j < parts; ++j)
+      if (poffs[c * parts + j] > o.nbytes || o.nbytes - poffs[c * parts + j] < part_bytes)
+        raise_status(Status::invalid_argument, "part offset past the destination");
+  }
+  splitzip::DecompressOptions opts;
+  opts.backend = backend ? backend->c_str() : nullptr;
+  opts.threads = threads;
+  opts.verify_checksum = true;
+  const auto* vb = static_cast<const uint8_t*>(v.data);
+  auto* db = static_cast<uint8_t*>(o.data);
+  std::vector<std::string> why(n);
+  std::vector<char> bad(n, 0);
+  {
+    nb::gil_scoped_release unlocked;
+    std::vector<splitzip::DecompressItem> items;
+    std::vector<std::pair<size_t, uint32_t>> who;
+    items.reserve(n * parts);
+    const auto refuse = [&](size_t c, std::string m) { bad[c] = 1; why[c] = std::move(m); };
+    for (size_t c = 0; c < n; ++c) {
+      const uint8_t* p = vb + voffs[c];
+      const uint64_t size = vsizes[c];
+      if (size < chunkfmt::kFixed) {
+        refuse(c, "value of " + std::to_string(size) + " bytes is shorter than a chunk header");
+        continue;
+      }
+      if (std::memcmp(p, chunkfmt::kMagic, 4) != 0) { refuse(c, "bad magic (not a splitzip chunk)"); continue; }
+      if (p[4] != chunkfmt::kVersion) { refuse(c, "unsupported chunk version " + std::to_string(p[4])); continue; }
+      const uint64_t np = chunkfmt::rd16(p + 6);
+      if (np == 0) { refuse(c, "chunk header has no parts"); continue; }
+      const uint64_t h = chunkfmt::header_size(np);
+      if (size < h) { refuse(c, "truncated chunk header"); continue; }
+      if (chunkfmt::rd64(p + h - 8) != splitzip::xxh64(p, h - 8, 0)) {
+        refuse(c, "chunk header checksum mismatch");
+        continue;
+      }
+      if (chunkfmt::rd64(p + 8) != khash[c]) { refuse(c, "value belongs to another key"); continue; }
+      if (p[5] != dtype_id) {
+        refuse(c, "dtype id " + std::to_string(p[5]) + ", expected " + dtype);
+        continue;
+      }
+      if (np != parts) {
+        refuse(c, std::to_string(np) + " parts, expected " + std::to_string(parts));
+        continue;
+      }
+      const uint64_t e = chunkfmt::rd64(p + 16);
+      if (e != elems) {
+        refuse(c, std::to_string(e) + " elements per part, expected " + std::to_string(elems));
+        continue;
+      }
+      uint64_t total = h;
+      for (uint32_t j = 0; j < parts; ++j) total += chunkfmt::rd32(p + chunkfmt::kFixed + 4 * j);
+      if (exact ? total != size : total > size) {
+        refuse(c, "frame sizes add up to " + std::to_string(total) + " bytes, value has " + std::to_string(size));
+        continue;
+      }
+      uint64_t off = h;
+      const size_t first = items.size();
+      for (uint32_t j = 0; j < parts && !bad[c]; ++j) {
+        const uint64_t fs = chunkfmt::rd32(p + chunkfmt::kFixed + 4 * j);
+        const std::string part = "part " + std::to_string(j) + ": ";
+        splitzip::FrameInfo fi;
+        const Status st = splitzip::frame_info(p + off, fs, &fi);
+        if (st != Status::ok) {
+          refuse(c, part + splitzip::status_name(st) + ": " + status_text(st, "frame at offset 0"));
+        } else if (fi.frame_size != fs) {
+          refuse(c, part + "frame is " + std::to_string(fi.frame_size) + " bytes, span " + std::to_string(fs));
+        } else if (!fi.has_checksum) {
+          refuse(c, part + "frame has no content checksum");
+        } else if (fi.dtype != d || fi.n_elems != elems) {
+          refuse(c, part + "frame holds " + std::to_string(fi.n_elems) + " " + splitzip::dtype_name(fi.dtype) +
+                        ", expected " + std::to_string(elems) + " " + dtype);
+        } else {
+          items.push_back({p + off, fs, db + poffs[c * parts + j], part_bytes});
+          who.emplace_back(c, j);
+        }
+        off += fs;
+      }
+      if (bad[c]) {
+        items.resize(first);
+        who.resize(first);
+      }
+    }
+    std::vector<splitzip::Result> res(items.size());
+    if (items.size() == 1) {
+      res[0] = splitzip::decompress(items[0].src, items[0].src_size, items[0].dst, items[0].dst_capacity, opts);
+    } else if (!items.empty()) {
+      splitzip::decompress_batch(items.data(), items.size(), res.data(), opts);
+    }
+    for (size_t k = 0; k < items.size(); ++k) {
+      const auto [c, j] = who[k];
+      if (res[k].ok() || bad[c]) continue;  // the first failing part of a chunk names it
+      refuse(c, "part " + std::to_string(j) + ": " + splitzip::status_name(res[k].status) + ": " +
+                    status_text(res[k].status, "decompress into a " + std::to_string(part_bytes) + "-byte buffer",
+                                res[k].corrupt_block));
+    }
+  }
+  nb::list out;
+  for (size_t c = 0; c < n; ++c) out.append(bad[c] ? nb::object(nb::str(why[c].c_str())) : nb::none());
+  return out;
+}
+
+// memmove of spans within one host buffer, for the offload store's tails
+// (a numpy slice assignment per chunk cost more than its decode's Python).
+void copy_spans(nb::handle buf, nb::handle dst_offsets, nb::handle src_offsets, nb::handle lengths) {
+  const ArrayRef b = import_array(buf, true, "buffer");
+  if (!b.host_readable()) raise_status(Status::unsupported_memory, "buffer must be in host memory");
+  std::vector<uint64_t> st6;
+  const auto [dst, n] = u64_array(dst_offsets, "dst_offsets", st6);
+  std::vector<uint64_t> st7;
+  const auto [src, ns] = u64_array(src_offsets, "src_offsets", st7);
+  std::vector<uint64_t> st8;
+  const auto [len, nl] = u64_array(lengths, "lengths", st8);
+  if (ns != n || nl != n) raise_status(Status::invalid_argument, "offset and length counts disagree");
+  for (size_t i = 0; i < n; ++i)
+    if (dst[i] > b.nbytes || src[i] > b.nbytes || len[i] > b.nbytes - dst[i] || len[i] > b.nbytes - src[i])
+      raise_status(Status::invalid_argument, "span " + std::to_string(i) + " lies past the buffer");
+  auto* p = static_cast<uint8_t*>(b.data);
+  for (size_t i = 0; i < n; ++i) std::memmove(p + dst[i], p + src[i], len[i]);
 }
 
 nb::dict frame_info_py(nb::handle src, uint64_t offset) {
@@ -536,10 +976,20 @@ void bind_codec(nb::module_& m) {
         nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
   m.def("compress_batch", &compress_batch_py, nb::arg("arrays"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("specs").none() = nb::none(),
+        nb::arg("stacked") = false);
+  m.def("batch_outputs", &batch_outputs, nb::arg("frames"));
   m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
-        nb::arg("verify_checksum"));
+        nb::arg("verify_checksum"), nb::arg("stacked") = false);
+  m.def("encode_chunks", &encode_chunks, nb::arg("out"), nb::arg("out_offsets"), nb::arg("keys"), nb::arg("src"),
+        nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"), nb::arg("dtype"), nb::arg("dtype_id"),
+        nb::arg("codebook").none(), nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
+  m.def("decode_chunks", &decode_chunks, nb::arg("buf"), nb::arg("value_offsets"), nb::arg("value_sizes"),
+        nb::arg("keys"), nb::arg("dst"), nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"),
+        nb::arg("dtype"), nb::arg("dtype_id"), nb::arg("exact"), nb::arg("backend").none(), nb::arg("threads"));
+  m.def("copy_spans", &copy_spans, nb::arg("buf"), nb::arg("dst_offsets"), nb::arg("src_offsets"),
+        nb::arg("lengths"));
   m.def("frame_info", &frame_info_py, nb::arg("frame"), nb::arg("offset") = 0);
   m.def("decode_chunk_parts", &decode_chunk_parts, nb::arg("value"), nb::arg("spans"), nb::arg("dests"),
         nb::arg("dest_errors"), nb::arg("dtype"), nb::arg("elems"), nb::arg("backend").none(), nb::arg("threads"));

@@ -63,3 +63,80 @@ def test_batch_errors_name_the_page():
     assert e.value.status == "UNKNOWN_BACKEND"
     assert splitzip_kv.compress_batch([]) == []
     assert splitzip_kv.decompress_batch([]) == []
+
+
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+def test_batch_keeps_shape_and_dtype(mode):
+    # Each frame is compress(page)'s, tensor descriptor included, so the
+    # pages come back with their shapes (a flat numpy page records none).
+    shapes = [(16, 8, 128), (4, 1000), (1, 1, 1), (3000,), (128, 8, 64)]
+    for dtype in DTYPES:
+        pages = [kv_like(dtype, int(np.prod(s)), seed=i).reshape(s) for i, s in enumerate(shapes)]
+        pages.append(np.empty((0, 4), DTYPES[dtype]))
+        frames = splitzip_kv.compress_batch(pages, mode=mode)
+        assert frames == [splitzip_kv.compress(p, mode=mode) for p in pages]
+        back = splitzip_kv.decompress_batch(frames)
+        for page, y in zip(pages, back):
+            assert y.shape == page.shape and y.dtype == page.dtype
+            np.testing.assert_array_equal(bits(y), bits(page))
+            single = splitzip_kv.decompress(splitzip_kv.compress(page, mode=mode))
+            assert single.shape == y.shape and single.dtype == y.dtype
+
+
+def test_batch_large_pages_match_single_calls():
+    # Pages past the size where a frame keeps its bound allocation (bytes
+    # cut in place) give the same frames and well-formed bytes objects.
+    pages = [kv_like("bf16", n, seed=i).reshape(-1, 64) for i, n in enumerate([1 << 17, 1 << 19, 64])]
+    frames = splitzip_kv.compress_batch(pages, mode="capacity")
+    for page, frame in zip(pages, frames):
+        single = splitzip_kv.compress(page, mode="capacity")
+        assert frame == single and hash(frame) == hash(single) and len(frame) == len(bytes(single))
+        assert splitzip_kv.frame_info(frame)["frame_size"] == len(frame)
+        np.testing.assert_array_equal(bits(splitzip_kv.decompress(frame)), bits(page))
+
+
+def test_large_compress_returns_independent_sound_bytes():
+    # compress() cuts a large frame's bytes object in place (no realloc):
+    # the objects must behave as any bytes and never share memory.
+    import pickle
+    a = kv_like("bf16", 1 << 21, seed=3)
+    b = kv_like("bf16", 1 << 21, seed=4)
+    fa = splitzip_kv.compress(a)
+    keep = bytes(bytearray(fa))
+    fb = splitzip_kv.compress(b)
+    out = np.empty(splitzip_kv.compress_bound("bf16", a.size), np.uint8)
+    n = splitzip_kv.compress_into(a, out).size
+    assert fa == keep == out[:n].tobytes() and fa != fb
+    assert len(fa) == n and fa[-1:] == keep[-1:] and hash(fa) == hash(keep)
+    assert pickle.loads(pickle.dumps(fa)) == fa
+    assert (fa + b"x")[:-1] == fa
+    np.testing.assert_array_equal(bits(splitzip_kv.decompress(fa)), bits(a))
+    np.testing.assert_array_equal(bits(splitzip_kv.decompress(fb)), bits(b))
+
+
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+def test_stacked_pages(mode):
+    # One array whose rows are the pages: the frames of the list form (each
+    # compress(row)), and decoding into one array's rows.
+    for dtype in DTYPES:
+        for shape in [(9, 4096), (5, 16, 4, 8), (1, 3)]:
+            pages = kv_like(dtype, int(np.prod(shape)), seed=7).reshape(shape)
+            frames = splitzip_kv.compress_batch(pages, mode=mode, threads=2)
+            assert frames == [splitzip_kv.compress(p, mode=mode) for p in pages]
+            assert frames == splitzip_kv.compress_batch(list(pages), mode=mode)
+            out = np.empty_like(pages)
+            assert splitzip_kv.decompress_batch(frames, out) is out
+            np.testing.assert_array_equal(bits(out), bits(pages))
+            back = splitzip_kv.decompress_batch(frames)
+            assert all(b.shape == pages.shape[1:] and b.dtype == pages.dtype for b in back)
+    assert splitzip_kv.compress_batch(np.empty((0, 8), np.float16)) == []
+    frames = splitzip_kv.compress_batch(np.ones((4, 8), np.float16))
+    with pytest.raises(splitzip_kv.SplitzipError, match="3 outputs"):
+        splitzip_kv.decompress_batch(frames, np.empty((3, 8), np.float16))
+    with pytest.raises(splitzip_kv.SplitzipError):
+        splitzip_kv.decompress_batch(frames, np.empty((4, 8), np.float32))  # another dtype
+    with pytest.raises(splitzip_kv.SplitzipError):
+        splitzip_kv.decompress_batch(frames, np.empty((4, 7), np.float16))  # rows too small
+    mixed = frames[:2] + splitzip_kv.compress_batch(np.ones((2, 4), np.float32))
+    with pytest.raises(splitzip_kv.SplitzipError, match="different dtypes"):
+        splitzip_kv.decompress_batch(mixed, np.empty((4, 8), np.float16))

@@ -360,5 +360,85 @@ TEST(Batch, CApi) {
   EXPECT_EQ(st[count - 1], SZ_BAD_CODEBOOK);
 }
 
+// Tensor descriptors: an item's own (C++), else the batch's
+// (CompressOptions::tensor, C opts->tensor), recorded as compress() records it.
+TEST(Batch, TensorDescriptors) {
+  const Pages p = make_pages(Dtype::bf16, 8);
+  const size_t count = p.n.size();
+  std::vector<TensorDesc> td(count);
+  std::vector<std::vector<uint8_t>> frames(count);
+  std::vector<CompressItem> items(count);
+  for (size_t i = 0; i < count; ++i) {
+    td[i].rank = 2;
+    td[i].dims[0] = 1;
+    td[i].dims[1] = p.n[i];
+    td[i].total_elems = p.n[i];
+    td[i].origin = TensorOrigin::numpy;
+    frames[i].resize(compress_bound(Dtype::bf16, p.n[i]) + tensor_desc_size(td[i]));
+    items[i] = {p.data.data() + p.off[i] * 2, p.n[i], frames[i].data(), frames[i].size(),
+                i % 2 ? &td[i] : nullptr};
+  }
+  std::vector<Result> res(count);
+  CompressOptions o;
+  o.checksum = true;
+  ASSERT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::ok);
+  for (size_t i = 0; i < count; ++i) {
+    CompressOptions one = o;
+    one.tensor = i % 2 ? &td[i] : nullptr;
+    std::vector<uint8_t> want(frames[i].size());
+    const Result r = compress(Dtype::bf16, items[i].src, p.n[i], want.data(), want.size(), one);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(res[i].size, r.size) << i;
+    EXPECT_EQ(0, std::memcmp(frames[i].data(), want.data(), r.size)) << i;
+    FrameInfo fi;
+    ASSERT_EQ(frame_info(frames[i].data(), res[i].size, &fi), Status::ok);
+    EXPECT_EQ(fi.has_tensor, i % 2 == 1) << i;
+  }
+  // An item's descriptor of the wrong size fails that item alone.
+  td[1].total_elems = p.n[1] - 1;
+  td[1].dims[1] = p.n[1] - 1;
+  EXPECT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::invalid_argument);
+  EXPECT_EQ(res[1].status, Status::invalid_argument);
+  EXPECT_EQ(res[0].status, Status::ok);
+  // C: one descriptor for the whole batch (pages of one shape).
+  sz_tensor_desc ct;
+  std::memset(&ct, 0, sizeof ct);
+  ct.dtype = SZ_BF16;
+  ct.rank = 2;
+  ct.dims[0] = 2;
+  ct.dims[1] = 4096;
+  ct.total_elems = 8192;
+  ct.origin = 1;
+  std::vector<sz_compress_item> citems;
+  std::vector<std::vector<uint8_t>> cframes;
+  for (size_t i = 0; i < count; ++i)
+    if (p.n[i] == 8192) cframes.emplace_back(sz_compress_bound(SZ_BF16, 8192) + sz_tensor_desc_size(&ct));
+  size_t k = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (p.n[i] == 8192) {
+      citems.push_back({p.data.data() + p.off[i] * 2, 8192, cframes[k].data(), cframes[k].size()});
+      ++k;
+    }
+  ASSERT_GE(citems.size(), 2u);
+  sz_compress_options copt;
+  std::memset(&copt, 0, sizeof copt);
+  copt.tensor = &ct;
+  std::vector<sz_status> st(citems.size());
+  std::vector<sz_result> cres(citems.size());
+  ASSERT_EQ(sz_compress_batch(SZ_BF16, citems.data(), citems.size(), &copt, st.data(), cres.data()), SZ_OK);
+  for (size_t i = 0; i < citems.size(); ++i) {
+    std::vector<uint8_t> want(cframes[i].size());
+    sz_result r;
+    ASSERT_EQ(sz_compress(SZ_BF16, citems[i].src, 8192, want.data(), want.size(), &copt, &r), SZ_OK);
+    ASSERT_EQ(cres[i].size, r.size);
+    EXPECT_EQ(0, std::memcmp(cframes[i].data(), want.data(), r.size)) << i;
+    sz_tensor_desc back;
+    int present = 0;
+    ASSERT_EQ(sz_read_tensor_desc(cframes[i].data(), cres[i].size, &back, &present), SZ_OK);
+    EXPECT_EQ(present, 1);
+    EXPECT_EQ(back.dims[0], 2u);
+  }
+}
+
 }  // namespace
 }  // namespace splitzip

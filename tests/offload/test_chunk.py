@@ -155,3 +155,77 @@ def test_block_hashes_are_prefix_chained():
     assert chunk_key("m", a[0], 3) == f"szkv/m/{a[0]}/L3"
     with pytest.raises(ValueError):
         chunk_key("a/b", a[0], 0)
+
+
+def _group(block_tokens=32):
+    layout, pages = real_pages(block_tokens=block_tokens)
+    L, _, nb = pages.shape[:3]
+    keys, offs = [], []
+    for b in range(nb):
+        for l in range(L):
+            keys.append(f"szkv/m/{b}/L{l}")
+            offs += [((l * 2) * nb + b) * layout.page_bytes, ((l * 2 + 1) * nb + b) * layout.page_bytes]
+    return layout, pages, keys, np.asarray(offs, np.uint64)
+
+
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+def test_encode_many_and_decode_many_match_one_chunk_calls(mode):
+    # The store's group calls write the values encode_into() writes, and
+    # give decode_into()'s reasons, chunk by chunk, for every refusal.
+    layout, pages, keys, offs = _group()
+    L, nb = pages.shape[0], pages.shape[2]
+    bound = chunk.chunk_bound("bf16", 2, layout.page_elems)
+    at = np.arange(len(keys), dtype=np.uint64) * np.uint64(bound)
+    out = np.zeros(bound * len(keys), np.uint8)
+    sizes, errors = chunk.encode_many(keys, pages, offs, 2, layout.page_elems, out, at,
+                                      dtype="bf16", mode=mode)
+    assert errors == {}
+    values = []
+    for i, key in enumerate(keys):
+        b, l = divmod(i, L)
+        want = chunk.encode(key, [pages[l, 0, b], pages[l, 1, b]], mode=mode)
+        values.append(out[i * bound:i * bound + sizes[i]].tobytes())
+        assert values[i] == want, key
+    dst = np.zeros_like(pages)
+    assert chunk.decode_many(keys, out, at, sizes, dst, offs, 2, layout.page_elems,
+                             dtype="bf16") == [None] * len(keys)
+    assert dst.tobytes() == pages.tobytes()
+    # Refusals: a flipped bit in a frame, in a header, a value under another
+    # key, a truncated value; each named as decode_into names it.
+    bad = out.copy()
+    bad[3 * bound + sizes[3] - 5] ^= 1
+    bad[5 * bound + 2] ^= 1
+    sizes2 = list(sizes)
+    sizes2[7] -= 1
+    names = list(keys)
+    names[9] = keys[10]
+    why = chunk.decode_many(names, bad, at, sizes2, np.zeros_like(pages), offs, 2, layout.page_elems,
+                            dtype="bf16")
+    assert [i for i, w in enumerate(why) if w] == [3, 5, 7, 9]
+    for i in (3, 5, 7, 9):
+        b, l = divmod(i, L)
+        value = bad[i * bound:i * bound + sizes2[i]].tobytes()
+        with pytest.raises(ChunkError) as e:
+            chunk.decode_into(names[i], value, [np.empty_like(pages[l, 0, b]), np.empty_like(pages[l, 1, b])])
+        assert why[i] == e.value.reason
+    # A destination too small for a group is an argument error, not a refusal.
+    with pytest.raises(splitzip.SplitzipError):
+        chunk.decode_many(keys, out, at, sizes, np.zeros(10, ml_dtypes.bfloat16), offs, 2,
+                          layout.page_elems, dtype="bf16")
+    with pytest.raises(splitzip.SplitzipError):
+        chunk.encode_many(keys, pages, offs, 2, layout.page_elems, out[:bound], at, dtype="bf16")
+
+
+def test_group_calls_refuse_overlapping_places():
+    # Chunks are written, and parts decoded, on several threads: places that
+    # share bytes are an argument error, never a race.
+    layout, pages, keys, offs = _group()
+    bound = chunk.chunk_bound("bf16", 2, layout.page_elems)
+    out = np.zeros(bound * 4, np.uint8)
+    with pytest.raises(splitzip.SplitzipError, match="overlap"):
+        chunk.encode_many(keys[:2], pages, offs[:4], 2, layout.page_elems, out, [0, bound - 1], dtype="bf16")
+    at = np.arange(2, dtype=np.uint64) * np.uint64(bound)
+    sizes, errors = chunk.encode_many(keys[:2], pages, offs[:4], 2, layout.page_elems, out, at, dtype="bf16")
+    same = np.array([offs[0], offs[1], offs[0], offs[3]], np.uint64)
+    with pytest.raises(splitzip.SplitzipError, match="overlap"):
+        chunk.decode_many(keys[:2], out, at, sizes, np.zeros_like(pages), same, 2, layout.page_elems, dtype="bf16")

@@ -215,6 +215,8 @@ def test_bad_input(cluster, real):
         st.put_blocks(pages, [pages.shape[2]], ["00" * 16])
     with pytest.raises(ValueError, match="differ"):
         st.get_blocks(pages, [0, 1], ["00" * 16])
+    with pytest.raises(ValueError, match="repeats"):
+        st.get_blocks(pages, [3, 3], ["00" * 16, "11" * 16])
     with pytest.raises(ValueError, match="dtype|hold"):
         st.put_blocks(pages.view(np.float16), [0], ["00" * 16])
     st.close()

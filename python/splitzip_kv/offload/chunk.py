@@ -159,6 +159,45 @@ def encode_into(key, parts, out, *, dtype=None, codebook=None, backend=None, thr
     return off
 
 
+def encode_many(keys, src, part_offsets, n_parts, part_elems, out, out_offsets, *, dtype,
+                codebook=None, backend=None, threads=0, mode="fast"):
+    """Writes the chunks of ``keys`` in one call (the GIL released once,
+    threads across the chunks): chunk i's part j is the ``part_elems``
+    values at byte offset ``part_offsets[i * n_parts + j]`` of ``src`` (a
+    C-contiguous host numpy array: a paged KV cache, a tensor's rows), and
+    its value goes to ``out[out_offsets[i]:]``, which must hold
+    chunk_bound(...) bytes. The values are those encode_into() writes.
+    Returns (sizes, errors): each value's size (0 where it failed) and
+    {chunk index: reason} for the chunks that failed."""
+    check_mode(mode)
+    _api._check_codebook(codebook)
+    _api._check_common(10, threads)
+    sizes, errors = _core.encode_chunks(
+        _host_bytes(out, writable=True), _u64(out_offsets), keys, _host_bytes(src), _u64(part_offsets),
+        n_parts, part_elems, dtype, DTYPE_IDS[dtype], codebook, backend, threads, _api._mode(mode))
+    return sizes, dict(errors)
+
+
+def decode_many(keys, buf, value_offsets, value_sizes, dst, part_offsets, n_parts, part_elems, *,
+                dtype, backend=None, threads=0, exact=True):
+    """Checks and decodes the values of ``keys`` in one call (the GIL released
+    once, threads across all parts): value i is ``buf[value_offsets[i]:][:value_sizes[i]]``
+    and its part j goes to byte offset ``part_offsets[i * n_parts + j]`` of
+    ``dst`` (a writable C-contiguous host numpy array). The checks are
+    decode_into()'s, in its order. Returns a list with None for each value
+    decoded and the ChunkError reason for each one refused (its destination
+    parts are then undefined)."""
+    _api._check_common(None, threads)
+    return _core.decode_chunks(buf, _u64(value_offsets), _u64(value_sizes), keys,
+                               _host_bytes(dst, writable=True), _u64(part_offsets), n_parts,
+                               part_elems, dtype, DTYPE_IDS[dtype], exact, backend, threads)
+
+
+def _u64(a):
+    """uint64 array or a list of ints, as _core takes them."""
+    return a if type(a) is list or (type(a) is np.ndarray and a.dtype == np.uint64) else np.asarray(a, np.uint64)
+
+
 def encode(key, parts, **kw):
     """The chunk as bytes (convenience; encode_into avoids the allocation)."""
     dtype = kw.get("dtype") or dtype_name(parts[0])

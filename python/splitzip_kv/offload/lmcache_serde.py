@@ -31,10 +31,12 @@ Each frame records its mode, so the deserializer reads records of either
 mode without being told.
 """
 
+import math
 import struct
 
 import numpy as np
 
+from .. import _api, _core
 from . import chunk as _chunk
 
 _PREFIX = struct.Struct("<4sHH")
@@ -62,26 +64,39 @@ def _rows(shape):
     return shape[0] if len(shape) == 2 else 1
 
 
-def _object_key(key, shape, dtype):
+def _object_key(key, shape, dtype, suffix=None):
     if key is None:
         k = ""
+    elif type(key) is str:
+        k = key
     elif hasattr(key, "chunk_hash"):
         k = "@".join([key.model_name, str(key.kv_rank), str(getattr(key, "object_group_id", 0)),
                       getattr(key, "cache_salt", ""), bytes(key.chunk_hash).hex()])
     else:
         k = str(key)
-    return f"{k}|{'x'.join(str(int(s)) for s in shape)}|{dtype}"
+    if suffix is None:
+        suffix = f"|{'x'.join(str(int(s)) for s in shape)}|{dtype}"
+    return k + suffix
 
 
 def _prefix_size(ndim):
     return _PREFIX.size + 8 * ndim
 
 
-def _flat_bytes(obj):
-    """A flat numpy uint8 view of a MemoryObj's buffer (or of a tensor/array)."""
+def _tensor_of(obj):
     t = obj.tensor if hasattr(obj, "tensor") and not hasattr(obj, "numpy") else obj
     if t is None:
         raise ValueError("splitzip serde needs a MemoryObj with a tensor")
+    return t
+
+
+def _flat_bytes(obj):
+    """A flat numpy uint8 view of a MemoryObj's buffer (or of a tensor/array)."""
+    t = obj if type(obj) is np.ndarray else _tensor_of(obj)
+    if type(t) is np.ndarray:
+        if not t.flags.c_contiguous:
+            raise ValueError("splitzip serde needs contiguous buffers")
+        return t.reshape(-1).view(np.uint8)
     if hasattr(t, "numpy"):
         import torch
         if t.device.type != "cpu":
@@ -92,23 +107,57 @@ def _flat_bytes(obj):
     return np.asarray(t).reshape(-1).view(np.uint8)
 
 
+class _Plan:
+    """What a record of one (shape, dtype) needs, computed once: records of a
+    shape repeat (LMCache's chunks), and the per-call Python time is the cost."""
+
+    def __init__(self, t):
+        dtype = _torch_dtype_name(t.dtype) if hasattr(t, "numpy") else _chunk.dtype_name(t)
+        if dtype is None:
+            raise ValueError(f"splitzip serde: dtype {t.dtype} is not supported "
+                             "(bf16, fp16, fp32, fp8_e5m2)")
+        self.shape = tuple(int(s) for s in t.shape)
+        self.dtype = dtype
+        self.dtype_id = _chunk.DTYPE_IDS[dtype]
+        self.rows = _rows(self.shape)
+        self.row_elems = math.prod(self.shape) // self.rows
+        self.prefix_size = _prefix_size(len(self.shape))
+        self.need = self.prefix_size + _chunk.chunk_bound(dtype, self.rows, self.row_elems)
+        self.prefix = struct.Struct(f"<4sHH{len(self.shape)}Q")  # _PREFIX, then the dims
+        self.prefix_values = (MAGIC, VERSION, len(self.shape), *self.shape)
+        self.key_suffix = f"|{'x'.join(str(s) for s in self.shape)}|{dtype}"
+        self.at = [self.prefix_size]
+        self.row_offsets = np.arange(self.rows, dtype=np.uint64) * np.uint64(
+            self.row_elems * _chunk._ITEMSIZE[dtype])
+
+
+_PLANS: dict = {}
+
+
+def _plan(t):
+    k = (t.shape, t.dtype)
+    p = _PLANS.get(k)
+    if p is None:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        p = _PLANS[k] = _Plan(t)
+    return p
+
+
 def _kv_tensor(obj):
-    t = obj.tensor if hasattr(obj, "tensor") and not hasattr(obj, "numpy") else obj
-    if t is None:
-        raise ValueError("splitzip serde needs a MemoryObj with a tensor")
-    dtype = _torch_dtype_name(t.dtype) if hasattr(t, "numpy") else _chunk.dtype_name(t)
-    if dtype is None:
-        raise ValueError(f"splitzip serde: dtype {t.dtype} is not supported "
-                         "(bf16, fp16, fp32, fp8_e5m2)")
+    t = _tensor_of(obj)
     if hasattr(t, "is_contiguous") and not t.is_contiguous():
         raise ValueError("splitzip serde needs a contiguous KV tensor")
-    return t, tuple(int(s) for s in t.shape), dtype
+    plan = _plan(t)
+    return t, plan.shape, plan.dtype
 
 
 class SplitzipSerializer(_Serializer):
     def __init__(self, backend=None, threads=0, mode="fast"):
         _chunk.check_mode(mode, "splitzip serde: mode")
+        _api._check_common(None, threads)
         self.mode = mode
+        self._mode = _api._mode(mode)
         self.backend = backend
         self.threads = int(threads)
 
@@ -125,32 +174,35 @@ class SplitzipSerializer(_Serializer):
         return _prefix_size(len(shape)) + _chunk.chunk_bound(dtype, rows, n // rows)
 
     def serialize(self, src, dst, key=None):
-        t, shape, dtype = _kv_tensor(src)
+        t = _tensor_of(src)
+        plan = _plan(t)
         out = _flat_bytes(dst)
-        rows = _rows(shape)
-        n = int(np.prod(shape))
-        need = _prefix_size(len(shape)) + _chunk.chunk_bound(dtype, rows, n // rows)
-        if out.size < need:
+        if out.size < plan.need:
             raise ValueError(f"splitzip serde: destination holds {out.size} bytes, needs "
-                             f"{need} (estimate_serialized_size)")
-        flat = t.reshape(rows, n // rows)
-        parts = [flat[i] for i in range(rows)]
-        p = _prefix_size(len(shape))
-        _PREFIX.pack_into(out, 0, MAGIC, VERSION, len(shape))
-        struct.pack_into(f"<{len(shape)}Q", out, _PREFIX.size, *shape)
-        used = _chunk.encode_into(_object_key(key, shape, dtype), parts, out[p:], dtype=dtype,
-                                  backend=self.backend, threads=self.threads, mode=self.mode)
-        return p + used
+                             f"{plan.need} (estimate_serialized_size)")
+        plan.prefix.pack_into(out, 0, *plan.prefix_values)
+        # Every row in one codec call (chunk.encode_many's native call, its
+        # checks made once in __init__ and _Plan), straight from the tensor.
+        sizes, errors = _core.encode_chunks(
+            out, plan.at, [_object_key(key, plan.shape, plan.dtype, plan.key_suffix)], _flat_bytes(t), plan.row_offsets,
+            plan.rows, plan.row_elems, plan.dtype, plan.dtype_id, None, self.backend, self.threads,
+            self._mode)
+        if errors:
+            raise ValueError(f"splitzip serde: {errors[0][1]}")
+        return plan.prefix_size + sizes[0]
 
 
 class SplitzipDeserializer(_Deserializer):
     def __init__(self, backend=None, threads=0):
+        _api._check_common(None, threads)
         self.backend = backend
         self.threads = int(threads)
 
     def deserialize(self, src, dst, key=None):
         buf = _flat_bytes(src)
-        t, shape, dtype = _kv_tensor(dst)
+        t = _tensor_of(dst)
+        plan = _plan(t)
+        shape = plan.shape
         if buf.size < _PREFIX.size:
             raise _chunk.ChunkError(str(key), "truncated splitzip serde record")
         magic, version, ndim = _PREFIX.unpack_from(buf, 0)
@@ -159,18 +211,19 @@ class SplitzipDeserializer(_Deserializer):
         p = _prefix_size(ndim)
         if buf.size < p:
             raise _chunk.ChunkError(str(key), "truncated splitzip serde record")
-        stored = struct.unpack_from(f"<{ndim}Q", buf, _PREFIX.size)
-        if tuple(stored) != shape:
+        stored = plan.prefix.unpack_from(buf, 0)[3:] if ndim == len(shape) else \
+            struct.unpack_from(f"<{ndim}Q", buf, _PREFIX.size)
+        if stored != shape:
             raise _chunk.ChunkError(str(key), f"record holds shape {tuple(stored)}, "
                                     f"destination is {shape}")
-        rows = _rows(shape)
-        flat = t.reshape(rows, -1)
-        try:
-            _chunk.decode_into(_object_key(key, shape, dtype), buf[p:], [flat[i] for i in range(rows)],
-                               backend=self.backend, threads=self.threads, exact=False)
-        except _chunk.ChunkError:
+        k = _object_key(key, shape, plan.dtype, plan.key_suffix)
+        # Checks and every row's decode in one call (chunk.decode_many's native call).
+        why = _core.decode_chunks(buf, plan.at, [buf.size - p], [k], _flat_bytes(t),
+                                  plan.row_offsets, plan.rows, plan.row_elems, plan.dtype, plan.dtype_id,
+                                  False, self.backend, self.threads)[0]
+        if why is not None:
             _flat_bytes(dst)[...] = 0  # never leave partly decoded KV behind
-            raise
+            raise _chunk.ChunkError(k, why)
 
 
 def make_processor(kwargs=None):

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from .. import _core
 from . import chunk as _chunk
 from .keys import chunk_key
 
@@ -62,6 +63,15 @@ def size_class_floor(n):
         return n
     step = 1 << (n.bit_length() - 4)
     return n - n % step
+
+
+def size_classes_floor(n):
+    """size_class_floor of each entry of the int64 array ``n`` (values below
+    2^53), without a Python step per entry."""
+    n = np.asarray(n, np.int64)
+    bits = np.frexp(np.maximum(n, 1).astype(np.float64))[1].astype(np.int64)  # bit_length, exact below 2^53
+    step = np.left_shift(np.int64(1), np.maximum(bits - 4, 0))
+    return np.where(n < 16, n, n - n % step)
 
 
 @dataclasses.dataclass
@@ -218,6 +228,7 @@ class KVOffloadStore:
         per_group = max(1, config.group_bytes // (2 * layout.page_bytes))
         self._group = per_group
         self._slots = None
+        self._slot_offsets = None
         self._registered = set()
         self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix="szkv")
         self._lock = threading.Lock()
@@ -284,17 +295,41 @@ class KVOffloadStore:
                               pages[l, 0, int(b)], pages[l, 1, int(b)]))
         return items
 
+    def _work_coded(self, pages, block_ids, block_hashes, layers):
+        """The chunks as (keys, byte offsets of their K and V pages in
+        ``pages``), in keys() order, computed for the whole batch at once."""
+        self._check_pages(pages)
+        if len(block_ids) != len(block_hashes):
+            raise ValueError("block_ids and block_hashes differ in length")
+        layers = list(range(self.layout.layers) if layers is None else layers)
+        nb = pages.shape[2]
+        for b in block_ids:
+            if not 0 <= int(b) < nb:
+                raise ValueError(f"block id {b} out of range (pages hold {nb})")
+        for l in layers:
+            if not 0 <= l < self.layout.layers:
+                raise ValueError(f"layer {l} out of range")
+        if len(block_ids) == 0 or not layers:
+            return [], np.empty(0, np.uint64)
+        prefix = chunk_key(self.model, "", 0, self.config.namespace)[:-len("/L0")]
+        keys = [f"{prefix}{h}/L{int(l)}" for h in block_hashes for l in layers]
+        blocks = np.repeat(np.asarray([int(b) for b in block_ids], np.int64), len(layers))
+        ls = np.tile(np.asarray(layers, np.int64), len(block_ids))
+        k_off = (ls * 2 * nb + blocks) * self.layout.page_bytes
+        offsets = np.stack([k_off, k_off + nb * self.layout.page_bytes], axis=1).reshape(-1)
+        return keys, offsets.astype(np.uint64)
+
     # -- put ----------------------------------------------------------------
 
     def put_blocks(self, pages, block_ids, block_hashes, layers=None):
         """Stores the pages of ``block_ids`` (their prefix hashes in
         ``block_hashes``) for every layer (or ``layers``). Returns one
         ChunkStatus per chunk, in keys() order."""
-        items = self._work(pages, block_ids, block_hashes, layers)
         if self.config.codec == "raw":
+            items = self._work(pages, block_ids, block_hashes, layers)
             self.register(pages)
             return self._put_raw(items)
-        return self._put_coded(items)
+        return self._put_coded(pages, *self._work_coded(pages, block_ids, block_hashes, layers))
 
     def _put_raw(self, items):
         out = []
@@ -327,68 +362,78 @@ class KVOffloadStore:
             self.timings["encode"] += time.perf_counter() - t0
 
     def _encode_group_timed(self, grp, slot):
-        sizes, errors = [], {}
-        off = 0
-        for i, (k, a, b) in enumerate(grp):
-            try:
-                n = _chunk.encode_into(k, [a, b], slot.buf[off:off + self._bound],
-                                       dtype=self.layout.dtype, backend=self.config.backend,
-                                       threads=self.config.threads, mode=self._mode)
-            except Exception as e:  # noqa: BLE001 - reported per chunk
-                errors[i] = str(e)
-                n = 0
-            sizes.append(n)
-            off += self._bound
-        return sizes, errors
+        """Every chunk of the group in one codec call (chunk.encode_many)."""
+        keys, offsets, src = grp
+        sizes, errors = _chunk.encode_many(
+            keys, src, offsets, 2, self.layout.page_elems, slot.buf, self._slot_offsets[:len(keys)],
+            dtype=self.layout.dtype, backend=self.config.backend, threads=self.config.threads,
+            mode=self._mode)
+        return np.asarray(sizes, np.int64), errors
 
-    def _put_coded(self, items):
+    def _slot_setup(self):
         slots = self._staging()
-        groups = [items[g:g + self._group] for g in range(0, len(items), self._group)]
+        if self._slot_offsets is None:  # where each chunk of a group sits in a slot
+            self._slot_offsets = np.arange(self._group, dtype=np.uint64) * np.uint64(self._bound)
+        return slots
+
+    def _put_coded(self, pages, keys, offsets):
+        slots = self._slot_setup()
+        src = pages.reshape(-1).view(np.uint8)
+        g = self._group
+        groups = [(keys[i:i + g], offsets[2 * i:2 * (i + g)], src) for i in range(0, len(keys), g)]
         out = []
         if not groups:
             return out
+        page_pair = 2 * self.layout.page_bytes
         fut = self._pool.submit(self._encode_group, groups[0], slots[0])
         for gi, grp in enumerate(groups):
             sizes, errors = fut.result()
             slot = slots[gi % 2]
             if gi + 1 < len(groups):
                 fut = self._pool.submit(self._encode_group, groups[gi + 1], slots[(gi + 1) % 2])
-            idx = [i for i in range(len(grp)) if i not in errors]
-            codes = {}
-            if idx:
+            keys_g = grp[0]
+            codes = np.zeros(len(keys_g), np.int64)
+            ok = np.ones(len(keys_g), bool)
+            for i in errors:
+                ok[i] = False
+            if ok.any():
                 t0 = time.perf_counter()
-                codes = self._put_values(grp, idx, slot, sizes)
+                codes = self._put_values(keys_g, np.flatnonzero(ok), slot, sizes)
                 self.timings["put"] += time.perf_counter() - t0
-            for i, (k, a, b) in enumerate(grp):
-                if i in errors:
-                    out.append(ChunkStatus(k, "ERROR", errors[i]))
-                elif codes[i] == 0:
-                    out.append(ChunkStatus(k, "OK", stored_bytes=sizes[i]))
-                    self.raw_bytes_put += a.nbytes + b.nbytes
-                    self.stored_bytes_put += sizes[i]
-                else:
-                    out.append(ChunkStatus(k, "STORE_ERROR", mooncake_error(codes[i])))
+            stored = ok & (codes == 0)
+            self.raw_bytes_put += int(stored.sum()) * page_pair
+            self.stored_bytes_put += int(sizes[stored].sum())
+            sl, cl = sizes.tolist(), codes.tolist()
+            out += [ChunkStatus(k, "OK", stored_bytes=n) if c == 0 else
+                    ChunkStatus(k, "STORE_ERROR", mooncake_error(c))
+                    for k, n, c in zip(keys_g, sl, cl)]
+            for i, e in errors.items():
+                out[len(out) - len(keys_g) + i] = ChunkStatus(keys_g[i], "ERROR", e)
         return out
 
-    def _put_values(self, grp, idx, slot, sizes):
+    def _put_values(self, keys, idx, slot, sizes):
         """batch_put_from of the values of chunks idx (head + tail objects
-        when size_class_split); returns {i: code} (0 only if all parts went in)."""
-        keys, ptrs, lens, owner = [], [], [], []
-        for i in idx:
-            ptr, n = slot.ptr + i * self._bound, sizes[i]
-            head = size_class_floor(n) if self.config.size_class_split else n
-            keys.append(grp[i][0]); ptrs.append(ptr); lens.append(head); owner.append(i)
-            if head < n:
-                keys.append(grp[i][0] + TAIL); ptrs.append(ptr + head); lens.append(n - head)
-                owner.append(i)
-        res = self.client.batch_put_from(keys, ptrs, lens, self._rc)
-        codes = {i: 0 for i in idx}
-        for i, c in zip(owner, res):
-            if c != 0 and codes[i] == 0:
-                codes[i] = c
-        failed = [k for k, i in zip(keys, owner) if codes[i] != 0]
-        if failed:  # do not leave half a value behind
-            self.client.batch_remove(failed, True)
+        when size_class_split); returns per chunk of the group its code (0
+        only if all its objects went in)."""
+        n = sizes[idx]
+        ptrs = slot.ptr + idx * self._bound
+        head = size_classes_floor(n) if self.config.size_class_split else n
+        tail = np.flatnonzero(head < n)
+        all_keys = [keys[i] for i in idx.tolist()] + [keys[i] + TAIL for i in idx[tail].tolist()]
+        res = self.client.batch_put_from(
+            all_keys, (ptrs.tolist() + (ptrs[tail] + head[tail]).tolist()),
+            head.tolist() + (n[tail] - head[tail]).tolist(), self._rc)
+        res = np.asarray(res, np.int64)
+        head_codes = res[:idx.size].copy()
+        tail_codes = res[idx.size:]
+        fix = tail[head_codes[tail] == 0]
+        head_codes[fix] = tail_codes[np.searchsorted(tail, fix)]
+        codes = np.zeros(sizes.size, np.int64)
+        codes[idx] = head_codes
+        if (head_codes != 0).any():  # do not leave half a value behind
+            bad = set(np.flatnonzero(head_codes != 0).tolist())
+            pos = list(range(idx.size)) + tail.tolist()
+            self.client.batch_remove([k for k, p in zip(all_keys, pos) if p in bad], True)
         return codes
 
     # -- get ----------------------------------------------------------------
@@ -398,11 +443,15 @@ class KVOffloadStore:
         of ``pages``, decoding in place. Returns one ChunkStatus per chunk in
         keys() order. The pages of a chunk that is not OK are zeroed: a
         missing, failed or corrupt chunk never leaves data behind."""
-        items = self._work(pages, block_ids, block_hashes, layers)
         if self.config.codec == "raw":
+            items = self._work(pages, block_ids, block_hashes, layers)
             self.register(pages)
             return self._get_raw(items)
-        return self._get_coded(items)
+        # Chunks decode on several threads: two of them must not share a page.
+        if len(set(int(b) for b in block_ids)) != len(block_ids) or \
+                (layers is not None and len(set(layers)) != len(layers)):
+            raise ValueError("get_blocks: a block id or layer repeats (two chunks would decode into one page)")
+        return self._get_coded(pages, *self._work_coded(pages, block_ids, block_hashes, layers))
 
     def _get_raw(self, items):
         out = []
@@ -439,61 +488,68 @@ class KVOffloadStore:
 
     def _fetch_group_timed(self, grp, slot):
         """Fetches the values of a group into the slot; returns per chunk the
-        value size or a negative Mooncake code, and the set of chunks whose
-        head is a size class but which have no tail object."""
-        n = len(grp)
-        keys = [k for k, _, _ in grp]
-        ptrs = [slot.ptr + i * self._bound for i in range(n)]
+        value size or a negative Mooncake code (int64 array), and the
+        indices of the chunks whose head is a size class but which have no
+        tail object."""
+        keys = grp[0]
+        n = len(keys)
+        ptrs = (slot.ptr + self._slot_offsets[:n].astype(np.int64)).tolist()
         caps = [self._bound] * n
         if not self.config.size_class_split:
-            return self.client.batch_get_into(keys, ptrs, caps), set()
+            return np.asarray(self.client.batch_get_into(keys, ptrs, caps), np.int64), []
         # Heads and tails in one batch: tails land in the slot's tail area and
         # are moved (a few hundred bytes each) behind their heads.
-        res = self.client.batch_get_into(
-            keys + [k + TAIL for k in keys],
-            ptrs + [slot.tail_ptr + i * self._tail_cap for i in range(n)],
-            caps + [self._tail_cap] * n)
+        tail_ptrs = (slot.tail_ptr + np.arange(n, dtype=np.int64) * self._tail_cap).tolist()
+        res = np.asarray(self.client.batch_get_into(
+            keys + [k + TAIL for k in keys], ptrs + tail_ptrs, caps + [self._tail_cap] * n), np.int64)
         heads, tails = res[:n], res[n:]
-        out = list(heads)
-        no_tail = set()
-        for i, (h, t) in enumerate(zip(heads, tails)):
-            if h <= 0 or size_class_floor(h) != h:
-                continue  # no head, or a head that is a whole value
-            if t > 0:
-                if h + t > self._bound:
-                    continue  # cannot be a valid value: the head alone is refused below
-                base = i * self._bound + h
-                slot.buf[base:base + t] = slot.tail[i * self._tail_cap:i * self._tail_cap + t]
-                out[i] = h + t
-            elif t == -704:
-                no_tail.add(i)  # the head is the whole value, or the tail is lost
-            else:
-                out[i] = t  # the tail exists but could not be read
-        return out, no_tail
+        out = heads.copy()
+        split = (heads > 0) & (size_classes_floor(heads) == heads)  # else no head, or a whole value
+        # A tail that cannot fit behind its head: the head alone is refused later.
+        joined = np.flatnonzero(split & (tails > 0) & (heads + tails <= self._bound))
+        if joined.size:
+            _core.copy_spans(slot.mem, (joined * self._bound + heads[joined]).astype(np.uint64),
+                             (slot.buf.size + joined * self._tail_cap).astype(np.uint64),
+                             tails[joined].astype(np.uint64))
+            out[joined] = heads[joined] + tails[joined]
+        unread = split & (tails <= 0) & (tails != -704)
+        out[unread] = tails[unread]  # the tail exists but could not be read
+        # No tail: the head is the whole value, or the tail is lost.
+        return out, np.flatnonzero(split & (tails == -704)).tolist()
 
     def _decode_group(self, grp, slot, fetched, out):
+        keys, offsets, dst = grp
         res, no_tail = fetched
-        for i, ((k, a, b), r) in enumerate(zip(grp, res)):
-            if i in no_tail and self._tail_lost(k, slot.buf[i * self._bound:i * self._bound + r]):
-                out.append(ChunkStatus(k, "NOT_FOUND", "tail object missing (evicted or lost)"))
-                a.view(np.uint8)[...] = 0
-                b.view(np.uint8)[...] = 0
-                continue
-            if r > 0:
-                try:
-                    _chunk.decode_into(k, slot.buf[i * self._bound:i * self._bound + r], [a, b],
-                                       backend=self.config.backend, threads=self.config.threads)
-                    out.append(ChunkStatus(k, "OK", stored_bytes=r))
-                    continue
-                except _chunk.ChunkError as e:
-                    out.append(ChunkStatus(k, "CORRUPT", e.reason, r))
-            elif r == -704:
-                out.append(ChunkStatus(k, "NOT_FOUND", mooncake_error(r)))
-            else:
-                out.append(ChunkStatus(k, "STORE_ERROR", mooncake_error(r) if r < 0 else
-                                       "empty value"))
-            a.view(np.uint8)[...] = 0
-            b.view(np.uint8)[...] = 0
+        n = len(keys)
+        status = [None] * n
+        for i in no_tail:
+            r = int(res[i])
+            if self._tail_lost(keys[i], slot.buf[i * self._bound:i * self._bound + r]):
+                status[i] = ChunkStatus(keys[i], "NOT_FOUND", "tail object missing (evicted or lost)")
+                res[i] = 0
+        have = np.flatnonzero(res > 0)
+        if have.size:
+            part_offs = offsets.reshape(-1, 2)[have].reshape(-1)
+            why = _chunk.decode_many([keys[i] for i in have.tolist()], slot.buf,
+                                     self._slot_offsets[have], res[have].astype(np.uint64), dst,
+                                     part_offs, 2, self.layout.page_elems, dtype=self.layout.dtype,
+                                     backend=self.config.backend, threads=self.config.threads)
+            for i, w, r in zip(have.tolist(), why, res[have].tolist()):
+                status[i] = ChunkStatus(keys[i], "OK", stored_bytes=r) if w is None else \
+                    ChunkStatus(keys[i], "CORRUPT", w, r)
+        bad = []
+        for i, r in enumerate(res.tolist()):
+            st = status[i]
+            if st is None:
+                st = status[i] = (ChunkStatus(keys[i], "NOT_FOUND", mooncake_error(r)) if r == -704 else
+                                  ChunkStatus(keys[i], "STORE_ERROR",
+                                              mooncake_error(r) if r < 0 else "empty value"))
+            if st.status != "OK":
+                bad.append(i)
+        for i in bad:  # a chunk that is not OK leaves zeros, never data
+            for off in offsets[2 * i:2 * i + 2].tolist():
+                dst[off:off + self.layout.page_bytes] = 0
+        out += status
 
     @staticmethod
     def _tail_lost(key, head):
@@ -504,9 +560,11 @@ class KVOffloadStore:
         except _chunk.ChunkError as e:
             return e.reason.startswith("frame sizes add up")
 
-    def _get_coded(self, items):
-        slots = self._staging()
-        groups = [items[g:g + self._group] for g in range(0, len(items), self._group)]
+    def _get_coded(self, pages, keys, offsets):
+        slots = self._slot_setup()
+        dst = pages.reshape(-1).view(np.uint8)
+        g = self._group
+        groups = [(keys[i:i + g], offsets[2 * i:2 * (i + g)], dst) for i in range(0, len(keys), g)]
         out = []
         if not groups:
             return out
