@@ -191,7 +191,6 @@ except ImportError:  # pragma: no cover - zarr absent or older
 
 try:  # ml_dtypes' bf16 and fp8 as Zarr 3 data types (zarr >= 3.1: public zarr.dtype)
     from dataclasses import dataclass as _dataclass
-    from typing import ClassVar
 
     import ml_dtypes
     from zarr.dtype import Float16 as _Float16
@@ -204,7 +203,7 @@ try:  # ml_dtypes' bf16 and fp8 as Zarr 3 data types (zarr >= 3.1: public zarr.d
         @_dataclass(frozen=True, kw_only=True)
         class _T(_Float16):
             dtype_cls = type(native)
-            _zarr_v3_name: ClassVar[str] = name
+            _zarr_v3_name = name
 
             @classmethod
             def _check_native_dtype(cls, dtype):
