@@ -167,6 +167,8 @@ def splitzip_rows(exe, path, threads, reps, ref, dtype="bf16", target=None):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--png-from", nargs=2, metavar=("JSON", "PNG"),
+                    help="only redraw PNG from an earlier run's capacity.json")
     ap.add_argument("--size-mib", type=int, default=256)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
@@ -177,6 +179,9 @@ def main():
                     help="also time splitzip with its kernels forced to this Highway target (e.g. AVX2 on an "
                          "AVX-512 host), one thread, in the same run")
     args = ap.parse_args()
+    if args.png_from:
+        png_from_json(*args.png_from)
+        return
 
     inputs = []
     rs = os.path.join(args.tmp, f"splitzip_realstat_{args.size_mib}m.bf16")
@@ -287,22 +292,51 @@ def write_md(results, meta, path):
 
 
 def write_png(results, path):
+    """Ratio against encode and decode GB/s (1 thread, real-statistics input):
+    one marker per codec in a legend, this project's codecs filled and
+    coloured, the peers hollow and grey-toned, memcpy a dashed line."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 5.5))
-    for r in results:
-        if r.get("variants") or r["input"] != "realstat" or r["threads"] != 1:
-            continue
-        ax.scatter(r["decode_gbps"], r["ratio"], marker="o" if r["exact"] else "x")
-        ax.annotate(r["codec"], (r["decode_gbps"], r["ratio"]), fontsize=7, xytext=(4, 2), textcoords="offset points")
-    ax.set_xscale("log")
-    ax.set_xlabel("decode GB/s (1 thread, log)")
-    ax.set_ylabel("compression ratio")
-    ax.set_title("real-statistics bf16: ratio vs decode throughput")
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
+    rows = [r for r in results if not r.get("variants") and r["input"] == "realstat" and r["threads"] == 1]
+    memcpy = max((r["decode_gbps"] for r in rows if r["codec"] == "memcpy"), default=None)
+    rows = [r for r in rows if r["codec"] != "memcpy"]
+    ours = [r for r in rows if r["codec"].startswith("splitzip")]
+    peers = [r for r in rows if not r["codec"].startswith("splitzip")]
+    own_markers = "os^Dv<>p"
+    own_colors = ["#1f4e9c", "#2a7fd4", "#0b8a4a", "#5cb85c", "#7b3fa0", "#b07ad1", "#c0392b", "#e67e22"]
+    peer_markers = "o^sDvP*hX"
+    peer_colors = ["#555555", "#8c6d31", "#999999", "#b5651d", "#333333", "#a0a0a0", "#6b4226", "#777777", "#444444"]
+    fig, axes = plt.subplots(1, 2, figsize=(14, 5.6), sharey=True)
+    handles = []
+    for ax, key, name in ((axes[0], "encode_gbps", "encode"), (axes[1], "decode_gbps", "decode")):
+        handles = []
+        for i, r in enumerate(ours):
+            handles.append(ax.scatter(r[key], r["ratio"], s=70, marker=own_markers[i % len(own_markers)],
+                                      color=own_colors[i % len(own_colors)], edgecolors="black", linewidths=0.6,
+                                      zorder=3, label=r["codec"]))
+        for i, r in enumerate(peers):
+            label = r["codec"] + ("" if r["exact"] else " (round trip NOT exact)")
+            handles.append(ax.scatter(r[key], r["ratio"], s=60, marker=peer_markers[i % len(peer_markers)],
+                                      facecolors="none", edgecolors=peer_colors[i % len(peer_colors)], linewidths=1.4,
+                                      zorder=2, label=label))
+        if memcpy:
+            handles.append(ax.axvline(memcpy, color="black", ls="--", lw=0.8, label="memcpy (same run)"))
+        ax.set_xscale("log")
+        ax.set_xlabel(name + " GB/s (1 thread, log scale; right is faster)")
+        ax.set_title(name)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("compression ratio (up is smaller)")
+    labels = [h.get_label() for h in handles]
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(0.735, 0.5), fontsize=8, frameon=True,
+               title="filled: splitzip    hollow: peers", title_fontsize=8)
+    fig.suptitle("real-statistics bf16, one thread: ratio against throughput", fontsize=11)
+    fig.tight_layout(rect=(0, 0, 0.73, 1))
     fig.savefig(path, dpi=120)
+
+
+def png_from_json(json_path, png_path):
+    write_png(json.load(open(json_path))["results"], png_path)
 
 
 if __name__ == "__main__":

@@ -44,10 +44,13 @@ def main(argv):
         ax.set_xlim(0, max(times) * 1.6)
         ax.set_xlabel("wall time, best of %d (s); dashed: cp, dotted: 1.5x cp" % r["reps"])
         ax.set_title("%s %d MiB bf16 (tmpfs)" % (d, r["input_mib"]))
+    from matplotlib.patches import Patch
+    fig.legend(handles=[Patch(color="#1f77b4", label="splitzip (this project)"), Patch(color="#ff7f0e", label="peers"),
+                        Patch(color="#7f7f7f", label="cp")], loc="lower center", ncol=3, fontsize=9, frameon=False)
     m = r["machine"]
     fig.suptitle("splitzip CLI vs zstd / lz4 / cp, whole processes - %s, %s CPUs, load %.1f"
                  % (m.get("cpu"), m["nproc"], m["loadavg_start"][0]), fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(argv[2], dpi=110)
     return 0
 

@@ -400,9 +400,15 @@ def render_png(rows, path):
                     ax.axhline(r[d], color=colors["memcpy"], linestyle="--" if one else ":",
                                linewidth=1.2, zorder=1)
                     continue
-                ax.scatter(r["ratio"], r[d], s=70, marker="o" if one else "^",
-                           facecolors=colors[r["method"]] if one else "none",
-                           edgecolors=colors[r["method"]], linewidths=1.8, zorder=3)
+                # splitzip's points large with a black ring, the peers' small
+                ours = r["method"].startswith("splitzip")
+                c = colors[r["method"]]
+                if ours:
+                    ax.scatter(r["ratio"], r[d], s=130, marker="o" if one else "^", facecolors=c if one else "none",
+                               edgecolors="black" if one else c, linewidths=1.4 if one else 2.2, zorder=4)
+                else:
+                    ax.scatter(r["ratio"], r[d], s=45, marker="o" if one else "^", facecolors=c if one else "none",
+                               edgecolors=c, linewidths=1.4, zorder=3)
             b = next(r["bytes"] for r in rows if r["input"] == inp)
             ax.set_title("%s: %s (%.1f MB)" % (title, inp, b / 1e6), fontsize=11)
             ax.set_yscale("log")
@@ -417,7 +423,9 @@ def render_png(rows, path):
             ax.set_xlabel("compression ratio (uncompressed / compressed)")
             if col == 0:
                 ax.set_ylabel("GB/s of uncompressed input (log)")
-    handles = [plt.Line2D([], [], marker="s", linestyle="", markersize=9, color=colors[m], label=m)
+    handles = [plt.Line2D([], [], marker="s", linestyle="", markersize=11 if m.startswith("splitzip") else 7,
+                          color=colors[m], markeredgecolor="black" if m.startswith("splitzip") else colors[m],
+                          label=m + ("  (this project)" if m.startswith("splitzip") else ""))
                for m in methods if m != "memcpy"]
     handles.append(plt.Line2D([], [], marker="o", linestyle="", color="k", label="1 thread"))
     handles.append(plt.Line2D([], [], marker="^", linestyle="", color="k", markerfacecolor="none",
@@ -428,7 +436,7 @@ def render_png(rows, path):
     fig.legend(handles=handles, loc="center right", fontsize=10, frameon=False)
     fig.suptitle("splitzip vs peers on CPU: throughput against compression ratio (up and right is better)",
                  fontsize=12)
-    fig.tight_layout(rect=(0, 0, 1 - 2.5 / width, 0.96))
+    fig.tight_layout(rect=(0, 0, 1 - 3.4 / width, 0.96))
     fig.savefig(path, dpi=100)
 
 

@@ -18,15 +18,22 @@ reads too), a subclass of Zarr's public ``zarr.abc.codec.ArrayBytesCodec``::
                       serializer=SplitzipZarrCodec(mode="capacity"), compressors=None)
 
 ``mode``: ``"fast"`` (default, 4-bit exponent codes) or ``"capacity"``
-(per-block Huffman exponents, FORMAT.md 4.6: smaller, slower). ``dtype``
-(config) reads raw integer chunks as that splitzip dtype (e.g. ``uint16``
-storage holding bf16) and ``view`` returns decoded values as that numpy
-dtype (``"uint16"``); by default the chunk's own dtype decides. Zarr 3
-(through 3.1) has no bfloat16 data type: bf16 KV is a uint16 Zarr array
-with ``SplitzipZarrCodec(dtype="bf16", view="uint16")``; numcodecs takes
-``ml_dtypes.bfloat16`` arrays directly. ``checksum`` (default True) stores
-the block checksum; ``threads`` (default 1, Zarr parallelises over chunks)
-and ``chunk_log2`` pass through.
+(per-block Huffman exponents, FORMAT.md 4.6: smaller, slower; not for
+fp8_e4m3). ``codebook``: a calibrated table for the fast mode
+(``splitzip_kv.calibrate``), given as a ``Codebook``, a ``.szcb`` path or
+``{"dtype": "bf16", "entries": [...]}``; the config (and so the Zarr
+metadata) always carries the last form, so the array needs no side file.
+
+Data types: with ``zarr>=3.1`` and ``ml_dtypes``, importing this module
+registers ``bfloat16``, ``float8_e4m3fn`` and ``float8_e5m2`` as Zarr 3 data
+types (also by the ``zarr.data_type`` entry point), so ``dtype=ml_dtypes.bfloat16``
+arrays work directly. Zarr itself (through 3.1.6) defines none of them.
+``dtype`` (config) reads raw integer chunks as that splitzip dtype (e.g.
+``uint16`` storage holding bf16, as arrays written before carry) and
+``view`` returns decoded values as that numpy dtype; by default the chunk's
+own dtype decides. ``checksum`` (default True) stores the block checksum;
+``threads`` (default 1, Zarr parallelises over chunks) and ``chunk_log2``
+pass through.
 """
 
 import numpy as np
@@ -43,10 +50,19 @@ class SplitzipCodec(Codec):
 
     codec_id = "splitzip"
 
-    def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1, view=None, mode="fast"):
+    def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1, view=None, mode="fast",
+                 codebook=None):
         if mode not in _MODES:
             raise ValueError(f"splitzip codec: mode must be 'fast' or 'capacity', not {mode!r}")
         self.mode = mode
+        # codebook: the calibrated table of the fast mode, kept in the config
+        # as JSON ({"dtype": "bf16", "entries": [...]}) so Zarr metadata
+        # carries it; a Codebook or a .szcb file path is accepted too.
+        self._codebook = _codebook_of(codebook)
+        self.codebook = None if self._codebook is None else \
+            {"dtype": self._codebook.dtype, "entries": list(self._codebook.entries)}
+        if self._codebook is not None and mode != "fast":
+            raise ValueError("splitzip codec: a codebook is for mode='fast' (the capacity mode builds its own tables)")
         self.dtype = None if dtype is None else _dtypes.normalize(dtype)
         # view: numpy dtype name the decoded values are returned as (same
         # width), e.g. "uint16" for bf16 kept in uint16 storage (Zarr 3 has
@@ -62,8 +78,12 @@ class SplitzipCodec(Codec):
             arr = np.ascontiguousarray(arr)
         if self.dtype is not None and _dtypes.from_numpy(arr.dtype) is None:
             arr = arr.reshape(-1).view(np.uint8)  # raw storage read as self.dtype
+        if self.mode == "capacity" and (self.dtype or _dtypes.from_numpy(arr.dtype)) == "fp8_e4m3":
+            raise ValueError("splitzip codec: the capacity mode does not code fp8_e4m3 (FORMAT.md 4.6); "
+                             "use mode='fast'")
+        kw = {} if self._codebook is None else {"codebook": self._codebook}
         return _api.compress(arr, checksum=self.checksum, chunk_log2=self.chunk_log2,
-                             threads=self.threads, dtype=self.dtype, mode=self.mode)
+                             threads=self.threads, dtype=self.dtype, mode=self.mode, **kw)
 
     def decode(self, buf, out=None):
         frame = ensure_contiguous_ndarray(buf).reshape(-1).view(np.uint8)
@@ -76,7 +96,24 @@ class SplitzipCodec(Codec):
 
     def __repr__(self):
         return (f"SplitzipCodec(dtype={self.dtype!r}, checksum={self.checksum}, "
-                f"chunk_log2={self.chunk_log2}, threads={self.threads}, view={self.view!r}, mode={self.mode!r})")
+                f"chunk_log2={self.chunk_log2}, threads={self.threads}, view={self.view!r}, mode={self.mode!r}, "
+                f"codebook={self.codebook!r})")
+
+
+def _codebook_of(cb):
+    """A Codebook from None, a Codebook, its JSON config form or a .szcb path."""
+    if cb is None:
+        return None
+    from ._core import Codebook
+    if isinstance(cb, Codebook):
+        return cb
+    if isinstance(cb, dict):
+        if set(cb) != {"dtype", "entries"}:
+            raise ValueError(f"splitzip codec: codebook config needs 'dtype' and 'entries', got {sorted(cb)}")
+        return Codebook(cb["dtype"], [int(e) for e in cb["entries"]])
+    if isinstance(cb, (str, bytes)) or hasattr(cb, "__fspath__"):
+        return Codebook.load(cb)
+    raise TypeError(f"splitzip codec: codebook must be a Codebook, a dict or a .szcb path, not {type(cb).__name__}")
 
 
 def _copy_into(dec, out):
@@ -95,7 +132,7 @@ try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
 
     from zarr.abc.codec import ArrayBytesCodec
 
-    _CONFIG_KEYS = ("dtype", "checksum", "chunk_log2", "threads", "view", "mode")
+    _CONFIG_KEYS = ("dtype", "checksum", "chunk_log2", "threads", "view", "mode", "codebook")
 
     @dataclass(frozen=True, init=False)
     class SplitzipZarrCodec(ArrayBytesCodec):
@@ -110,6 +147,8 @@ try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
             if unknown:
                 raise TypeError(f"SplitzipZarrCodec: unknown config {sorted(unknown)}")
             codec = SplitzipCodec(**codec_config)  # validates
+            if codec.codebook is not None:  # embedded in the array metadata, not a path
+                codec_config["codebook"] = codec.codebook
             object.__setattr__(self, "codec_config", dict(codec_config))
             object.__setattr__(self, "_codec", codec)
 
@@ -148,3 +187,42 @@ try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
 
 except ImportError:  # pragma: no cover - zarr absent or older
     SplitzipZarrCodec = None  # type: ignore[misc,assignment]
+
+
+try:  # ml_dtypes' bf16 and fp8 as Zarr 3 data types (zarr >= 3.1: public zarr.dtype)
+    from dataclasses import dataclass as _dataclass
+
+    import ml_dtypes
+    from zarr.dtype import Float16 as _Float16
+    from zarr.dtype import data_type_registry as _registry
+
+    def _ml_dtype(name, np_type, doc):
+        native = np.dtype(np_type)
+
+        # Float16's JSON scalars, fill values and checks, on another numpy dtype.
+        @_dataclass(frozen=True, kw_only=True)
+        class _T(_Float16):
+            dtype_cls = type(native)
+            _zarr_v3_name = name
+
+            @classmethod
+            def _check_native_dtype(cls, dtype):
+                return dtype == native
+
+            def to_native_dtype(self):
+                return native
+
+        _T.__name__ = _T.__qualname__ = "".join(w.capitalize() for w in name.split("_"))
+        _T.__doc__ = doc
+        return _T
+
+    BFloat16 = _ml_dtype("bfloat16", ml_dtypes.bfloat16, "Zarr 3 data type bfloat16 (ml_dtypes.bfloat16).")
+    Float8E4M3FN = _ml_dtype("float8_e4m3fn", ml_dtypes.float8_e4m3fn,
+                             "Zarr 3 data type float8_e4m3fn (ml_dtypes; vLLM's and SGLang's fp8 KV).")
+    Float8E5M2 = _ml_dtype("float8_e5m2", ml_dtypes.float8_e5m2, "Zarr 3 data type float8_e5m2 (ml_dtypes).")
+    for _cls in (BFloat16, Float8E4M3FN, Float8E5M2):
+        if _cls._zarr_v3_name not in _registry.contents:  # never replace one Zarr itself defines
+            _registry.register(_cls._zarr_v3_name, _cls)
+
+except ImportError:  # pragma: no cover - zarr < 3.1 or ml_dtypes absent
+    BFloat16 = Float8E4M3FN = Float8E5M2 = None  # type: ignore[misc,assignment]

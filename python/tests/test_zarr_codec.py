@@ -60,3 +60,73 @@ def test_numcodecs_mode():
         assert codec.decode(f).tobytes() == x.tobytes()
     with pytest.raises(ValueError, match="mode"):
         SplitzipCodec(mode="max")
+
+
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+@pytest.mark.parametrize("np_type,name", [(ml_dtypes.bfloat16, "bfloat16"), (ml_dtypes.float8_e4m3fn, "float8_e4m3fn"),
+                                          (ml_dtypes.float8_e5m2, "float8_e5m2")])
+def test_ml_dtypes_as_zarr_data_types(np_type, name, mode):
+    x = (np.random.default_rng(7).standard_normal((4, 8, 64)) * 4).astype(np.float32).astype(np_type)
+    codec = SplitzipZarrCodec(mode=mode)
+    store = zarr.storage.MemoryStore()
+    a = zarr.create_array(store, shape=x.shape, chunks=(2, 8, 64), dtype=x.dtype, serializer=codec,
+                          compressors=None)
+    if mode == "capacity" and name == "float8_e4m3fn":
+        with pytest.raises(ValueError, match="capacity mode does not code fp8_e4m3"):
+            a[...] = x
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a[...] = x
+        b = zarr.open_array(store, mode="r")
+        back = b[...]
+    assert b.metadata.to_dict()["data_type"] == name
+    assert back.dtype == np.dtype(np_type) and back.tobytes() == x.tobytes()
+
+
+def test_zarr_data_type_entry_points():
+    from importlib.metadata import entry_points
+    names = {e.name: e.value for e in entry_points(group="zarr.data_type")}
+    for n in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        assert names.get(n, "").startswith("splitzip_kv.numcodecs_codec:"), names
+
+
+def test_calibrated_codebook_in_zarr_metadata(tmp_path):
+    import json
+
+    import splitzip_kv
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((8, 4096)).astype(ml_dtypes.bfloat16)
+    cb = splitzip_kv.calibrate(x)
+    path = tmp_path / "kv.szcb"
+    cb.save(path)
+    for given in (cb, str(path), {"dtype": "bf16", "entries": list(cb.entries)}):
+        codec = SplitzipZarrCodec(codebook=given)
+        assert codec.to_dict()["configuration"]["codebook"] == {"dtype": "bf16", "entries": list(cb.entries)}
+    store = zarr.storage.LocalStore(tmp_path / "a.zarr")
+    a = zarr.create_array(store, shape=x.shape, chunks=(2, 4096), dtype=x.dtype,
+                          serializer=SplitzipZarrCodec(codebook=str(path)), compressors=None)
+    a[...] = x
+    path.unlink()  # the metadata embeds the table: no side file needed to read or write
+    meta = json.loads((tmp_path / "a.zarr" / "zarr.json").read_text())
+    assert meta["codecs"][0]["configuration"]["codebook"]["entries"] == list(cb.entries)
+    b = zarr.open_array(zarr.storage.LocalStore(tmp_path / "a.zarr"), mode="r+")
+    assert b[...].tobytes() == x.tobytes()
+    b[0:2] = x[2:4]  # writes with the embedded table
+    assert b[0:2].tobytes() == x[2:4].tobytes()
+    # each chunk's frame uses the calibrated table, not its own top-16
+    frame = (tmp_path / "a.zarr" / "c" / "1" / "0").read_bytes()
+    assert splitzip_kv.frame_info(frame)["codebook"] == cb
+
+
+def test_numcodecs_codebook_config():
+    import splitzip_kv
+    x = np.random.default_rng(9).standard_normal(50000).astype(ml_dtypes.bfloat16)
+    cb = splitzip_kv.calibrate(x)
+    codec = numcodecs.get_codec({"id": "splitzip", "codebook": {"dtype": "bf16", "entries": list(cb.entries)}})
+    assert numcodecs.get_codec(codec.get_config()) == codec
+    assert codec.decode(codec.encode(x)).tobytes() == x.tobytes()
+    with pytest.raises(ValueError, match="mode='fast'"):
+        SplitzipCodec(mode="capacity", codebook=cb)
+    with pytest.raises(ValueError, match="dtype"):
+        SplitzipCodec(codebook={"entries": [127]})

@@ -456,6 +456,17 @@ case_bench() {
   "$SZ" bench --seconds 0.05 --backend reference --checksum k.bf16 > b.txt || die "bench text"
   grep -q "^memcpy" b.txt && grep -q "^reference" b.txt || { cat b.txt; die "bench table"; }
   expect_rc 6 "$SZ" bench --seconds 0.05 --backend no-such k.bf16
+  # compress's defaults (checksum on), both modes, page sizes
+  "$SZ" bench --seconds 0.01 --backend reference --mode fast,capacity --frame-size 32K,whole --json k.bf16 \
+    > b.json || die "bench --mode --frame-size"
+  python3 -c 'import json,sys; j=json.load(open("b.json")); r=j["results"]
+assert j["checksum"] is True, j
+assert [(x["mode"], x["frames"] > 1) for x in r] == [("fast", True), ("fast", False), ("capacity", True), ("capacity", False)], r
+assert all(x["roundtrip_ok"] for x in r), r
+assert r[2]["ratio"] > r[0]["ratio"], r' || { cat b.json; die "bench modes JSON"; }
+  "$SZ" bench --seconds 0.01 --no-checksum --json k.bf16 | grep -q '"checksum": *false' || die "bench --no-checksum"
+  expect_rc 1 "$SZ" bench --mode turbo k.bf16
+  expect_rc 1 "$SZ" bench --frame-size 1 k.bf16
 }
 
 case_empty_stream() {
