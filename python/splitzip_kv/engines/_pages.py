@@ -47,30 +47,27 @@ def check_mode(mode):
 
 
 class CompressedPageCache:
-    """Pages of ``page_bytes`` bytes of ``dtype`` values, held compressed
-    within ``capacity_bytes`` of frames, least recently used out first."""
+    """Values of ``dtype`` pages held compressed within ``capacity_bytes`` of
+    frames, least recently used out first. A value is one page or a few
+    parts of one (SGLang's K and V of a page): a tuple of frames, stored,
+    evicted and refused together."""
 
-    def __init__(self, capacity_bytes, page_bytes, dtype, *, mode="fast", threads=0,
-                 backend=None):
+    def __init__(self, capacity_bytes, dtype, *, mode="fast", threads=0, backend=None):
         capacity_bytes = int(capacity_bytes)
-        page_bytes = int(page_bytes)
         if capacity_bytes <= 0:
             raise ValueError("capacity_bytes must be positive")
-        if page_bytes <= 0:
-            raise ValueError("page_bytes must be positive")
         self.dtype = splitzip_dtype(dtype)
         self.mode = check_mode(mode)
         self.capacity_bytes = capacity_bytes
-        self.page_bytes = page_bytes
         self.threads = int(threads)
         self.backend = backend
-        self._lru = collections.OrderedDict()  # key -> frame (bytes)
+        self._lru = collections.OrderedDict()  # key -> (frames tuple, stored bytes)
         self._lock = threading.Lock()
         self.used_bytes = 0
-        # Counters (read them under no lock: they are reports, not control).
+        # Counters (reports, read without the lock).
         self.stored = 0
         self.evicted = 0
-        self.refused = 0     # a single frame larger than the whole budget
+        self.refused = 0     # a value larger than the whole budget
         self.corrupt = 0     # values dropped because they did not decode exactly
 
     # -- queries -------------------------------------------------------------
@@ -95,24 +92,27 @@ class CompressedPageCache:
         with self._lock:
             return [k for k in keys if k not in lru]
 
-    def frame(self, key):
-        """The stored frame of ``key`` or None (for tests and tools)."""
+    def frames(self, key):
+        """The stored frames of ``key`` (a tuple) or None (tests and tools)."""
         with self._lock:
-            return self._lru.get(key)
+            v = self._lru.get(key)
+            return None if v is None else v[0]
 
-    def replace_frame(self, key, frame):
-        """Swaps the stored value of a held key (fault injection in tests)."""
+    def replace_frames(self, key, frames):
+        """Swaps the stored frames of a held key (fault injection in tests)."""
+        frames = tuple(frames)
+        n = sum(len(f) for f in frames)
         with self._lock:
-            old = self._lru[key]
-            self._lru[key] = frame
-            self.used_bytes += len(frame) - len(old)
+            _, old = self._lru[key]
+            self._lru[key] = (frames, n)
+            self.used_bytes += n - old
 
     def remove(self, key):
         with self._lock:
-            f = self._lru.pop(key, None)
-            if f is not None:
-                self.used_bytes -= len(f)
-            return f is not None
+            v = self._lru.pop(key, None)
+            if v is not None:
+                self.used_bytes -= v[1]
+            return v is not None
 
     def clear(self):
         with self._lock:
@@ -121,50 +121,54 @@ class CompressedPageCache:
 
     # -- store ---------------------------------------------------------------
 
-    def encode(self, pages):
-        """Frames of ``pages`` (host uint8 arrays of page_bytes each), one
-        batch call. Runs without the lock."""
-        return splitzip.compress_batch(pages, dtype=self.dtype, checksum=True,
-                                       mode=self.mode, threads=self.threads,
-                                       backend=self.backend)
+    def encode(self, parts):
+        """Frames of ``parts`` (host uint8 arrays), one batch call; runs
+        without the lock."""
+        return splitzip.compress_batch(parts, dtype=self.dtype, checksum=True, mode=self.mode,
+                                       threads=self.threads, backend=self.backend)
 
-    def insert(self, keys, frames):
-        """Holds ``frames`` under ``keys``, evicting the least recently used
-        until each fits. Returns (stored flags, evicted keys)."""
+    def insert(self, keys, frames, nparts=1):
+        """Holds ``frames`` (``nparts`` consecutive frames per key) under
+        ``keys``, evicting the least recently used until each fits.
+        Returns (stored flags, evicted keys)."""
         ok, gone = [], []
         cap = self.capacity_bytes
         lru = self._lru
         with self._lock:
-            for k, f in zip(keys, frames):
-                n = len(f)
+            for i, k in enumerate(keys):
+                fs = tuple(frames[i * nparts:(i + 1) * nparts])
+                n = 0
+                for f in fs:
+                    n += len(f)
                 if n > cap:
                     self.refused += 1
                     ok.append(False)
                     continue
                 old = lru.pop(k, None)
                 if old is not None:
-                    self.used_bytes -= len(old)
+                    self.used_bytes -= old[1]
                 while self.used_bytes + n > cap:
-                    ek, ef = lru.popitem(last=False)
-                    self.used_bytes -= len(ef)
+                    ek, ev = lru.popitem(last=False)
+                    self.used_bytes -= ev[1]
                     self.evicted += 1
                     gone.append(ek)
-                lru[k] = f
+                lru[k] = (fs, n)
                 self.used_bytes += n
                 self.stored += 1
                 ok.append(True)
         return ok, gone
 
-    def put(self, keys, pages):
-        """encode + insert of the keys not yet held. Returns stored flags
-        (True for a key already held)."""
+    def put(self, keys, parts, nparts=1):
+        """encode + insert of the keys not yet held (``parts``: nparts
+        consecutive arrays per key). Returns stored flags (True for a key
+        already held)."""
         keys = list(keys)
         todo = set(self.missing(keys))
         if not todo:
             return [True] * len(keys)
         idx = [i for i, k in enumerate(keys) if k in todo]
-        frames = self.encode([pages[i] for i in idx])
-        flags, _ = self.insert([keys[i] for i in idx], frames)
+        frames = self.encode([parts[i * nparts + j] for i in idx for j in range(nparts)])
+        flags, _ = self.insert([keys[i] for i in idx], frames, nparts)
         ok = [True] * len(keys)
         for i, f in zip(idx, flags):
             ok[i] = f
@@ -172,45 +176,53 @@ class CompressedPageCache:
 
     # -- load ----------------------------------------------------------------
 
-    def get(self, keys, outs):
-        """Decodes the pages of ``keys`` into ``outs`` (writable host uint8
-        arrays of page_bytes each), one batch call. Returns a flag per key:
-        False for a key not held or whose value does not decode exactly
-        (that value is dropped); such an out must not be used."""
+    def get(self, keys, outs, nparts=1):
+        """Decodes the values of ``keys`` into ``outs`` (nparts writable host
+        uint8 arrays per key, each the size of its part), one batch call.
+        Returns a flag per key: False for a key not held or whose value does
+        not decode exactly into its outs (that value is dropped); the outs
+        of a False key must not be used."""
         with self._lock:
-            frames = [self._lru.get(k) for k in keys]
-        ok = [f is not None for f in frames]
-        idx = [i for i, f in enumerate(frames) if f is not None]
+            vals = [self._lru.get(k) for k in keys]
+        ok = [v is not None for v in vals]
+        idx = [i for i, v in enumerate(vals) if v is not None]
         if not idx:
             return ok
-        fs = [frames[i] for i in idx]
-        os_ = [outs[i] for i in idx]
-        try:
-            self._decode(fs, os_)
-        except (splitzip.SplitzipError, ValueError, TypeError):
-            # One bad value fails the batch call: find which, one at a time.
-            for i, f, o in zip(idx, fs, os_):
-                try:
-                    self._decode([f], [o])
-                except (splitzip.SplitzipError, ValueError, TypeError):
-                    ok[i] = False
-                    self._drop_corrupt(keys[i], f)
+        fs, os_ = [], []
+        for i in idx:
+            fs.extend(vals[i][0])
+            os_.extend(outs[i * nparts:(i + 1) * nparts])
+        if self._decode(fs, os_):
+            return ok
+        # One bad value fails the batch call: find which, one value at a time.
+        for i in idx:
+            f = vals[i][0]
+            if not self._decode(list(f), outs[i * nparts:(i + 1) * nparts]):
+                ok[i] = False
+                self._drop_corrupt(keys[i], vals[i])
         return ok
 
     def _decode(self, frames, outs):
-        # A frame of another size than its page is refused before decoding
-        # (the format's header records the decoded size; frame_info checks it).
-        for f in frames:
-            info = splitzip.frame_info(f)
-            if info["decoded_size"] != self.page_bytes or info["dtype"] != self.dtype \
-                    or not info["checksum"] or info["frame_size"] != len(f):
-                raise ValueError("frame does not describe this page")
-        splitzip.decompress_batch(frames, outs, threads=self.threads, backend=self.backend,
-                                  verify_checksum=True, max_output_bytes=self.page_bytes)
+        """True if every frame decodes exactly into its out."""
+        if len(frames) != len(outs):
+            return False
+        try:
+            # The header's decoded size, dtype and checksum flag must match
+            # the out: a shorter frame would leave part of it unwritten.
+            for f, o in zip(frames, outs):
+                info = splitzip.frame_info(f)
+                if info["decoded_size"] != o.nbytes or info["dtype"] != self.dtype \
+                        or not info["checksum"] or info["frame_size"] != len(f):
+                    return False
+            splitzip.decompress_batch(frames, outs, threads=self.threads, backend=self.backend,
+                                      verify_checksum=True)
+            return True
+        except (splitzip.SplitzipError, ValueError, TypeError):
+            return False
 
-    def _drop_corrupt(self, key, frame):
+    def _drop_corrupt(self, key, val):
         with self._lock:
-            if self._lru.get(key) is frame:
+            if self._lru.get(key) is val:
                 del self._lru[key]
-                self.used_bytes -= len(frame)
+                self.used_bytes -= val[1]
             self.corrupt += 1

@@ -62,8 +62,7 @@ class SplitzipTier(SecondaryTierManager):
             dtype = offloading_spec.config.model.dtype
         # (num_chunks, row bytes), int8 in vLLM 0.34: the codec takes bytes.
         self._rows = np.asarray(primary_kv_view).view(np.uint8).reshape(-1, self.block_size_bytes)
-        self.cache = CompressedPageCache(capacity_bytes, self.block_size_bytes, dtype,
-                                         mode=mode, threads=threads)
+        self.cache = CompressedPageCache(capacity_bytes, dtype, mode=mode, threads=threads)
         self._pool = cf.ThreadPoolExecutor(max(1, int(workers)), thread_name_prefix="splitzip-tier")
         self._lock = threading.Lock()
         self._finished = []

@@ -100,9 +100,9 @@ def test_flipped_value_is_a_miss(base, mode):
             eng.store([key(i), key(i + 1)], data)
             eng.settle()
         victim = key(0)
-        f = bytearray(tier.cache.frame(victim))
+        f = bytearray(tier.cache.frames(victim)[0])
         f[len(f) // 2] ^= 0x10
-        tier.cache.replace_frame(victim, bytes(f))
+        tier.cache.replace_frames(victim, [bytes(f)])
         assert eng.load([victim]) == {}          # promotion fails: recompute
         assert victim not in tier.cache and tier.cache.corrupt == 1
         got = eng.load([key(1)])                 # neighbours unaffected
@@ -170,9 +170,9 @@ def test_ten_thousand_ops_with_faults(base, mode):
                 held = [k for k in data if k in tier.cache]
                 if held:
                     k = rng.choice(held)
-                    f = bytearray(tier.cache.frame(k))
+                    f = bytearray(tier.cache.frames(k)[0])
                     f[rng.randrange(len(f))] ^= 1 << rng.randrange(8)
-                    tier.cache.replace_frame(k, bytes(f))
+                    tier.cache.replace_frames(k, [bytes(f)])
                     flipped += 1
             else:
                 # The engine dies with a cascade in flight and a new one starts
