@@ -25,6 +25,10 @@ from sglang.srt.mem_cache.storage import StorageBackendFactory
 
 BACKEND_MODULE = "splitzip_kv.engines.sglang_hicache"
 
+# torch's intra-op threads turn the pool's small strided page copies into
+# ~10 ms each on a loaded 2-core machine (0.03 ms on one thread).
+torch.set_num_threads(1)
+
 
 def host_pool(layout, layers, heads, dim, page_size, pages, dtype=torch.bfloat16):
     pool = object.__new__(MHATokenToKVPoolHost)
