@@ -28,10 +28,12 @@ def main():
            "",
            "**Raw tier**: vLLM: its CPU tier given the budget as `cpu_bytes_to_use`; SGLang: its",
            "`HiCacheFile` backend with the budget as `max_size`. Both filled with 3x the budget",
-           "until their own LRU evicts; *held* is what is still served afterwards.",
+           "until their own LRU evicts; *held* is what is still served afterwards",
+           "(SGLang's HiCacheFile keeps fewer pages than budget / page: its evictor's own",
+           "accounting; *x budget / page* compares with the budget divided by the raw page).",
            "**splitzip**: the same budget as `capacity_bytes`, filled the same way; *held* counts",
            "pages still resident, every one of them loaded back and compared (round trip).",
-           "Budget: 48 raw pages. Pages: the real KV of every layer's K and V for the page's tokens",
+           "Budget: 128 raw pages. Pages: the real KV of every layer's K and V for the page's tokens",
            "(SmolLM2-135M: 30 layers x 3 KV heads x 64; stories260K: 5 layers x 4 x 8; bf16).",
            ""]
     for run in runs:
@@ -40,27 +42,33 @@ def main():
                    f"{m['date']}, load average {m['loadavg']:.1f} (shared 2-core VM), best of "
                    f"{m['reps']} alternating runs for the per-page times")
     out += ["",
-            "| engine | KV | tier | mode | page (tokens / bytes) | pages held | x raw | blocks per GiB | "
-            "tokens per GiB | round trip |",
-            "|---|---|---|---|---|---:|---:|---:|---:|---|"]
+            "| engine | KV | tier | mode | page (tokens / bytes) | pages held | x raw tier | "
+            "x budget / page | blocks per GiB | tokens per GiB | round trip |",
+            "|---|---|---|---|---|---:|---:|---:|---:|---:|---|"]
     for run in runs:
         rows = run["rows"]
         for r in rows:
+            if "held" not in r:
+                continue
             raw = next(x for x in rows if x["data"] == r["data"] and x["mode"] == "raw")
             per_gib = r["held"] * GiB / r["budget_bytes"]
             out.append(
                 f"| {r['engine']} | {r['data']} | {r['tier']} | {r['mode']} | "
                 f"{r['tokens_per_page']} / {r['page_bytes']:,} | {r['held']} | "
-                f"{r['held'] / raw['held']:.3f} | {per_gib:,.0f} | "
+                f"{r['held'] / raw['held']:.3f} | "
+                f"{r['held'] * r['page_bytes'] / r['budget_bytes']:.3f} | {per_gib:,.0f} | "
                 f"{per_gib * r['tokens_per_page']:,.0f} | {'exact' if r['exact'] else 'MISMATCH'} |")
     out += ["",
             "## Python per page, through the engine's calls",
             "",
-            "(engine call - the codec's batch call on the same pages) / pages, for 16-page jobs:",
+            "(engine call - the codec's batch call on the same pages) / pages, for 64-page jobs of",
+            "4 KiB pages of real KV (so the codec's share is small and what the tier adds shows),",
+            "one codec thread, CPU time of the whole process (the tier's worker thread included):",
             "vLLM: `submit_store` + `drain_jobs` + `get_finished_jobs` against `compress_batch` of",
             "the same primary rows (and `submit_load` against `decompress_batch`); SGLang:",
             "`HiCacheController._page_set_zero_copy` / `_generic_page_set` (and the gets) against",
-            "the codec on the same K/V parts. Best of the runs; noisy on the shared VM.",
+            "the codec on the same K/V parts. The default path's figure includes the copies SGLang's",
+            "controller makes (`get_data_page`, `set_from_flat_data_page`). Best of the runs.",
             "",
             "| engine | KV | tier | mode | codec store / load us per page | Python store / load us per page |",
             "|---|---|---|---|---:|---:|"]
@@ -77,13 +85,15 @@ def main():
         out += ["From bench/results/offload_tokens.md (`bench/offload/tokens_per_gib.py --store`:",
                 "the stories260K values in a real Mooncake Store, 2 clients x 32 MiB, 512-token",
                 "pages of 5 layers). Measured on another day by another script; shown for scale:",
-                "the x raw column is the comparable figure.", "",
+                "the x raw columns are the comparable figures.", "",
                 "| store | stored as | x raw (chunks resident at the first refusal) |", "|---|---|---:|"]
         d = json.loads(ref.read_text())
         store = d.get("store") or []
         raw = next(s for s in store if s["codec"] == "raw")
+        seen = set()
         for s in store:
-            if s is not raw:
+            if s is not raw and s["codec"] not in seen:
+                seen.add(s["codec"])
                 out.append(f"| Mooncake Store | {s['codec']} | "
                            f"{s['resident_chunks'] / raw['resident_chunks']:.3f} "
                            f"({s['resident_chunks']} / {raw['resident_chunks']} chunks) |")

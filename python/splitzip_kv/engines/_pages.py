@@ -27,7 +27,7 @@ _DTYPES = {
     "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
     "fp32": "fp32", "float32": "fp32", "float": "fp32", "torch.float32": "fp32",
     "fp8_e5m2": "fp8_e5m2", "float8_e5m2": "fp8_e5m2", "torch.float8_e5m2": "fp8_e5m2",
-    "fp8_e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3", "torch.float8_e4m3fn": "fp8_e4m3",
+    "fp8": "fp8_e4m3", "fp8_e4m3": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3", "torch.float8_e4m3fn": "fp8_e4m3",
 }
 
 
