@@ -61,13 +61,13 @@ class SplitzipTier(SecondaryTierManager):
         if dtype is None:
             dtype = offloading_spec.config.model.dtype
         # (num_chunks, row bytes), int8 in vLLM 0.34: the codec takes bytes.
-        self._rows = np.asarray(primary_kv_view).view(np.uint8).reshape(-1, self.block_size_bytes)
+        self._rows: Any = np.asarray(primary_kv_view).view(np.uint8).reshape(-1, self.block_size_bytes)
         self.cache = CompressedPageCache(capacity_bytes, dtype, mode=mode, threads=threads)
         self._pool = cf.ThreadPoolExecutor(max(1, int(workers)), thread_name_prefix="splitzip-tier")
         self._lock = threading.Lock()
-        self._finished = []
-        self._inflight = {}       # job id -> future
-        self._storing = {}        # key -> number of store jobs writing it
+        self._finished: list = []
+        self._inflight: dict = {}  # job id -> future
+        self._storing: dict = {}   # key -> number of store jobs writing it
         self._closed = False
 
     # -- lookups -------------------------------------------------------------
