@@ -5,12 +5,13 @@
 # splitzip_kv.engines.sglang_hicache behind SGLang's HiCache storage factory,
 # each in its own venv (vLLM pins torch 2.14.0, SGLang 2.14.1; PyPI's torch
 # is the CUDA build, ~6 GB per venv, installs and imports without a GPU).
-# The venvs are kept in build-engines/ and reused while their pins match;
-# pip's cache serves a re-install. Only the GPU copy (and SGLang's device
+# The venvs are kept in build-engines/ and reused while their pins match
+# (pip's cache serves a re-install where the index lets pip cache; the
+# mirror of the dev VM does not, so there the venvs are the cache). Only the GPU copy (and SGLang's device
 # pointer tables) is faked; see python/tests/engines/.
 #
-#   scripts/engines_test.sh [extra pytest args]     (~1 min with the venvs made;
-#                                                    first run ~10 min of installs)
+#   scripts/engines_test.sh [extra pytest args]     (~2 min with the venvs made;
+#                                                    first run ~10-20 min of installs)
 #   scripts/engines_test.sh --bench                 also writes bench/results/engines.md
 #
 # Env: SZ_ENGINES_DIR (default build-engines), VLLM_VERSION (0.34.0),
