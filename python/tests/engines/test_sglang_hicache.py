@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: Apache-2.0
+"""SplitzipHiCacheStorage loaded by SGLang's real storage factory and driven
+through HiCacheController's page functions (scripts/engines_test.sh runs it
+in a venv with the pinned SGLang; elsewhere it skips unless
+SZ_ENGINES_REQUIRE=1)."""
+
+import os
+import random
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+if os.environ.get("SZ_ENGINES_REQUIRE") != "1":
+    pytest.importorskip("sglang.srt.mem_cache.hicache_storage")
+
+sys.path.insert(0, str(Path(__file__).parent))
+import kvdata  # noqa: E402
+from sglang_harness import Controller, host_pool, splitzip_extra  # noqa: E402
+
+DATASETS = kvdata.available()
+SHAPES = {"smollm2": (30, 3, 64), "stories260k": (5, 4, 8)}
+MODES = ("fast", "capacity")
+PATHS = {"default": (0, "page_first"), "v1": (1, "page_first"),
+         "v1-layer_first": (1, "layer_first")}
+
+
+@pytest.fixture(scope="module", params=DATASETS)
+def base(request):
+    ps = 16 if request.param == "smollm2" else 32   # tokens per page (20 KiB .. 360 KiB)
+    return request.param, ps, kvdata.pages(request.param, ps)
+
+
+def make(base, budget_pages, mode="fast", path="default", slots=16):
+    name, ps, pages = base
+    layers, heads, dim = SHAPES[name]
+    v1, layout = PATHS[path]
+    pool = host_pool(layout, layers, heads, dim, ps, slots)
+    extra = splitzip_extra(budget_pages * pages.shape[1], mode, v1)
+    return Controller("dynamic", extra, pool)
+
+
+def keyname(i):
+    return f"{i:032x}"
+
+
+def test_factory_loads_backend(base):
+    ctl = make(base, 8)
+    assert type(ctl.backend).__name__ == "SplitzipHiCacheStorage"
+    assert ctl.backend.cache.dtype == "bf16"
+
+
+def test_bad_extra_config_is_refused(base):
+    name, ps, pages = base
+    layers, heads, dim = SHAPES[name]
+    pool = host_pool("page_first", layers, heads, dim, ps, 4)
+    for extra in (splitzip_extra(1 << 20, compression=1), splitzip_extra(0)):
+        with pytest.raises(ValueError):
+            Controller("dynamic", extra, pool)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("mode", MODES)
+def test_backup_evict_prefetch_bit_exact(base, mode, path):
+    _, _, pages = base
+    budget = 10
+    ctl = make(base, budget, mode, path)
+    n = 32
+    data = [kvdata.tagged(pages, i) for i in range(n)]
+    keys = [keyname(i) for i in range(n)]
+    for i in range(0, n, 4):
+        ctl.write_pages(range(4), data[i:i + 4])
+        assert ctl.backup(keys[i:i + 4], range(4))
+    c = ctl.backend.cache
+    assert c.evicted > 0 and c.used_bytes <= budget * pages.shape[1]
+    held = [i for i in range(n) if keys[i] in c]
+    assert len(held) > budget, (len(held), budget)
+    assert held == list(range(n - len(held), n))     # least recently used went first
+    ctl.pool.kv_buffer.zero_()
+    first = held[:8]
+    assert ctl.exists_prefix([keys[i] for i in first]) == 8
+    assert ctl.prefetch([keys[i] for i in first], range(8)) == 8
+    for s, i in enumerate(first):
+        assert np.array_equal(ctl.read_page(s), data[i])
+    # An evicted key ends the prefix: a miss, not data.
+    assert ctl.exists_prefix([keys[held[0]], keys[0]]) == 1
+    assert ctl.prefetch([keys[0]], [0]) == 0
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_flipped_value_is_a_miss(base, path):
+    _, _, pages = base
+    ctl = make(base, 32, "capacity", path)
+    data = [kvdata.tagged(pages, i) for i in range(4)]
+    keys = [keyname(i) for i in range(4)]
+    ctl.write_pages(range(4), data)
+    assert ctl.backup(keys, range(4))
+    c = ctl.backend.cache
+    fs = list(c.frames(keys[2]))
+    f = bytearray(fs[-1])
+    f[len(f) // 3] ^= 0x04
+    fs[-1] = bytes(f)
+    c.replace_frames(keys[2], fs)
+    ctl.pool.kv_buffer.zero_()
+    assert ctl.prefetch(keys, range(4)) == 2            # the prefix stops at the bad page
+    assert keys[2] not in c and c.corrupt == 1
+    for s in range(2):
+        assert np.array_equal(ctl.read_page(s), data[s])
+
+
+def test_page_larger_than_budget_is_refused(base):
+    _, _, pages = base
+    ctl = make(base, 0.25)
+    ctl.write_pages([0], [kvdata.tagged(pages, 0)])
+    assert not ctl.backup([keyname(0)], [0])
+    assert ctl.backend.cache.refused == 1 and ctl.exists_prefix([keyname(0)]) == 0
+
+
+@pytest.mark.parametrize("path", ["default", "v1"])
+@pytest.mark.parametrize("mode", MODES)
+def test_ten_thousand_ops_with_faults(base, mode, path):
+    """>= 10,000 page sets/gets through the controller's page functions, with
+    flipped values, a full budget and the backend killed and re-created by
+    the factory mid-run; then HiCache's two storage threads (backup and
+    prefetch) on one backend at once. Every fetched page is compared with
+    what was stored under its key: 0 wrong values."""
+    name, ps, pages = base
+    budget, slots, universe = 24, 16, 48
+    rng = random.Random(11)
+    ctl = make(base, budget, mode, path, slots=2 * slots)
+    data = {}
+    n = {"ops": 0, "served": 0, "wrong": 0, "flipped": 0, "restarts": 0, "corrupt": 0}
+
+    def backup(ctl, rng, n):
+        start = rng.randrange(universe - 4)
+        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4))]
+        for i, k in zip(range(start, start + 4), ks):
+            data.setdefault(k, kvdata.tagged(pages, i))
+        ctl.write_pages(range(len(ks)), [data[k] for k in ks])
+        ctl.backup(ks, range(len(ks)))
+        n["ops"] += len(ks)
+
+    def prefetch(ctl, rng, n):
+        start = rng.randrange(universe - 4)
+        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4)) if keyname(i) in data]
+        if not ks:
+            return
+        sl = list(range(slots, slots + len(ks)))
+        hit = ctl.exists_prefix(ks)
+        got = ctl.prefetch(ks[:hit], sl[:hit]) if hit else 0
+        n["ops"] += len(ks)
+        for s, k in zip(sl[:got], ks[:got]):
+            n["served"] += 1
+            if not np.array_equal(ctl.read_page(s), data[k]):
+                n["wrong"] += 1
+
+    while n["ops"] < 10_000:
+        r = rng.random()
+        c = ctl.backend.cache
+        if r < 0.45:
+            backup(ctl, rng, n)
+        elif r < 0.95:
+            prefetch(ctl, rng, n)
+        elif r < 0.995:
+            held = [k for k in data if k in c]
+            if held:
+                k = rng.choice(held)
+                fs = c.frames(k)
+                j = rng.randrange(len(fs))
+                f = bytearray(fs[j])
+                f[rng.randrange(len(f))] ^= 1 << rng.randrange(8)
+                c.replace_frames(k, fs[:j] + (bytes(f),) + fs[j + 1:])
+                n["flipped"] += 1
+        else:
+            # The backend dies; the factory makes a new, empty one on the pool.
+            n["corrupt"] += c.corrupt
+            ctl.backend.close()
+            ctl = make(base, budget, mode, path, slots=2 * slots)
+            n["restarts"] += 1
+
+    # HiCache's backup and prefetch threads on one backend at once (the
+    # prefetch side uses its own half of the pool's pages).
+    errors = []
+
+    def run(fn, seed):
+        r = random.Random(seed)
+        try:
+            for _ in range(400):
+                fn(ctl, r, n)
+        except Exception as e:   # surfaced below
+            errors.append(e)
+
+    ts = [threading.Thread(target=run, args=(backup, 1)),
+          threading.Thread(target=run, args=(prefetch, 2))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+    n["corrupt"] += ctl.backend.cache.corrupt
+    print(f"\n{name} {mode} {path}: {n}")
+    assert n["ops"] >= 10_000
+    assert n["served"] > 2_000
+    assert n["flipped"] > 0 and n["restarts"] > 0
+    assert n["wrong"] == 0
