@@ -27,6 +27,7 @@ namespace {
 
 constexpr uint64_t kUnit = kChecksumBlockBytes;  // elements (1 byte each) per work unit
 constexpr uint64_t kUnitGroups = kUnit / 8;
+constexpr uint64_t kKeepEscBytes = uint64_t{16} << 20;  // escape scratch a thread keeps between calls
 
 int thread_count(int threads, uint64_t units) {
   int t = threads > 0 ? threads : omp_get_max_threads();
@@ -79,7 +80,10 @@ Status e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t 
   // (FORMAT.md 4.7), so one pass codes each unit with its escapes into its
   // own slot of esc; they are packed once the counts are known.
   const FrameLayout L0 = coded_layout(kDtypeE4M3, n, kDefaultChunkLog2, 0, n_checks);
-  thread_local std::vector<uint8_t> esc;
+  // Pages reuse this thread's buffer; a big frame's is freed with the call.
+  thread_local std::vector<uint8_t> t_esc;
+  std::vector<uint8_t> own;
+  std::vector<uint8_t>& esc = n <= kKeepEscBytes ? t_esc : own;
   if (esc.size() < n + 64) esc.resize(n + 64);
   uint8_t* e = esc.data();
 #pragma omp parallel for num_threads(t) schedule(static)

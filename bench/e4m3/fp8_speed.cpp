@@ -3,8 +3,10 @@
 // file (each KV layer its own frame, as an offload layer writes them),
 // cpu backend, dynamic codebook (the default). Best of R alternating runs.
 //
-//   splitzip_bench_fp8 [--dtype fp8_e4m3|fp8_e5m2] [--target avx2|avx3|...]
-//                      [--threads T] [--no-checksum] [--reps R] FILE...
+//   splitzip_bench_fp8 [--dtype fp8_e4m3|fp8_e5m2] [--mode fast|capacity]
+//                      [--target AVX2|AVX3|...] [--threads T] [--no-checksum]
+//                      [--reps R] FILE...
+// A (dtype, mode) pair the format does not define prints refused=STATUS.
 // Prints one line of key=value figures (bench/e4m3/fp8_peers.py reads it).
 #include <zstd.h>
 
@@ -35,6 +37,7 @@ int fail(const std::string& what) {
 int main(int argc, char** argv) {
   splitzip::Dtype dtype = splitzip::Dtype::fp8_e4m3;
   std::string target;
+  splitzip::Mode mode = splitzip::Mode::fast;
   int threads = 1, reps = 7;
   bool checksum = true;
   std::vector<std::string> paths;
@@ -42,6 +45,10 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--dtype" && i + 1 < argc) {
       if (!splitzip::parse_dtype(argv[++i], &dtype)) return fail("unknown dtype");
+    } else if (a == "--mode" && i + 1 < argc) {
+      const std::string m = argv[++i];
+      if (m != "fast" && m != "capacity") return fail("mode is fast or capacity");
+      mode = m == "fast" ? splitzip::Mode::fast : splitzip::Mode::capacity;
     } else if (a == "--target" && i + 1 < argc) {
       target = argv[++i];
     } else if (a == "--threads" && i + 1 < argc) {
@@ -79,6 +86,7 @@ int main(int argc, char** argv) {
   co.backend = "cpu";
   co.threads = threads;
   co.checksum = checksum;
+  co.mode = mode;
   splitzip::DecompressOptions dopt;
   dopt.backend = "cpu";
   dopt.threads = threads;
@@ -92,6 +100,12 @@ int main(int argc, char** argv) {
     double t0 = now();
     for (size_t i = 0; i < in.size(); ++i) {
       const auto res = splitzip::compress(dtype, in[i].data(), in[i].size(), frames[i].data(), frames[i].size(), co);
+      if (res.status == splitzip::Status::undefined_mode) {
+        std::printf("dtype=%s mode=%s refused=%s message=\"%s\"\n", splitzip::dtype_name(dtype),
+                    mode == splitzip::Mode::fast ? "fast" : "capacity", splitzip::status_name(res.status),
+                    splitzip::status_message(res.status));
+        return 0;
+      }
       if (!res.ok()) return fail(std::string("compress: ") + splitzip::status_message(res.status));
       fsize[i] = res.size;
     }
@@ -116,9 +130,10 @@ int main(int argc, char** argv) {
   }
   uint64_t fs = 0, zs = 0;
   for (size_t i = 0; i < in.size(); ++i) fs += fsize[i], zs += zsize[i];
-  std::printf("dtype=%s target=%s threads=%d checksum=%d files=%zu bytes=%llu ratio=%.4f enc=%.3f dec=%.3f "
+  std::printf("dtype=%s mode=%s target=%s threads=%d checksum=%d files=%zu bytes=%llu ratio=%.4f enc=%.3f dec=%.3f "
               "zstd1_ratio=%.4f zstd1_enc=%.3f zstd1_dec=%.3f enc_x=%.2f dec_x=%.2f exact=%d\n",
-              splitzip::dtype_name(dtype), splitzip::cpu::target_name(splitzip::cpu::active_target()), threads,
+              splitzip::dtype_name(dtype), mode == splitzip::Mode::fast ? "fast" : "capacity",
+              splitzip::cpu::target_name(splitzip::cpu::active_target()), threads,
               checksum ? 1 : 0, in.size(), static_cast<unsigned long long>(total), double(total) / fs,
               total / best[0] / 1e9, total / best[1] / 1e9, double(total) / zs, total / best[2] / 1e9,
               total / best[3] / 1e9, best[2] / best[0], best[3] / best[1], exact ? 1 : 0);

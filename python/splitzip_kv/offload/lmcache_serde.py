@@ -36,6 +36,7 @@ import struct
 import numpy as np
 
 from . import chunk as _chunk
+from .. import _dtypes
 
 _PREFIX = struct.Struct("<4sHH")
 MAGIC = b"SZLM"
@@ -50,9 +51,15 @@ except ImportError:  # usable standalone: the same methods, no LMCache base clas
     HAVE_LMCACHE = False
 
 
-def _torch_dtype_name(dt):
-    return {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
-            "torch.float8_e5m2": "fp8_e5m2"}.get(str(dt))
+def _dtype_name(dt):
+    """splitzip name of a torch or numpy dtype (fp8 kinds included), None when
+    splitzip has none (never numpy's TypeError on a torch dtype)."""
+    if str(dt).startswith("torch."):
+        return _dtypes.from_torch(dt)
+    try:
+        return _dtypes.from_numpy(dt)
+    except TypeError:
+        return None
 
 
 def _rows(shape):
@@ -96,10 +103,10 @@ def _kv_tensor(obj):
     t = obj.tensor if hasattr(obj, "tensor") and not hasattr(obj, "numpy") else obj
     if t is None:
         raise ValueError("splitzip serde needs a MemoryObj with a tensor")
-    dtype = _torch_dtype_name(t.dtype) if hasattr(t, "numpy") else _chunk.dtype_name(t)
+    dtype = _dtype_name(t.dtype)
     if dtype is None:
         raise ValueError(f"splitzip serde: dtype {t.dtype} is not supported "
-                         "(bf16, fp16, fp32, fp8_e5m2)")
+                         "(bf16, fp16, fp32, fp8_e4m3, fp8_e5m2)")
     if hasattr(t, "is_contiguous") and not t.is_contiguous():
         raise ValueError("splitzip serde needs a contiguous KV tensor")
     return t, tuple(int(s) for s in t.shape), dtype
@@ -118,7 +125,10 @@ class SplitzipSerializer(_Serializer):
         if len(shapes) != 1:
             raise ValueError("splitzip serde handles single-group memory objects "
                              f"(got {len(shapes)} groups)")
-        dtype = _torch_dtype_name(dtypes[0]) or _chunk.dtype_name(np.empty(0, dtypes[0]))
+        dtype = _dtype_name(dtypes[0])
+        if dtype is None:
+            raise ValueError(f"splitzip serde: dtype {dtypes[0]} is not supported "
+                             "(bf16, fp16, fp32, fp8_e4m3, fp8_e5m2)")
         shape = tuple(int(s) for s in shapes[0])
         n = int(np.prod(shape))
         rows = _rows(shape)
