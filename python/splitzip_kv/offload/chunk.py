@@ -45,7 +45,7 @@ VERSION = 1
 DTYPE_IDS = {"bf16": 1, "fp16": 2, "fp32": 3, "fp8_e5m2": 4, "fp8_e4m3": 5}
 DTYPE_NAMES = {v: k for k, v in DTYPE_IDS.items()}
 _FIXED = struct.Struct("<4sBBHQQ")  # 24 bytes
-_ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e5m2": 1}
+_ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e5m2": 1, "fp8_e4m3": 1}
 MODES = ("fast", "capacity")
 _FRAME_MODE_BYTE = 49  # FORMAT.md section 3: the frame header's mode field
 
