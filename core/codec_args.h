@@ -49,8 +49,11 @@ struct FrameOutcome {
 // Argument checks every compress entry point shares (before any byte moves).
 inline Status check_compress_args(const CompressArgs& a) {
   if (!dtype_valid(a.dtype) || a.dst == nullptr || (a.src == nullptr && a.n > 0) || a.n > kMaxElems ||
-      a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2 || codec_of(a.dtype, a.mode) == Codec::invalid)
+      a.chunk_log2 < kMinChunkLog2 || a.chunk_log2 > kMaxChunkLog2 ||
+      (a.mode != Mode::fast && a.mode != Mode::capacity))
     return Status::invalid_argument;
+  // A valid dtype and a valid mode that make no codec: the pair is refused by name.
+  if (codec_of(a.dtype, a.mode) == Codec::invalid) return Status::undefined_mode;
   if (a.codebook != nullptr && (validate_codebook(*a.codebook) != Status::ok || a.codebook->dtype != a.dtype))
     return Status::bad_codebook;
   return Status::ok;

@@ -36,6 +36,7 @@ const char* status_name(Status s) {
     case Status::internal_error: return "INTERNAL_ERROR";
     case Status::escape_overflow: return "ESCAPE_OVERFLOW";
     case Status::unsupported_mode: return "UNSUPPORTED_MODE";
+    case Status::undefined_mode: return "UNDEFINED_MODE";
   }
   return "UNKNOWN_STATUS";
 }
@@ -73,6 +74,9 @@ const char* status_message(Status s) {
     case Status::internal_error: return "internal error";
     case Status::escape_overflow: return "escape budget exceeded (internal: frame is stored instead)";
     case Status::unsupported_mode: return "this backend does not implement the coding mode (use the cpu or reference backend)";
+    case Status::undefined_mode:
+      return "dtype fp8_e4m3 x mode capacity is not defined (no capacity format for fp8_e4m3 yet): "
+             "compress fp8_e4m3 in the fast mode";
   }
   return "unknown status";
 }

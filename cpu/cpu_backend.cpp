@@ -49,6 +49,7 @@ struct CpuEncode {
   std::vector<uint64_t> hashes;
   uint64_t* hash_out = nullptr;
   bool whole = false;  // the codec wrote the whole frame
+  bool res_done = false;  // the e4m3 histogram pass wrote stream 1
   uint64_t whole_size = 0;
 
   Status plan(const CompressArgs& a, FramePlan* p) {
@@ -75,6 +76,11 @@ struct CpuEncode {
     warm.res = f + L0.res_off;
     warm.codes = f + L0.code_off;
     const bool fits = L0.frame_size <= a.capacity;
+    if (a.dtype == Dtype::fp8_e4m3) {  // writes stream 1 in the same pass
+      res_done = cpu::e4m3_histogram(static_cast<const uint8_t*>(a.src), a.n, p.n_checks, fits ? f : nullptr, counts,
+                                     a.threads);
+      return Status::ok;
+    }
     cpu::exponent_histogram(a.dtype, a.src, a.n, counts, a.threads, fits ? &warm : nullptr);
     return Status::ok;
   }
@@ -87,7 +93,7 @@ struct CpuEncode {
   Status encode(CodecTag<Codec::e4m3>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
                 uint64_t* escapes) {  // FORMAT.md 4.7
     return cpu::e4m3_encode(static_cast<const uint8_t*>(a.src), a.n, cb, p.budget, p.n_checks,
-                            static_cast<uint8_t*>(a.dst), hash_out, a.threads, escapes);
+                            static_cast<uint8_t*>(a.dst), res_done, hash_out, a.threads, escapes);
   }
   Status encode(CodecTag<Codec::nibble>, const CompressArgs& a, const FramePlan& p, const Codebook& cb,
                 uint64_t* escapes) {

@@ -11,6 +11,7 @@
 
 #include <omp.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <vector>
@@ -26,6 +27,7 @@ namespace {
 
 constexpr uint64_t kUnit = kChecksumBlockBytes;  // elements (1 byte each) per work unit
 constexpr uint64_t kUnitGroups = kUnit / 8;
+constexpr uint64_t kKeepEscBytes = uint64_t{16} << 20;  // escape scratch a thread keeps between calls
 
 int thread_count(int threads, uint64_t units) {
   int t = threads > 0 ? threads : omp_get_max_threads();
@@ -40,36 +42,73 @@ uint64_t unit_groups(uint64_t n, uint64_t u) {
 
 }  // namespace
 
+bool e4m3_histogram(const uint8_t* src, uint64_t n, uint64_t n_checks, uint8_t* f, uint64_t counts[256],
+                    int threads) {
+  std::memset(counts, 0, 256 * sizeof(uint64_t));
+  const uint64_t units = (n + kUnit - 1) / kUnit;
+  uint8_t* res = f != nullptr ? f + coded_layout(kDtypeE4M3, n, kDefaultChunkLog2, 0, n_checks).res_off : nullptr;
+  const int t = thread_count(threads, units);
+  bool wrote = res != nullptr;
+  if (t == 1) {
+    for (uint64_t u = 0; u < units; ++u)
+      wrote &= e4m3_histogram_residual(src, n, u * kUnitGroups, unit_groups(n, u), res, counts);
+    return wrote;
+  }
+  std::vector<std::array<uint64_t, 16>> parts(units);
+  std::atomic<bool> all{true};
+#pragma omp parallel for num_threads(t) schedule(static)
+  for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
+    auto& part = parts[static_cast<size_t>(u)];
+    part.fill(0);
+    if (!e4m3_histogram_residual(src, n, static_cast<uint64_t>(u) * kUnitGroups,
+                                 unit_groups(n, static_cast<uint64_t>(u)), res, part.data()))
+      all.store(false, std::memory_order_relaxed);
+  }
+  for (const auto& part : parts)
+    for (int b = 0; b < 16; ++b) counts[b] += part[static_cast<size_t>(b)];
+  return wrote && all.load();
+}
+
 Status e4m3_encode(const uint8_t* src, uint64_t n, const Codebook& cb, uint64_t budget, uint64_t n_checks,
-                   uint8_t* f, uint64_t* hashes, int threads, uint64_t* escapes_out) {
+                   uint8_t* f, bool res_done, uint64_t* hashes, int threads, uint64_t* escapes_out) {
   uint8_t code_of[16];
   e4m3_code_table(cb.entries, cb.count, code_of);
   const uint64_t units = (n + kUnit - 1) / kUnit;
   std::vector<uint64_t> first(units + 1, 0);
   const int t = thread_count(threads, units);
+  // Streams 1 and 3 sit where coded_layout puts them for any escape count
+  // (FORMAT.md 4.7), so one pass codes each unit with its escapes into its
+  // own slot of esc; they are packed once the counts are known.
+  const FrameLayout L0 = coded_layout(kDtypeE4M3, n, kDefaultChunkLog2, 0, n_checks);
+  // Pages reuse this thread's buffer; a big frame's is freed with the call.
+  thread_local std::vector<uint8_t> t_esc;
+  std::vector<uint8_t> own;
+  std::vector<uint8_t>& esc = n <= kKeepEscBytes ? t_esc : own;
+  if (esc.size() < n + 64) esc.resize(n + 64);
+  uint8_t* e = esc.data();
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    first[u + 1] = e4m3_count_escapes(src, n, g0, gn, code_of);
+    first[u + 1] = e4m3_encode_groups(src, n, g0, gn, code_of, f + L0.res_off, res_done, f + L0.code_off, e + 8 * g0);
+    if (hashes != nullptr) hashes[u] = block_hash(src, n, static_cast<uint64_t>(u));
   }
-  for (uint64_t u = 0; u < units; ++u) first[u + 1] += first[u];
+  // Each unit's escapes moved down to their place in element order
+  // (first[u] <= the unit's slot, so in unit order nothing is overwritten).
+  for (uint64_t u = 0; u < units; ++u) {
+    const uint64_t k = first[u + 1];
+    first[u + 1] += first[u];
+    if (u > 0 && k > 0) std::memmove(e + first[u], e + u * kUnit, k);
+  }
   const uint64_t escapes = first[units];
   if (escapes > budget) return Status::escape_overflow;
   const FrameLayout L = coded_layout(kDtypeE4M3, n, kDefaultChunkLog2, escapes, n_checks);
-  std::vector<uint8_t> esc(escapes + 1);
-#pragma omp parallel for num_threads(t) schedule(static)
-  for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
-    const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    e4m3_encode_groups(src, n, g0, gn, code_of, f + L.res_off, f + L.code_off, esc.data() + first[u]);
-    if (hashes != nullptr) hashes[u] = block_hash(src, n, static_cast<uint64_t>(u));
-  }
   // Stream 6: escape exponents, two per byte (a padding high nibble is 0).
   const int64_t pairs = static_cast<int64_t>(L.exp_size);
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t j = 0; j < pairs; ++j) {
     const uint64_t i = 2 * static_cast<uint64_t>(j);
-    const uint32_t hi = i + 1 < escapes ? esc[i + 1] : 0u;
-    f[L.exp_off + static_cast<uint64_t>(j)] = static_cast<uint8_t>(esc[i] | (hi << 4));
+    const uint32_t hi = i + 1 < escapes ? e[i + 1] : 0u;
+    f[L.exp_off + static_cast<uint64_t>(j)] = static_cast<uint8_t>(e[i] | (hi << 4));
   }
   *escapes_out = escapes;
   return Status::ok;
@@ -94,17 +133,22 @@ Status e4m3_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_
   if (first[units] != h.escape_count) return Status::bad_escape_counts;  // 15
   uint8_t code_of[16];
   e4m3_code_table(h.codebook, h.codebook_count, code_of);
-  for (uint64_t k = 0; k < h.escape_count; ++k)  // 17
-    if (code_of[e4m3_escape_at(f + L.exp_off, k)] != kE4M3Escape) return Status::bad_escape_value;
-  if (bad_code.load()) return Status::bad_code;  // 18
+  if (bad_code.load()) {  // rule 17 goes first
+    for (uint64_t k = 0; k < h.escape_count; ++k)
+      if (code_of[e4m3_escape_at(f + L.exp_off, k)] != kE4M3Escape) return Status::bad_escape_value;  // 17
+    return Status::bad_code;  // 18
+  }
+  std::atomic<bool> bad_escape{false};  // 17, checked by the decoder on each unit's escapes
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
-    bool bad = false;  // rule 17 was checked on every escape above
+    bool bad = false;
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    e4m3_decode_groups(f + L.res_off, f + L.code_off, f + L.exp_off, n, g0, gn, h.codebook, code_of, first[u], dst,
-                       &bad);
+    e4m3_decode_groups(f + L.res_off, f + L.code_off, f + L.exp_off, n, g0, gn, h.codebook, code_of, first[u],
+                       first[u + 1] - first[u], dst, &bad);
+    if (bad) bad_escape.store(true, std::memory_order_relaxed);
     if (hashes != nullptr) hashes[u] = block_hash(dst, n, static_cast<uint64_t>(u));
   }
+  if (bad_escape.load()) return Status::bad_escape_value;  // 17
   return Status::ok;
 }
 

@@ -224,19 +224,26 @@ void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, cons
 // `esc` / `esc_index` point at the range's first escape.
 // Escapes (code-7 markers) the encoder writes for the groups.
 uint64_t e4m3_count_escapes(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, const uint8_t code_of[16]);
-// Streams 1 and 3 of the groups; their escape exponents to esc[0..k), element
-// order. Returns k.
+// The dynamic codebook's pass: adds the groups' exponent counts to
+// counts[0..16); res non-null: writes their stream 1 too, except on
+// HWY_SCALAR (returns whether it did).
+bool e4m3_histogram_residual(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, uint8_t* res,
+                             uint64_t counts[16]);
+// Streams 1 (unless res_done) and 3 of the groups; their escape exponents
+// to esc[0..k), element order; esc must have room for 8 * gn + 64 bytes.
+// Returns k.
 uint64_t e4m3_encode_groups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, const uint8_t code_of[16],
-                            uint8_t* res, uint8_t* codes, uint8_t* esc);
+                            uint8_t* res, bool res_done, uint8_t* codes, uint8_t* esc);
 // Markers in the groups' codes; *bad_code set on a code in count..6 (rule 18).
 uint64_t e4m3_count_markers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_t gn, uint32_t count,
                             bool* bad_code);
 // Decodes the groups into dst (element 0 at dst); escape esc_index of stream
-// 6 is the range's first. *bad_escape set on an escape exponent that is in
-// the codebook (rule 17). Codes must have passed e4m3_count_markers.
+// 6 is the range's first, esc_count (their markers) the range's escapes.
+// *bad_escape set on an escape exponent that is in the codebook (rule 17).
+// Codes must have passed e4m3_count_markers.
 void e4m3_decode_groups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, uint64_t n, uint64_t g0,
                         uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint64_t esc_index,
-                        uint8_t* dst, bool* bad_escape);
+                        uint64_t esc_count, uint8_t* dst, bool* bad_escape);
 int64_t e4m3_target();
 
 // HWY_TARGET of the kernels the dispatcher currently picks (for tests).

@@ -41,6 +41,7 @@ if [ $quick -eq 0 ]; then
   stage "fuzz (${FUZZ_SECONDS}s per target)" bash scripts/fuzz.sh "$FUZZ_SECONDS"
   stage "python wheel (auditwheel, fresh venv, no CUDA)" bash scripts/python_test.sh
   stage "offload (Mooncake Store, loopback)" bash scripts/offload_test.sh
+  stage "engines (vLLM 0.34.0 tier, SGLang 0.5.23 HiCache, real packages)" bash scripts/engines_test.sh
 fi
 
 echo

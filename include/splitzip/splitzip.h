@@ -57,7 +57,8 @@ typedef enum sz_status {
   SZ_DEVICE_ERROR = 25,
   SZ_INTERNAL_ERROR = 26,
   /* 27 is internal (escape overflow), never returned */
-  SZ_UNSUPPORTED_MODE = 28
+  SZ_UNSUPPORTED_MODE = 28,
+  SZ_UNDEFINED_MODE = 29 /* the (dtype, mode) pair has no format yet: capacity x fp8_e4m3 */
 } sz_status;
 
 typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4, SZ_FP8_E4M3 = 5 } sz_dtype;

@@ -59,6 +59,9 @@ enum class Status : int32_t {
   // The chosen backend does not implement the frame's (or the requested)
   // coding mode (FORMAT.md 4.1 byte 49); another backend may.
   unsupported_mode = 28,
+  // The requested (dtype, mode) pair has no format yet (capacity x
+  // fp8_e4m3); the message names the pair and what to use instead.
+  undefined_mode = 29,
 };
 
 const char* status_name(Status s);     // "BAD_MAGIC"

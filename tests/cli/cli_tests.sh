@@ -1083,6 +1083,50 @@ PY
   cmp -s rank9.back rank9.npy || die "rank9.npy does not come back"
 }
 
+# fp8 (issue 30): .npy as numpy + ml_dtypes write it, .safetensors F8_E4M3 /
+# F8_E5M2 coded as fp8, and capacity x fp8_e4m3 (no format yet): a whole
+# file codes its e4m3 tensors in the fast mode and says so once; an e4m3
+# input alone is refused, naming the pair.
+case_fp8() {
+  python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
+  rt() {
+    expect_rc 0 "$SZ" compress -f -o "$1.sz" "$1"
+    expect_rc 0 "$SZ" decompress -f -o "$1.back" "$1.sz"
+    cmp -s "$1.back" "$1" || die "$1 does not come back"
+  }
+  rt e4m3_v1.npy
+  "$SZ" inspect --json e4m3_v1.npy.sz | grep -q '"dtype":"fp8_e4m3"' || die "'<V1' npy is not fp8_e4m3"
+  rt e5m2_f1.npy
+  "$SZ" inspect --json e5m2_f1.npy.sz | grep -q '"dtype":"fp8_e5m2"' || die "'<f1' npy is not fp8_e5m2"
+  expect_rc 0 "$SZ" compress -f --dtype fp8_e5m2 -o v1_as_e5m2.sz e4m3_v1.npy
+  "$SZ" inspect --json v1_as_e5m2.sz | grep -q '"dtype":"fp8_e5m2"' || die "--dtype does not override '<V1'"
+  expect_rc 3 "$SZ" compress -f --dtype fp8_e4m3 -o x.sz e5m2_f1.npy
+  expect_err "is fp8_e5m2 but --dtype fp8_e4m3"
+  # safetensors: each fp8 tensor in its own dtype
+  expect_rc 0 "$SZ" compress -f --tensor layers.0.k -o k.sz fp8.safetensors
+  "$SZ" inspect --json k.sz | grep -q '"dtype":"fp8_e4m3"' || die "F8_E4M3 tensor not coded as fp8_e4m3"
+  expect_rc 0 "$SZ" decompress -f -o k.out k.sz
+  cmp -s k.out e4m3.raw || die "F8_E4M3 tensor differs"
+  rt fp8.safetensors
+  # --mode capacity on the whole file: e4m3 tensors fast, said once
+  expect_rc 0 "$SZ" compress -f --mode capacity -o cap.sz fp8.safetensors
+  [ "$(grep -c "fp8_e4m3 tensors are coded in the fast mode" err.txt)" -eq 1 ] ||
+    { cat err.txt >&2; die "capacity x fp8_e4m3 note missing or repeated"; }
+  expect_rc 0 "$SZ" decompress -f -o cap.back cap.sz
+  cmp -s cap.back fp8.safetensors || die "fp8.safetensors (capacity) does not come back"
+  "$SZ" inspect --json cap.sz > cap.json || die "inspect cap.sz"
+  json_field cap.json "sorted((f['dtype'], f['coding']) for f in j['frames'] if f['n_elems'] > 0) ==     [('bf16', 'capacity'), ('fp8_e4m3', 'fast'), ('fp8_e5m2', 'capacity')]" | grep -qx True ||
+    die "capacity safetensors frames: $(cat cap.json)"
+  expect_rc 0 "$SZ" compress -f -q --mode capacity -o capq.sz fp8.safetensors
+  [ ! -s err.txt ] || { cat err.txt >&2; die "-q still prints the capacity note"; }
+  # one e4m3 tensor alone: refused, naming the pair
+  expect_rc 1 "$SZ" compress -f --mode capacity --tensor layers.0.k -o k2.sz fp8.safetensors
+  expect_err "fp8_e4m3 x mode capacity is not defined"
+  expect_rc 1 "$SZ" compress -f --mode capacity --dtype fp8_e4m3 -o r.sz e4m3.raw
+  expect_err "fp8_e4m3 x mode capacity is not defined"
+  expect_no_leftovers k2.sz r.sz
+}
+
 export SZ
 declare -F "case_$CASE" > /dev/null || die "no such case"
 "case_$CASE"

@@ -94,6 +94,21 @@ def main():
         ("ids", "I32", [2], struct.pack("<2i", 1, 2)),
     ], metadata={"format": "pt"})
     safetensors(os.path.join(out, "single.safetensors"), [("x", "F8_E5M2", [3000], e5m2)], pad_header_to=7)
+    # fp8 as numpy + ml_dtypes save it (float8_e4m3fn: '<V1', float8_e5m2:
+    # '<f1'), and a safetensors file with an E4M3 KV tensor beside bf16 and
+    # E5M2 ones. e4m3: bf16 -> fp8 E4M3 bytes by keeping sign, the 4 low
+    # exponent bits and 3 mantissa bits (real KV exponents sit near 127,
+    # |x| < 2^8, so this is a plausible fp8 KV byte stream).
+    bf = struct.unpack("<%dH" % (len(bf16) // 2), bf16)
+    e4m3 = bytes(((b >> 8) & 0x80) | ((((b >> 7) & 0xFF) - 120) & 0xF) << 3 | ((b >> 4) & 7) for b in bf)
+    raw("e4m3.raw", e4m3)
+    npy(os.path.join(out, "e4m3_v1.npy"), "<V1", (64, 64), e4m3)
+    npy(os.path.join(out, "e5m2_f1.npy"), "<f1", (3000,), e5m2)
+    safetensors(os.path.join(out, "fp8.safetensors"), [
+        ("layers.0.k", "F8_E4M3", [64, 64], e4m3),
+        ("layers.0.v", "BF16", [64, 64], bf16),
+        ("layers.1.k", "F8_E5M2", [3000], e5m2),
+    ], metadata={"format": "pt"})
     # Malformed: offsets past the data, overlapping tensors, junk header.
     with open(os.path.join(out, "badoff.safetensors"), "wb") as f:
         h = json.dumps({"t": {"dtype": "BF16", "shape": [4], "data_offsets": [0, 80]}}).encode()

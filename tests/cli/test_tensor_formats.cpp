@@ -74,7 +74,10 @@ TEST(Npy, ParsesEachSupportedDescr) {
     uint32_t width;
   } cases[] = {{"<f2", Dtype::fp16, 2},           {"<f4", Dtype::fp32, 4},  {"<V2", Dtype::bf16, 2},
                {"|V2", Dtype::bf16, 2},           {"bfloat16", Dtype::bf16, 2},
-               {"float8_e5m2", Dtype::fp8_e5m2, 1}};
+               {"float8_e5m2", Dtype::fp8_e5m2, 1},
+               // numpy + ml_dtypes: float8_e4m3fn saves as '<V1', float8_e5m2 as '<f1'
+               {"<V1", Dtype::fp8_e4m3, 1},       {"|V1", Dtype::fp8_e4m3, 1},
+               {"<f1", Dtype::fp8_e5m2, 1},       {"float8_e4m3fn", Dtype::fp8_e4m3, 1}};
   for (const Case& c : cases) {
     const auto payload = bytes(6 * 5 * c.width);
     const auto b = npy(std::string("{'descr': '") + c.descr + "', 'fortran_order': False, 'shape': (6, 5), }", payload);
@@ -86,6 +89,23 @@ TEST(Npy, ParsesEachSupportedDescr) {
     EXPECT_EQ(v.bytes, payload.size());
     EXPECT_EQ(0, std::memcmp(v.data, payload.data(), payload.size()));
   }
+}
+
+TEST(Npy, OneByteDescrsAndTheDtypeHint) {
+  const auto payload = bytes(8);
+  auto file = [&](const char* descr) {
+    return npy(std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (8,), }", payload);
+  };
+  TensorView v;
+  std::string err;
+  ASSERT_TRUE(parse_npy(file("<V1"), &v, &err, {true, Dtype::fp8_e5m2})) << err;  // --dtype overrides '<V1'
+  EXPECT_EQ(v.dtype, Dtype::fp8_e5m2);
+  EXPECT_FALSE(parse_npy(file("<f1"), &v, &err, {true, Dtype::fp8_e4m3}));  // '<f1' is e5m2 only
+  EXPECT_NE(err.find("fp8_e5m2"), std::string::npos) << err;
+  EXPECT_FALSE(parse_npy(file("|u1"), &v, &err));  // raw bytes: say which dtype
+  EXPECT_NE(err.find("--dtype"), std::string::npos) << err;
+  ASSERT_TRUE(parse_npy(file("|u1"), &v, &err, {true, Dtype::fp8_e4m3})) << err;
+  EXPECT_EQ(v.dtype, Dtype::fp8_e4m3);
 }
 
 TEST(Npy, VersionTwoScalarsFortranAndEmpty) {

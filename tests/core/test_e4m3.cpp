@@ -203,13 +203,16 @@ TEST(E4M3, MalformedFramesGiveTheSameStatusOnEveryBackend) {
   }
 }
 
+// No capacity format for fp8_e4m3 yet (issue 30): refused, naming the pair.
 TEST(E4M3, CapacityModeIsRefused) {
   const auto v = kv_like(1000, 1, 1.0);
   std::vector<uint8_t> f(sz::compress_bound(sz::Dtype::fp8_e4m3, v.size()));
   sz::CompressOptions o;
   o.mode = sz::Mode::capacity;
   EXPECT_EQ(sz::compress(sz::Dtype::fp8_e4m3, v.data(), v.size(), f.data(), f.size(), o).status,
-            sz::Status::invalid_argument);
+            sz::Status::undefined_mode);
+  EXPECT_NE(std::string(sz::status_message(sz::Status::undefined_mode)).find("fp8_e4m3 x mode capacity"),
+            std::string::npos);
 }
 
 }  // namespace

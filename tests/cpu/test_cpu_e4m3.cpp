@@ -6,6 +6,7 @@
 // checksum, every byte value, real KV cast to E4M3, corrupt frames).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -47,7 +48,7 @@ TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
         if (g0 >= groups) continue;
         const uint64_t gn = groups - g0 - (g0 == 3 && groups > 5 ? 1 : 0);
         SCOPED_TRACE(::testing::Message() << "n=" << n << " far=" << far << " g0=" << g0 << " gn=" << gn);
-        std::vector<uint8_t> res_a(4 * groups + 8, 0xEE), code_a(3 * groups + 8, 0xEE), esc_a(n + 8, 0xEE);
+        std::vector<uint8_t> res_a(4 * groups + 8, 0xEE), code_a(3 * groups + 8, 0xEE), esc_a(n + 72, 0xEE);
         auto res_b = res_a, code_b = code_a, esc_b = esc_a;
         uint64_t kb = 0, cnt = 0;
         for (uint64_t g = g0; g < g0 + gn; ++g) {
@@ -55,12 +56,26 @@ TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
           kb += e4m3_encode_group(src.data(), n, g, code_of, res_b.data(), code_b.data(), esc_b.data() + kb);
         }
         EXPECT_EQ(cpu::e4m3_count_escapes(src.data(), n, g0, gn, code_of), cnt);
-        const uint64_t ka = cpu::e4m3_encode_groups(src.data(), n, g0, gn, code_of, res_a.data(), code_a.data(),
-                                                    esc_a.data());
+        const uint64_t ka = cpu::e4m3_encode_groups(src.data(), n, g0, gn, code_of, res_a.data(), false,
+                                                    code_a.data(), esc_a.data());
         ASSERT_EQ(ka, kb);
         ASSERT_EQ(res_a, res_b);
         ASSERT_EQ(code_a, code_b);
-        ASSERT_EQ(esc_a, esc_b);
+        // Escapes: the first ka bytes (past them the kernel may write scratch).
+        ASSERT_TRUE(std::equal(esc_a.begin(), esc_a.begin() + static_cast<std::ptrdiff_t>(ka), esc_b.begin()));
+        // The histogram pass: exact counts, and stream 1 as the encoder writes it
+        // (res_done then leaves it alone).
+        uint64_t hist_a[16] = {}, hist_b[16] = {};
+        for (uint64_t g = g0; g < g0 + gn; ++g)
+          for (uint64_t i = 8 * g; i < std::min<uint64_t>(n, 8 * g + 8); ++i) ++hist_b[Fp8E4M3Traits::exponent(src[i])];
+        std::vector<uint8_t> res_h(res_a.size(), 0xEE), code_h(code_a.size(), 0xEE), esc_h(esc_a.size());
+        const bool wrote = cpu::e4m3_histogram_residual(src.data(), n, g0, gn, res_h.data(), hist_a);
+        for (int b = 0; b < 16; ++b) ASSERT_EQ(hist_a[b], hist_b[b]) << b;
+        ASSERT_EQ(cpu::e4m3_encode_groups(src.data(), n, g0, gn, code_of, res_h.data(), wrote, code_h.data(),
+                                          esc_h.data()),
+                  kb);
+        ASSERT_EQ(res_h, res_b);
+        ASSERT_EQ(code_h, code_b);
         // Decode: escapes as stream-6 nibbles.
         std::vector<uint8_t> nib((kb + 1) / 2 + 1, 0);
         for (uint64_t i = 0; i < kb; ++i) nib[i / 2] |= static_cast<uint8_t>(esc_b[i] << (4 * (i & 1)));
@@ -72,8 +87,8 @@ TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
         EXPECT_FALSE(bad_a);
         std::vector<uint8_t> out(n + 8, 0xEE);
         bool be = false;
-        cpu::e4m3_decode_groups(res_b.data(), code_b.data(), nib.data(), n, g0, gn, cb.entries, code_of, 0, out.data(),
-                                &be);
+        cpu::e4m3_decode_groups(res_b.data(), code_b.data(), nib.data(), n, g0, gn, cb.entries, code_of, 0, kb,
+                                out.data(), &be);
         EXPECT_FALSE(be);
         const uint64_t last = std::min<uint64_t>(n, 8 * (g0 + gn));
         for (uint64_t i = 8 * g0; i < last; ++i) ASSERT_EQ(out[i], src[i]) << i;
@@ -94,7 +109,7 @@ TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
           auto bad_nib = nib;
           bad_nib[(kb - 1) / 2] = static_cast<uint8_t>(cb.entries[0] * 0x11);
           bool x = false;
-          cpu::e4m3_decode_groups(res_b.data(), code_b.data(), bad_nib.data(), n, g0, gn, cb.entries, code_of, 0,
+          cpu::e4m3_decode_groups(res_b.data(), code_b.data(), bad_nib.data(), n, g0, gn, cb.entries, code_of, 0, kb,
                                   out.data(), &x);
           EXPECT_TRUE(x);
         }

@@ -12,6 +12,7 @@ int exit_code_for(Status s) {
     case Status::ok:
       return kExitOk;
     case Status::invalid_argument:
+    case Status::undefined_mode:
       return kExitUsage;
     case Status::io_error:
       return kExitIo;

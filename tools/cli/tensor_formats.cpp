@@ -215,14 +215,18 @@ bool npy_dtype(const std::string& descr, DtypeHint hint, Dtype* out, std::string
   if (descr == "<V2" || descr == "|V2") return need(2, true, Dtype::bf16);
   if (descr == "<u2" || descr == "<i2") return need(2, false, Dtype::bf16);
   if (descr == "<u4" || descr == "<i4") return need(4, false, Dtype::fp32);
-  // One-byte patterns: ml_dtypes has several fp8 kinds, so no default.
-  if (descr == "|V1" || descr == "<V1" || descr == "|u1" || descr == "|i1")
-    return need(1, false, Dtype::fp8_e5m2);
+  // numpy + ml_dtypes: float8_e5m2 saves as '<f1' (no numpy float has one
+  // byte), float8_e4m3fn (vLLM's and SGLang's fp8 KV) as '<V1', as do the
+  // rarer fp8 kinds; any byte pattern round-trips, so '<V1' reads as
+  // fp8_e4m3 unless --dtype says otherwise.
+  if (descr == "<f1" || descr == "|f1") return exact(Dtype::fp8_e5m2);
+  if (descr == "|V1" || descr == "<V1") return need(1, true, Dtype::fp8_e4m3);
+  if (descr == "|u1" || descr == "|i1") return need(1, false, Dtype::fp8_e5m2);
   if (!descr.empty() && descr[0] == '>') {
     *error = ".npy descr '" + descr + "' is big-endian; splitzip reads little-endian data";
     return false;
   }
-  *error = ".npy descr '" + descr + "' is not supported (use '<f2', '<f4', bfloat16 or float8_e5m2 data)";
+  *error = ".npy descr '" + descr + "' is not supported (use '<f2', '<f4', bfloat16, or ml_dtypes float8_e4m3fn ('<V1') or float8_e5m2 ('<f1') data)";
   return false;
 }
 
@@ -526,7 +530,7 @@ bool parse_safetensors(const uint8_t* p, uint64_t size, const std::string& tenso
   Dtype dtype;
   if (!st_dtype(pick->dtype, &dtype)) {
     *error = ".safetensors tensor '" + pick->name + "' has dtype " + pick->dtype +
-             "; splitzip takes BF16, F16, F32 and F8_E5M2";
+             "; splitzip takes BF16, F16, F32, F8_E4M3 and F8_E5M2";
     return false;
   }
   if (hint.given && hint.dtype != dtype) {

@@ -15,7 +15,7 @@ Layout, little-endian:
 
     0   4   magic b"SZKC"
     4   1   chunk version (1)
-    5   1   dtype id (FORMAT.md section 2: bf16 1, fp16 2, fp32 3, fp8_e5m2 4)
+    5   1   dtype id (FORMAT.md section 2: bf16 1, fp16 2, fp32 3, fp8_e5m2 4, fp8_e4m3 5)
     6   2   number of parts P (1..65535)
     8   8   xxh64 of the key (utf-8), seed 0
     16  8   elements per part
@@ -42,10 +42,10 @@ from splitzip_kv import _api, _core
 
 MAGIC = b"SZKC"
 VERSION = 1
-DTYPE_IDS = {"bf16": 1, "fp16": 2, "fp32": 3, "fp8_e5m2": 4}
+DTYPE_IDS = {"bf16": 1, "fp16": 2, "fp32": 3, "fp8_e5m2": 4, "fp8_e4m3": 5}
 DTYPE_NAMES = {v: k for k, v in DTYPE_IDS.items()}
 _FIXED = struct.Struct("<4sBBHQQ")  # 24 bytes
-_ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e5m2": 1}
+_ITEMSIZE = {"bf16": 2, "fp16": 2, "fp32": 4, "fp8_e5m2": 1, "fp8_e4m3": 1}
 MODES = ("fast", "capacity")
 _FRAME_MODE_BYTE = 49  # FORMAT.md section 3: the frame header's mode field
 
@@ -89,7 +89,8 @@ def chunk_bound(dtype, n_parts, part_elems):
     return header_size(n_parts) + n_parts * splitzip.compress_bound(dtype, part_elems)
 
 
-_NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2"}
+_NAMES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float8_e5m2": "fp8_e5m2",
+          "float8_e4m3fn": "fp8_e4m3"}
 _NAME_OF_DTYPE: dict[object, str] = {}  # dtype object -> name, filled as dtypes are seen (a str() of a dtype costs ~3 us)
 
 
@@ -107,7 +108,7 @@ def dtype_name(array):
     """splitzip dtype name of a numpy (ml_dtypes) array or torch tensor."""
     name = _known_name(array.dtype)
     if name is None:
-        raise ValueError(f"dtype {array.dtype} is not supported (bf16, fp16, fp32, fp8_e5m2)")
+        raise ValueError(f"dtype {array.dtype} is not supported (bf16, fp16, fp32, fp8_e4m3, fp8_e5m2)")
     return name
 
 

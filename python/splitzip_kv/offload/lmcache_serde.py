@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import _api, _core
 from . import chunk as _chunk
+from .. import _dtypes
 
 _PREFIX = struct.Struct("<4sHH")
 MAGIC = b"SZLM"
@@ -52,9 +53,15 @@ except ImportError:  # usable standalone: the same methods, no LMCache base clas
     HAVE_LMCACHE = False
 
 
-def _torch_dtype_name(dt):
-    return {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
-            "torch.float8_e5m2": "fp8_e5m2"}.get(str(dt))
+def _dtype_name(dt):
+    """splitzip name of a torch or numpy dtype (fp8 kinds included), None when
+    splitzip has none (never numpy's TypeError on a torch dtype)."""
+    if str(dt).startswith("torch."):
+        return _dtypes.from_torch(dt)
+    try:
+        return _dtypes.from_numpy(dt)
+    except TypeError:
+        return None
 
 
 def _rows(shape):
@@ -112,10 +119,10 @@ class _Plan:
     shape repeat (LMCache's chunks), and the per-call Python time is the cost."""
 
     def __init__(self, t):
-        dtype = _torch_dtype_name(t.dtype) if hasattr(t, "numpy") else _chunk.dtype_name(t)
+        dtype = _dtype_name(t.dtype)
         if dtype is None:
             raise ValueError(f"splitzip serde: dtype {t.dtype} is not supported "
-                             "(bf16, fp16, fp32, fp8_e5m2)")
+                             "(bf16, fp16, fp32, fp8_e4m3, fp8_e5m2)")
         self.shape = tuple(int(s) for s in t.shape)
         self.dtype = dtype
         self.dtype_id = _chunk.DTYPE_IDS[dtype]
@@ -167,7 +174,10 @@ class SplitzipSerializer(_Serializer):
         if len(shapes) != 1:
             raise ValueError("splitzip serde handles single-group memory objects "
                              f"(got {len(shapes)} groups)")
-        dtype = _torch_dtype_name(dtypes[0]) or _chunk.dtype_name(np.empty(0, dtypes[0]))
+        dtype = _dtype_name(dtypes[0])
+        if dtype is None:
+            raise ValueError(f"splitzip serde: dtype {dtypes[0]} is not supported "
+                             "(bf16, fp16, fp32, fp8_e4m3, fp8_e5m2)")
         shape = tuple(int(s) for s in shapes[0])
         n = int(np.prod(shape))
         rows = _rows(shape)

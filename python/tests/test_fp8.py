@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Issue 30: fp8 accepted wherever a tensor is (numpy + ml_dtypes, torch),
+shape and dtype kept, and the one undefined (dtype, mode) pair refused by
+name (capacity x fp8_e4m3)."""
+import glob
+import os
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import splitzip_kv as sz
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+KV = sorted(glob.glob(os.path.join(ROOT, "data", "kv", "stories260k", "*.bf16")))
+
+FP8 = [("fp8_e4m3", ml_dtypes.float8_e4m3fn), ("fp8_e5m2", ml_dtypes.float8_e5m2)]
+
+
+def real_fp8(np_dtype, shape=(2, 8, 64, 32)):
+    """Real KV cast as vLLM's --kv-cache-dtype fp8 does (scale 1.0)."""
+    x = np.fromfile(KV[2], dtype=np.uint16)[: int(np.prod(shape))].view(ml_dtypes.bfloat16)
+    return x.astype(np.float32).astype(np_dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("name,np_dtype", FP8)
+@pytest.mark.parametrize("mode", ["fast", "capacity"])
+def test_numpy_fp8_round_trip_keeps_shape_and_dtype(name, np_dtype, mode):
+    x = real_fp8(np_dtype)
+    if mode == "capacity" and name == "fp8_e4m3":
+        with pytest.raises(sz.SplitzipError, match=r"fp8_e4m3 x mode capacity") as e:
+            sz.compress(x, mode=mode)
+        assert e.value.status == "UNDEFINED_MODE"
+        return
+    frame = sz.compress(x, mode=mode)
+    assert len(frame) < x.nbytes
+    y = sz.decompress(frame)
+    assert y.dtype == x.dtype and y.shape == x.shape
+    assert y.view(np.uint8).tobytes() == x.view(np.uint8).tobytes()
+    assert sz.tensor_desc(frame)["dtype"] == name
+
+
+@pytest.mark.parametrize("name,np_dtype", FP8)
+def test_raw_bytes_with_fp8_dtype_name(name, np_dtype):
+    x = real_fp8(np_dtype).reshape(-1)
+    y = sz.decompress(sz.compress(x.view(np.uint8), dtype=name))
+    assert y.dtype == np.dtype(np_dtype) and y.tobytes() == x.tobytes()
+
+
+def test_undefined_pair_is_refused_for_raw_bytes_too():
+    raw = np.arange(4096, dtype=np.uint8)
+    with pytest.raises(sz.SplitzipError, match=r"fp8_e4m3 x mode capacity.*fast mode"):
+        sz.compress(raw, dtype="fp8_e4m3", mode="capacity")
+    # fp8_e5m2 has a capacity format: accepted.
+    assert sz.decompress(sz.compress(raw, dtype="fp8_e5m2", mode="capacity")).tobytes() == raw.tobytes()
+
+
+@pytest.mark.parametrize("name,tname", [("fp8_e4m3", "float8_e4m3fn"), ("fp8_e5m2", "float8_e5m2")])
+def test_torch_fp8_round_trip(name, tname):
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch, tname):
+        pytest.skip(f"this torch has no {tname}")
+    t = torch.randn(4, 3, 64).to(getattr(torch, tname))
+    frame = sz.compress(t)
+    y = sz.decompress(frame)
+    assert y.dtype == getattr(torch, tname) and tuple(y.shape) == (4, 3, 64)
+    assert y.view(torch.uint8).numpy().tobytes() == t.view(torch.uint8).numpy().tobytes()
+    with pytest.raises(sz.SplitzipError, match="fp8_e4m3 x mode capacity") if name == "fp8_e4m3" else \
+            _no_error():
+        sz.compress(t, mode="capacity")
+
+
+class _no_error:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("name,np_dtype", FP8)
+def test_dtype_names(name, np_dtype):
+    from splitzip_kv import _dtypes
+    assert _dtypes.normalize(np.dtype(np_dtype)) == name
+    assert _dtypes.from_numpy(np_dtype) == name
