@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _api, _core
 from . import chunk as _chunk
-from .. import _dtypes
+from .. import _dtypes, _errors
 
 _PREFIX = struct.Struct("<4sHH")
 MAGIC = b"SZLM"
@@ -159,6 +159,16 @@ def _kv_tensor(obj):
     return t, plan.shape, plan.dtype
 
 
+def _encode_error(text):
+    """The codec's status as a SplitzipError (a ValueError), e.g. an undefined
+    dtype x mode pair, from the native call's "part i: STATUS: message"."""
+    parts = text.split(": ", 2)
+    if len(parts) == 3 and parts[1].replace("_", "").isupper():
+        return _errors.SplitzipError(parts[1], "splitzip serde: " + parts[2],
+                                     _errors._CODES.get(parts[1]))
+    return ValueError(f"splitzip serde: {text}")
+
+
 class SplitzipSerializer(_Serializer):
     def __init__(self, backend=None, threads=0, mode="fast"):
         _chunk.check_mode(mode, "splitzip serde: mode")
@@ -198,7 +208,7 @@ class SplitzipSerializer(_Serializer):
             plan.rows, plan.row_elems, plan.dtype, plan.dtype_id, None, self.backend, self.threads,
             self._mode)
         if errors:
-            raise ValueError(f"splitzip serde: {errors[0][1]}")
+            raise _encode_error(errors[0][1])
         return plan.prefix_size + sizes[0]
 
 
