@@ -166,8 +166,10 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
   }
 }
 
-int thread_count(int requested, uint64_t n_blocks) {
-  int t = requested > 0 ? requested : omp_get_max_threads();
+// The default (requested 0) stays on one thread below parallel_min_bytes(), as the fast
+// mode does: a page-sized call must not pay for waking a team.
+int thread_count(int requested, uint64_t n_blocks, uint64_t bytes) {
+  int t = requested > 0 ? requested : (bytes >= cpu::parallel_min_bytes() ? omp_get_max_threads() : 1);
   if (static_cast<uint64_t>(t) > n_blocks) t = static_cast<int>(n_blocks ? n_blocks : 1);
   return t;
 }
@@ -421,7 +423,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
   const CapLayout L0 = capacity_layout(id, a.n, 0, n_checks);
   if (L0.index_off > a.capacity) return reference_compress(a);  // tiny dst: the oracle sorts it out
   const uint64_t n_blocks = cap_blocks(a.n);
-  const int threads = thread_count(a.threads, n_blocks);
+  const int threads = thread_count(a.threads, n_blocks, bytes);
   std::vector<uint32_t> sizes(n_blocks);
   // Rounds of kRoundBlocks blocks per thread: each thread codes its blocks
   // into a small reused buffer, then all copy their part into stream 9 at
@@ -554,7 +556,7 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
     return out;
   }
   const uint32_t exp_limit = exponent_limit(h.dtype);
-  const int threads = thread_count(a.threads, L.n_blocks);
+  const int threads = thread_count(a.threads, L.n_blocks, h.decoded_bytes());
   std::vector<Status> st(L.n_blocks, Status::ok);
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);

@@ -19,6 +19,7 @@
 #include "core/fp8_e4m3.h"
 #include "core/hash.h"
 #include "core/layout.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 
 namespace splitzip {
@@ -29,8 +30,10 @@ constexpr uint64_t kUnit = kChecksumBlockBytes;  // elements (1 byte each) per w
 constexpr uint64_t kUnitGroups = kUnit / 8;
 constexpr uint64_t kKeepEscBytes = uint64_t{16} << 20;  // escape scratch a thread keeps between calls
 
+// The default (threads 0) stays on one thread below parallel_min_bytes(), as the nibble
+// codec does: a page-sized call must not pay for waking a team.
 int thread_count(int threads, uint64_t units) {
-  int t = threads > 0 ? threads : omp_get_max_threads();
+  int t = threads > 0 ? threads : (units * kUnit >= parallel_min_bytes() ? omp_get_max_threads() : 1);
   if (static_cast<uint64_t>(t) > units) t = static_cast<int>(units ? units : 1);
   return t < 1 ? 1 : t;
 }
