@@ -146,27 +146,29 @@ class SplitzipHiCacheStorage(HiCacheStorage):
                 parts.append(np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(p)))
         return parts, len(ptrs) // pages
 
-    def batch_set_v1(self, keys, host_indices, extra_info=None):
-        if self.cache is None or not keys:
-            return [False] * len(keys)
+    def _keyed_parts(self, keys, host_indices):
+        """The host pool's page parts for these keys, or None when the pool
+        gives none or a count that does not match the keys."""
         try:
             parts, per = self._page_parts(host_indices)
-            if len(parts) != per * len(keys):
-                return [False] * len(keys)
-            return self.cache.put(keys, parts, per)
+        except Exception:
+            return None
+        return (parts, per) if len(parts) == per * len(keys) else None
+
+    def batch_set_v1(self, keys, host_indices, extra_info=None):
+        got = self._keyed_parts(keys, host_indices) if self.cache is not None and keys else None
+        if got is None:
+            return [False] * len(keys)
+        try:
+            return self.cache.put(keys, *got)
         except Exception:
             return [False] * len(keys)
 
     def batch_get_v1(self, keys, host_indices, extra_info=None):
-        if self.cache is None or not keys:
+        got = self._keyed_parts(keys, host_indices) if self.cache is not None and keys else None
+        if got is None:
             return [False] * len(keys)
-        try:
-            parts, per = self._page_parts(host_indices)
-            if len(parts) != per * len(keys):
-                return [False] * len(keys)
-        except Exception:
-            return [False] * len(keys)
-        return self.cache.get(keys, parts, per)
+        return self.cache.get(keys, *got)
 
     # -- housekeeping --------------------------------------------------------
 
