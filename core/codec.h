@@ -84,13 +84,14 @@ inline constexpr uint32_t kDtypeE4M3 = Fp8E4M3Traits::kId;
 
 // The one place that says which layout a frame uses: header byte 49 (the
 // mode; 0 in v1) and the dtype. Mode 0 is the nibble layout, or fp8_e4m3's
-// own (4.7); mode 1 is the capacity layout (4.6), never for fp8_e4m3. Parsing
-// refuses a header whose pair is invalid, and compress refuses such arguments.
+// own (4.7); mode 1 is the capacity layout (4.6; fp8_e4m3 with its own split,
+// 4.6.7, from format v3). Parsing refuses a header whose pair is invalid, and
+// compress refuses such arguments.
 constexpr SZ_HD Codec codec_of(uint32_t dtype_id, uint32_t mode) {
   if (!dtype_id_valid(dtype_id)) return Codec::invalid;
   const bool e4m3 = dtype_id == kDtypeE4M3;
   if (mode == static_cast<uint32_t>(Mode::fast)) return e4m3 ? Codec::e4m3 : Codec::nibble;
-  if (mode == static_cast<uint32_t>(Mode::capacity)) return e4m3 ? Codec::invalid : Codec::capacity;
+  if (mode == static_cast<uint32_t>(Mode::capacity)) return Codec::capacity;
   return Codec::invalid;
 }
 constexpr SZ_HD Codec codec_of(Dtype d, Mode m) {
@@ -108,6 +109,29 @@ constexpr SZ_HD uint32_t mode_of(Codec c) {
 }
 constexpr SZ_HD bool codec_takes(Codec c, uint32_t dtype_id) { return codec_of(dtype_id, mode_of(c)) == c; }
 
+// The capacity mode's split of a dtype (FORMAT.md 4.6, 4.6.7): what its
+// block coder codes per element (exponent) and what goes to streams 1-2
+// (residual). The dtype's own split, except fp8_e4m3: the whole byte.
+template <class T>
+struct CapSplit {
+  using type = T;
+};
+template <>
+struct CapSplit<Fp8E4M3Traits> {
+  using type = Fp8E4M3CapTraits;
+};
+template <class T>
+using cap_split_t = typename CapSplit<T>::type;
+
+// Zeros for an invalid id; exp_bits: bits of the coded symbol (8 for fp8_e4m3).
+constexpr SZ_HD DtypeGeometry cap_geometry(uint32_t dtype_id) {
+  DtypeGeometry g{0, 0, 0, 0};
+  visit_dtype(dtype_id, [&](auto t) { g = geometry_of_traits<cap_split_t<decltype(t)>>(); });
+  return g;
+}
+// Symbol values a mode-1 block table may name (FORMAT.md 4.6.5 d): 32 or 256.
+constexpr SZ_HD uint32_t cap_symbol_limit(uint32_t dtype_id) { return 1u << cap_geometry(dtype_id).exp_bits; }
+
 namespace codec_detail {
 // A functor, not a lambda: nvcc would give a lambda here host/device
 // attributes that cannot call a device-only f.
@@ -121,7 +145,8 @@ struct IfTaken {
   template <class T>
   constexpr SZ_HD void operator()(T t) const {
     if constexpr (codec_takes(C, T::kId)) {
-      f(t);
+      if constexpr (C == Codec::capacity) f(cap_split_t<T>{});  // the codec's own split (4.6.7)
+      else f(t);
       taken = true;
     }
   }
@@ -133,6 +158,7 @@ struct IfTaken {
 #endif
 // Calls f(Traits{}) when codec C takes the dtype; f is instantiated only for
 // those traits, so a codec's kernels need not compile for other dtypes.
+// Codec::capacity passes the capacity split (cap_split_t).
 template <Codec C, class F>
 constexpr SZ_HD bool visit_codec_dtype(uint32_t dtype_id, F&& f) {
   bool taken = false;

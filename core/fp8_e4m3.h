@@ -30,6 +30,19 @@ struct Fp8E4M3Traits {
   }
 };
 
+// The capacity mode's split of fp8_e4m3 (FORMAT.md 4.6.7): the whole byte is
+// the coded symbol and there is no residual stream.
+struct Fp8E4M3CapTraits {
+  static constexpr const char* kName = "fp8_e4m3";
+  static constexpr uint32_t kId = 5;
+  using Bits = uint8_t;
+  static constexpr uint32_t kBytes = 1, kExpBits = 8, kManBits = 0;
+  static constexpr uint32_t kResBytes = 0, kResHighBits = 0;
+  SZ_HD static uint32_t exponent(Bits v) { return v; }
+  SZ_HD static uint32_t residual(Bits) { return 0; }
+  SZ_HD static Bits join(uint32_t e, uint32_t) { return static_cast<Bits>(e); }
+};
+
 inline constexpr uint32_t kE4M3Escape = 7;       // code 7: the exponent is in the escape stream
 inline constexpr uint32_t kE4M3MaxCodebook = 7;  // codebook entries usable as codes 0..6
 

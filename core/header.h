@@ -25,8 +25,17 @@ inline constexpr uint8_t kModeNibble = 0;  // v2 byte 49: the 4-bit code of FORM
 static_assert(kModeNibble == mode_of(Codec::nibble) && kModeCapacity == mode_of(Codec::capacity),
               "header mode bytes are codec_of()'s");
 
+// FORMAT.md 12: encoders write the lowest version that expresses the frame:
+// 3 for a frame that uses a v3 feature (fp8_e4m3 in mode 1, 4.6.7), else 2.
+// A v2 or v3 frame whose version differs is invalid (rule 8).
+SZ_HD uint8_t frame_version(uint32_t dtype_id, uint32_t mode, uint32_t flags) {
+  (void)flags;
+  return dtype_id == kDtypeE4M3 && mode == kModeCapacity ? 3 : 2;
+}
+inline constexpr uint8_t kBaseFormatVersion = 2;  // frames without v3 features
+
 struct FrameHeader {
-  uint8_t version = kFormatVersion;
+  uint8_t version = kBaseFormatVersion;
   uint8_t dtype = 0;
   uint8_t flags = 0;
   uint8_t chunk_log2 = kDefaultChunkLog2;
@@ -189,7 +198,9 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   if (!h.has_checksum() && h.content_checksum != 0) return Status::bad_header;
   if (h.version >= 2 && h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
   const Codec codec = codec_of(h.dtype, h.mode);
-  if (codec == Codec::invalid) return Status::bad_header;  // an unknown mode, or fp8_e4m3 in mode 1 (4.7)
+  if (codec == Codec::invalid) return Status::bad_header;  // an unknown mode
+  // fp8_e4m3 in mode 1 is v3 only (4.6.7), and a v3 frame uses a v3 feature.
+  if (h.version >= 2 && h.version != frame_version(h.dtype, h.mode, h.flags)) return Status::bad_header;
   if (codec == Codec::capacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
     if (h.stored() || h.codebook_count != 0) return Status::bad_header;
     for (int i = 0; i < 16; ++i)
@@ -214,10 +225,11 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   return Status::ok;
 }
 
-// Header of a v2 frame the encoders write.
+// Header of a mode-0 frame the encoders write (v2; a mode-1 encoder sets
+// mode and version = frame_version()).
 SZ_HD FrameHeader make_header(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, bool checksum) {
   FrameHeader h;
-  h.version = static_cast<uint8_t>(kFormatVersion);
+  h.version = frame_version(dtype_id, kModeNibble, checksum ? kFlagChecksum : 0);
   h.dtype = static_cast<uint8_t>(dtype_id);
   h.flags = checksum ? kFlagChecksum : 0;
   h.chunk_log2 = static_cast<uint8_t>(chunk_log2);

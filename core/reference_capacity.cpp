@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Scalar reference of the capacity mode (FORMAT.md 4.6), written plainly:
-// split every element into exponent and residual, Huffman-code the exponents
+// split every element into exponent and residual (fp8_e4m3: the whole
+// byte and none, 4.6.7), Huffman-code the exponents
 // per block of 2^16 with 32 interleaved LSB-first bit streams.
 #include "core/capacity/reference_capacity.h"
 
@@ -93,7 +94,7 @@ Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, Frame
   const auto* src = static_cast<const uint8_t*>(a.src);
   auto* f = static_cast<uint8_t*>(a.dst);
   std::vector<uint8_t> exps(a.n);
-  with_traits(a.dtype, [&](auto t) {
+  visit_codec_dtype<Codec::capacity>(id, [&](auto t) {  // the dtype's capacity split (4.6.7)
     using T = decltype(t);
     for (uint64_t i = 0; i < a.n; ++i) exps[i] = static_cast<uint8_t>(T::exponent(load_elem<T>(src, i)));
   });
@@ -110,10 +111,11 @@ Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, Frame
   if (L.frame_size >= stored_frame_size(id, a.n, n_checks)) return Status::escape_overflow;  // 4.4
   if (L.frame_size > a.capacity) return Status::dst_too_small;
   // Streams 1-2 read the input, which may overlap nothing else written so far.
-  with_traits(a.dtype, [&](auto t) { write_residuals<decltype(t)>(src, a.n, L, f); });
+  visit_codec_dtype<Codec::capacity>(id, [&](auto t) { write_residuals<decltype(t)>(src, a.n, L, f); });
   for (uint64_t b = 0; b < n_blocks; ++b) write_cap_index_entry(f, L, b, sizes[b]);
   std::memcpy(f + L.blk_off, blocks.data(), blocks.size());
   h->mode = kModeCapacity;
+  h->version = frame_version(h->dtype, h->mode, h->flags);
   h->escape_count = blocks.size();
   return Status::ok;
 }
@@ -127,7 +129,7 @@ Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t
   for (uint64_t b = 0; b < L.n_blocks; ++b) sum += cap_index_entry(f, L, b);
   if (sum != L.blk_size) return Status::bad_code;
   std::vector<uint8_t> exps(n);
-  const uint32_t exp_limit = exponent_limit(h.dtype);
+  const uint32_t exp_limit = cap_symbol_limit(h.dtype);
   uint64_t off = L.blk_off;
   for (uint64_t b = 0; b < L.n_blocks; ++b) {
     const uint64_t size = cap_index_entry(f, L, b);
@@ -137,7 +139,7 @@ Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t
     off += size;
   }
   Status s = Status::ok;
-  with_traits(static_cast<Dtype>(h.dtype), [&](auto t) {
+  visit_codec_dtype<Codec::capacity>(h.dtype, [&](auto t) {
     using T = decltype(t);
     for (uint64_t i = 0; i < n; ++i) {
       const typename T::Bits v = T::join(exps[i], load_residual<T>(f + L.res_off, f + L.high_off, i));

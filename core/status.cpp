@@ -75,8 +75,7 @@ const char* status_message(Status s) {
     case Status::escape_overflow: return "escape budget exceeded (internal: frame is stored instead)";
     case Status::unsupported_mode: return "this backend does not implement the coding mode (use the cpu or reference backend)";
     case Status::undefined_mode:
-      return "dtype fp8_e4m3 x mode capacity is not defined (no capacity format for fp8_e4m3 yet): "
-             "compress fp8_e4m3 in the fast mode";
+      return "the dtype x mode pair has no format in this version (every pair of format v3 has one)";
   }
   return "unknown status";
 }

@@ -9,7 +9,9 @@
 //    the same loop; AVX2: the histogram after the split, faster there);
 //    then the 32 bit writers run with one u64 vector lane per stream, one
 //    16-byte store per stream per eight codes. fp8_e5m2 splits element by
-//    element.
+//    element; fp8_e4m3's symbol is its byte (FORMAT.md 4.6.7): counted and
+//    coded straight from the input, and the decoder's transpose writes the
+//    output.
 //  - decode: each stream into its own row of a stream-major buffer (a
 //    12-bit multi-code lookup gives up to three codes; branchless refills
 //    whose loads are off the lookups' dependency chain; four streams in
@@ -76,11 +78,41 @@ EncScratch& enc_scratch() {
   return *s;
 }
 
+// Counts of the m bytes at p (four interleaved tables: a byte repeated in a
+// row does not wait on its own increment).
+void count_bytes(const uint8_t* p, uint32_t m, uint32_t counts[256]) {
+  uint32_t h[4][256];
+  std::memset(h, 0, sizeof h);
+  uint32_t k = 0;
+  for (; k + 8 <= m; k += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + k, 8);
+    ++h[0][w & 0xFF];
+    ++h[1][(w >> 8) & 0xFF];
+    ++h[2][(w >> 16) & 0xFF];
+    ++h[3][(w >> 24) & 0xFF];
+    ++h[0][(w >> 32) & 0xFF];
+    ++h[1][(w >> 40) & 0xFF];
+    ++h[2][(w >> 48) & 0xFF];
+    ++h[3][w >> 56];
+  }
+  for (; k < m; ++k) ++h[0][p[k]];
+  for (uint32_t b = 0; b < 256; ++b) counts[b] = h[0][b] + h[1][b] + h[2][b] + h[3][b];
+}
+
 // Split one block: residual parts into the frame, exponents and counts out.
+// Returns where the block's symbols are: exps, or the input itself when the
+// symbol is the whole element (fp8_e4m3, FORMAT.md 4.6.7).
 template <class T>
-void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout& L, uint8_t* f, uint8_t* exps,
-                 uint32_t counts[256], bool stream, int32_t* window) {
+const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout& L, uint8_t* f,
+                           uint8_t* exps, uint32_t counts[256], bool stream, int32_t* window) {
   const uint8_t* in = src + first * T::kBytes;
+  if constexpr (T::kId == kDtypeE4M3) {
+    static_assert(T::kBytes == 1 && T::kResBytes == 0 && T::kResHighBits == 0, "the whole byte, no residual");
+    (void)L, (void)f, (void)exps, (void)stream, (void)window;
+    count_bytes(in, m, counts);
+    return in;
+  }
   uint8_t* res = f + L.res_off + first * T::kResBytes;
   uint64_t c64[256] = {};
   // bf16, fp16, fp32: one vector pass, residuals, exponents and their counts.
@@ -108,6 +140,7 @@ void split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout
     cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
   }
   for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
+  return exps;
 }
 
 // One block's bytes (FORMAT.md 4.6.2) appended to out.
@@ -396,6 +429,8 @@ uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint
           cpu::cap_join_fp32(sc->exps, cnt * kCapStreams, f + L.res_off + 3 * e0, res_end, dst + 4 * e0, stream);
       }
       if (stream) hwy::FlushStream();  // once per block: a fence per chunk cost ~4%
+    } else if constexpr (T::kId == kDtypeE4M3) {
+      cpu::cap_transpose(sc->rows, kRowStride, n16, dst + first);  // the symbols are the bytes (4.6.7)
     } else {
       cpu::cap_transpose(sc->rows, kRowStride, n16, sc->exps);
       join_block<T>(f, L, first, 0, j0, sc->exps, dst);
@@ -465,8 +500,9 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
       for (uint64_t b = b0; b < b1; ++b) {
         const uint64_t first = b << kCapBlockLog2;
         const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
-        with_traits(a.dtype, [&](auto tr) {
-          split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
+        const uint8_t* syms = sc->exps;
+        visit_codec_dtype<Codec::capacity>(id, [&](auto tr) {  // the dtype's capacity split
+          syms = split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
         });
         // The block's checksum blocks (2^16 elements of any dtype are whole
         // 64 KiB blocks) while the split has left its input in L2: a pass
@@ -476,7 +512,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
           for (uint64_t c = (first * dtype_b) >> kChecksumBlockLog2; c < checksum_blocks((first + m) * dtype_b); ++c)
             hashes[c] = block_hash(src, bytes, c);
         const size_t before = buf.size();
-        encode_block(sc->exps, m, counts, sc, &buf);
+        encode_block(syms, m, counts, sc, &buf);
         sizes[b] = static_cast<uint32_t>(buf.size() - before);
       }
       used[8 * t] = buf.size();
@@ -522,6 +558,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
       return out;
     }
     h.mode = kModeCapacity;
+    h.version = frame_version(h.dtype, h.mode, h.flags);
     h.escape_count = exp_bytes;
     for (uint64_t b = 0; b < n_blocks; ++b) write_cap_index_entry(f, L, b, sizes[b]);
   }
@@ -555,7 +592,7 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
     out.status = Status::bad_code;
     return out;
   }
-  const uint32_t exp_limit = exponent_limit(h.dtype);
+  const uint32_t exp_limit = cap_symbol_limit(h.dtype);
   const int threads = thread_count(a.threads, L.n_blocks, h.decoded_bytes());
   std::vector<Status> st(L.n_blocks, Status::ok);
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
@@ -597,7 +634,7 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
       for (uint64_t o = 0; o < 3 * next_m / 8; o += 64) __builtin_prefetch(f + L.high_off + 3 * next_first / 8 + o);
     if (st[b] == Status::ok) {
       uint64_t* hs = fuse ? hashes.data() + kChecksPerBlock * b : nullptr;
-      with_traits(static_cast<Dtype>(h.dtype), [&](auto tr) {
+      visit_codec_dtype<Codec::capacity>(h.dtype, [&](auto tr) {
         const uint32_t k = finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst, hs);
         if (fuse) fused[b] = static_cast<uint8_t>(k);
       });

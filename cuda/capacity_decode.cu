@@ -111,7 +111,7 @@ __device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapWs& w, u
   const uint8_t* blk = c.src + c.L.blk_off + w.offs[c.block_begin + b];
   const uint64_t size = cap_index_entry(c.src, c.L, b);
   if (lane == 0) {
-    sh.head = static_cast<int32_t>(cap_parse_block(blk, size, exponent_limit(c.h.dtype), &sh.table));
+    sh.head = static_cast<int32_t>(cap_parse_block(blk, size, cap_symbol_limit(c.h.dtype), &sh.table));
     if (sh.head == static_cast<int32_t>(Status::ok) && sh.table.symbols > 1) cap_codes(sh.table, sh.code);
   }
   __syncwarp();

@@ -260,6 +260,7 @@ SZ_HD void cap_decide(const CapEncArgs& a, uint64_t exp_bytes, CapEncCtl* c, Fra
     h->flags |= kFlagStored;
   } else {
     h->mode = kModeCapacity;
+    h->version = frame_version(h->dtype, h->mode, h->flags);
     h->escape_count = exp_bytes;
   }
   h->frame_size = frame_size_of(*h);

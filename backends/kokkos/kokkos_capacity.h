@@ -168,6 +168,7 @@ Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n
                        CapWriteResiduals<T, ExecSpace>{src, frame, n, L.res_off, L.high_off});
   space.fence();
   h->mode = kModeCapacity;
+  h->version = frame_version(h->dtype, h->mode, h->flags);
   h->escape_count = exp_bytes;
   return Status::ok;
 }
@@ -310,7 +311,7 @@ Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8
                         ExclusiveScan<ExecSpace>{sizes, offsets}, total);
   if (total != L.blk_size) return Status::bad_code;  // b
 
-  const uint32_t exp_limit = exponent_limit(static_cast<uint32_t>(T::kId));
+  const uint32_t exp_limit = 1u << T::kExpBits;  // the split's symbols (FORMAT.md 4.6.7)
   for (uint64_t b0 = 0; b0 < L.n_blocks; b0 += kLeagueBatch) {
     const uint64_t league = L.n_blocks - b0 < kLeagueBatch ? L.n_blocks - b0 : kLeagueBatch;
     uint64_t failure = kCapNoFailure;

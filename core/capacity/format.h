@@ -45,14 +45,15 @@ struct CapLayout {
 
 // exp_bytes: header bytes 16..23 in mode 1 (the size of stream 9).
 SZ_HD CapLayout capacity_layout(uint32_t dtype_id, uint64_t n, uint64_t exp_bytes, uint64_t n_checks) {
-  // Streams 1 and 2 sit exactly where mode 0 puts them.
-  const FrameLayout m0 = coded_layout(dtype_id, n, kDefaultChunkLog2, 0, 0);
+  // Streams 1 and 2 of the dtype's capacity split (4.6.7): where mode 0 puts
+  // them, none for fp8_e4m3.
+  const DtypeGeometry g = cap_geometry(dtype_id);
   CapLayout L{};
   L.n = n;
   L.n_blocks = cap_blocks(n);
-  L.res_off = m0.res_off;   L.res_size = m0.res_size;
-  L.high_off = m0.high_off; L.high_size = m0.high_size;
-  uint64_t off = m0.code_off;
+  uint64_t off = 64;
+  L.res_off = off;   L.res_size = n * g.res_bytes;                  off = next_offset(off, L.res_size);
+  L.high_off = off;  L.high_size = g.res_high ? (3u * n + 7u) / 8u : 0;  off = next_offset(off, L.high_size);
   L.index_off = off; L.index_size = 4u * L.n_blocks;  off = next_offset(off, L.index_size);
   L.blk_off = off;   L.blk_size = exp_bytes;          off = next_offset(off, L.blk_size);
   L.check_off = off; L.check_size = 4u * n_checks;    off = next_offset(off, L.check_size);

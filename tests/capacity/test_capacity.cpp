@@ -26,7 +26,7 @@
 namespace splitzip {
 namespace {
 
-const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
 
 std::vector<uint8_t> compress_cap(Dtype d, const std::vector<uint8_t>& in, bool checksum, Status* st = nullptr) {
   CompressArgs a;
@@ -273,6 +273,55 @@ TEST(CapacityMalformed, HeaderRules) {
     reseal(&f);
     EXPECT_EQ(decode_status(f, cap), Status::reserved_bits);
   }
+}
+
+// Format v3 (FORMAT.md 4.6.7, 12): fp8_e4m3 in mode 1 is written as v3 and is
+// valid only as v3; every other frame is written as v2 and a v3 one is invalid.
+TEST(CapacityMalformed, VersionOfFp8E4M3Frames) {
+  const Built e = build(Dtype::fp8_e4m3, 70000, true);
+  EXPECT_EQ(e.frame[4], 3);
+  EXPECT_EQ(e.L.res_size + e.L.high_size, 0u);  // the whole byte is the symbol: no streams 1-2
+  ASSERT_EQ(decode_status(e.frame, 70000), Status::ok);
+  {
+    auto f = e.frame;
+    f[4] = 2;
+    reseal(&f);
+    EXPECT_EQ(decode_status(f, 70000), Status::bad_header);
+  }
+  const Built b = build(Dtype::fp8_e5m2, 70000, true);
+  EXPECT_EQ(b.frame[4], 2);
+  {
+    auto f = b.frame;
+    f[4] = 3;
+    reseal(&f);
+    EXPECT_EQ(decode_status(f, 70000), Status::bad_header);
+  }
+  {  // a stored fp8_e4m3 frame is mode 0: v2
+    const auto in = synth::generate(synth::Generator::random_bits, Dtype::fp8_e4m3, 5000, 3, {});
+    const auto f = compress_cap(Dtype::fp8_e4m3, in, false);
+    EXPECT_EQ(f[6] & kFlagStored, kFlagStored);
+    EXPECT_EQ(f[4], 2);
+  }
+}
+
+// fp8_e4m3 block tables span byte values past 32 (4.6.7): the 5-bit limit of
+// fp8_e5m2 does not apply, and every byte value round-trips.
+TEST(CapacityFormat, Fp8E4M3EveryByteValue) {
+  std::vector<uint8_t> in(3 * 65536 + 5);
+  uint64_t x = 88172645463325252ull;
+  for (size_t i = 0; i < in.size(); ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    // skewed: mostly a few values, every value present
+    in[i] = (i % 97 == 0) ? static_cast<uint8_t>(i / 97) : static_cast<uint8_t>(0x30 + (x & 7) + ((x >> 3) & 1) * 0x80);
+  }
+  const auto frame = compress_cap(Dtype::fp8_e4m3, in, true);
+  ASSERT_EQ(mode_of(frame), kModeCapacity);
+  expect_round_trip(Dtype::fp8_e4m3, in, true, "every byte value");
+  FrameHeader h;
+  ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
+  const CapLayout L = capacity_layout_of(h);
+  EXPECT_EQ(frame[L.blk_off], 0);      // first
+  EXPECT_EQ(frame[L.blk_off + 1], 255);  // last
 }
 
 // Offset of block b's bytes and its size.

@@ -59,7 +59,7 @@ class CapacityCpu : public cpu_test::PerTarget {};
 
 TEST_P(CapacityCpu, SameBytesAsReference) {
   const uint64_t sizes[] = {0, 1, 33, 1000, 65536, 65537, 5 * 65536 + 3};
-  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2})
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3})
     for (uint64_t n : sizes)
       for (auto g : {synth::Generator::gaussian_kv, synth::Generator::special_values, synth::Generator::random_bits})
         for (bool ck : {false, true}) {
@@ -123,7 +123,7 @@ TEST_P(CapacityCpu, RealKv) {
 // tail; the bf16 split with non-temporal residual stores forced on and off.
 TEST_P(CapacityCpu, WideExponentSpans) {
   const uint64_t sizes[] = {65536, 2 * 65536 + 32 * 129 + 7, 4096 + 31};
-  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32})
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e4m3})  // e4m3: the byte is the symbol
     for (uint32_t span : {1u, 2u, 16u, 17u, 40u, 129u, 256u})
       for (uint64_t n : sizes) {
         SCOPED_TRACE(std::string(dtype_name(d)) + " span " + std::to_string(span) + " n=" + std::to_string(n));
@@ -140,6 +140,8 @@ TEST_P(CapacityCpu, WideExponentSpans) {
             v = (man & 0x807Fu) | (e << 7);
           else if (d == Dtype::fp16)
             v = (man & 0x83FFu) | ((e & 31u) << 10);
+          else if (d == Dtype::fp8_e4m3)
+            v = e;
           else
             v = (man & 0x807FFFFFu) | (e << 23);
           std::memcpy(in.data() + i * bytes, &v, bytes);
@@ -413,7 +415,7 @@ TEST_P(CapacityCpu, Fp16Fp32SplitKernels) {
 
 // Big outputs take the non-temporal joins (a threshold forced low here).
 TEST_P(CapacityCpu, StreamingJoinRoundTrip) {
-  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32}) {
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e4m3}) {
     const auto in = synth::generate(synth::Generator::gaussian_kv, d, 4 * 65536 + 999, 3, {});
     const auto ref = enc(d, in, false, 1, false);
     cpu::set_stream_min_bytes(1);

@@ -22,7 +22,12 @@ namespace {
 static_assert(codec_of(Dtype::bf16, Mode::fast) == Codec::nibble);
 static_assert(codec_of(Dtype::fp8_e5m2, Mode::capacity) == Codec::capacity);
 static_assert(codec_of(Dtype::fp8_e4m3, Mode::fast) == Codec::e4m3);
-static_assert(codec_of(Dtype::fp8_e4m3, Mode::capacity) == Codec::invalid);
+static_assert(codec_of(Dtype::fp8_e4m3, Mode::capacity) == Codec::capacity);  // v3, FORMAT.md 4.6.7
+// The capacity split: the dtype's own, but fp8_e4m3 codes the whole byte and has no residual.
+static_assert(cap_geometry(Fp8E4M3Traits::kId).exp_bits == 8 && cap_geometry(Fp8E4M3Traits::kId).res_bytes == 0 &&
+              cap_geometry(Fp8E4M3Traits::kId).res_high == 0 && cap_symbol_limit(Fp8E4M3Traits::kId) == 256);
+static_assert(cap_symbol_limit(Fp8E5M2Traits::kId) == 32 && cap_symbol_limit(Bf16Traits::kId) == 256);
+static_assert(cap_geometry(Fp16Traits::kId).res_high == 3 && cap_geometry(Fp32Traits::kId).res_bytes == 3);
 static_assert(codec_of(0u, 0u) == Codec::invalid && codec_of(kDtypeCount + 1, 0u) == Codec::invalid);
 static_assert(geometry_of(0).bytes == 0 && geometry_of(kDtypeCount + 1).bytes == 0);
 
@@ -59,7 +64,7 @@ TEST(Codec, CodecOfEveryPair) {
       const Codec c = codec_of(id, mode);
       Codec want = Codec::invalid;
       if (dtype_id_valid(id) && mode == 0) want = id == kDtypeE4M3 ? Codec::e4m3 : Codec::nibble;
-      if (dtype_id_valid(id) && mode == 1 && id != kDtypeE4M3) want = Codec::capacity;
+      if (dtype_id_valid(id) && mode == 1) want = Codec::capacity;
       ASSERT_EQ(c, want) << id << " " << mode;
       if (c != Codec::invalid) {
         EXPECT_EQ(mode_of(c), mode);

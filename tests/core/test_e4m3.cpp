@@ -203,16 +203,35 @@ TEST(E4M3, MalformedFramesGiveTheSameStatusOnEveryBackend) {
   }
 }
 
-// No capacity format for fp8_e4m3 yet (issue 30): refused, naming the pair.
-TEST(E4M3, CapacityModeIsRefused) {
-  const auto v = kv_like(1000, 1, 1.0);
-  std::vector<uint8_t> f(sz::compress_bound(sz::Dtype::fp8_e4m3, v.size()));
-  sz::CompressOptions o;
-  o.mode = sz::Mode::capacity;
-  EXPECT_EQ(sz::compress(sz::Dtype::fp8_e4m3, v.data(), v.size(), f.data(), f.size(), o).status,
-            sz::Status::undefined_mode);
-  EXPECT_NE(std::string(sz::status_message(sz::Status::undefined_mode)).find("fp8_e4m3 x mode capacity"),
-            std::string::npos);
+// The capacity mode codes fp8_e4m3 (FORMAT.md 4.6.7, format v3): every
+// backend writes the same v3 frame and it round-trips.
+TEST(E4M3, CapacityModeOnEveryBackend) {
+  const auto v = kv_like(70000, 1, 1.0);
+  std::vector<uint8_t> want;
+  for (size_t i = 0; i < sz::backend_count(); ++i) {
+    const char* b = sz::backend_name(i);
+    if (!sz::backend_available(b)) continue;
+    SCOPED_TRACE(b);
+    std::vector<uint8_t> f(sz::compress_bound(sz::Dtype::fp8_e4m3, v.size()));
+    sz::CompressOptions o;
+    o.mode = sz::Mode::capacity;
+    o.backend = b;
+    const sz::Result r = sz::compress(sz::Dtype::fp8_e4m3, v.data(), v.size(), f.data(), f.size(), o);
+    if (r.status == sz::Status::unsupported_memory || r.status == sz::Status::backend_unavailable) continue;
+    ASSERT_EQ(r.status, sz::Status::ok);
+    f.resize(r.size);
+    EXPECT_EQ(f[4], 3);  // version 3: a v3 feature
+    EXPECT_EQ(f[49], 1);  // mode 1
+    if (want.empty()) want = f;
+    EXPECT_EQ(f, want);
+    std::vector<uint8_t> out(v.size());
+    sz::DecompressOptions d;
+    d.backend = b;
+    const sz::Result r2 = sz::decompress(f.data(), f.size(), out.data(), out.size(), d);
+    ASSERT_EQ(r2.status, sz::Status::ok);
+    EXPECT_EQ(0, std::memcmp(out.data(), v.data(), v.size()));
+  }
+  EXPECT_FALSE(want.empty());
 }
 
 }  // namespace

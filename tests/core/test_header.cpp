@@ -217,11 +217,16 @@ TEST(HeaderV1, StillParsed) {
 }
 
 TEST(Header, VersionsOutsideRange) {
-  for (const uint8_t v : std::initializer_list<uint8_t>{0, 3, 255}) {
+  for (const uint8_t v : std::initializer_list<uint8_t>{0, 4, 255}) {
     auto f = frame_of(coded_header());
     f[4] = v;
     EXPECT_EQ(parse(f), Status::unsupported_version) << int{v};
   }
+  // v3 is read, but only for frames with a v3 feature (FORMAT.md 12, rule 8).
+  auto f = frame_of(coded_header());
+  f[4] = 3;
+  reseal(f.data());
+  EXPECT_EQ(parse(f), Status::bad_header);
 }
 
 // escape_budget must be exactly the largest E with coded < stored and <= capacity.

@@ -15,14 +15,10 @@ namespace {
 
 using namespace cuda_detail;
 
+// The kernels' dispatch: the dtype's capacity split (fp8_e4m3: the whole byte).
 template <class F>
 void with_dtype(uint32_t dtype_id, F&& f) {
-  switch (dtype_id) {
-    case 1: f(Bf16Traits{}); break;
-    case 2: f(Fp16Traits{}); break;
-    case 3: f(Fp32Traits{}); break;
-    default: f(Fp8E5M2Traits{}); break;
-  }
+  visit_codec_dtype<Codec::capacity>(dtype_id, f);
 }
 
 std::vector<uint64_t> block_order(uint64_t total, bool reverse) {
@@ -289,7 +285,7 @@ std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<Em
       const uint8_t* blk = c.src + c.L.blk_off + offs[g];
       const uint64_t size = load_le32(c.src + c.L.index_off + 4 * b);
       CapTable t;
-      const Status head = cap_parse_block(blk, size, exponent_limit(c.h.dtype), &t);
+      const Status head = cap_parse_block(blk, size, cap_symbol_limit(c.h.dtype), &t);
       if (head != Status::ok) {
         gc.err = std::min(gc.err, cap_error_word(b, head));
         return;

@@ -27,7 +27,7 @@ namespace splitzip::test {
 namespace {
 
 constexpr uint8_t kPoison = 0xCD;
-const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
 
 struct Ref {
   Status status;
@@ -227,17 +227,16 @@ TEST(CapacityEmulation, CapacityLimits) {
       }
     }
   }
-  // Mode 1 is not defined for fp8_e4m3: refused as the reference refuses it.
-  std::vector<uint8_t> out(1024);
-  CompressArgs a;
-  a.dtype = Dtype::fp8_e4m3;
-  a.src = out.data();
-  a.n = 4;
-  a.dst = out.data();
-  a.capacity = 1024;
-  a.mode = Mode::capacity;
-  EXPECT_EQ(emulate_capacity_compress(Dtype::fp8_e4m3, out.data(), 4, out.data(), 1024, 10, false).status,
-            reference_compress(a).status);
+  // fp8_e4m3 in mode 1 (v3, FORMAT.md 4.6.7): the reference's bytes and status.
+  for (uint64_t n : {uint64_t{4}, uint64_t{70001}}) {
+    const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::fp8_e4m3, n, 5, {});
+    const Ref r = reference_cap(Dtype::fp8_e4m3, in.data(), n, true);
+    std::vector<uint8_t> out(compress_bound(Dtype::fp8_e4m3, n) + 64, kPoison);
+    const EmuResult e =
+        emulate_capacity_compress(Dtype::fp8_e4m3, in.data(), n, out.data(), out.size() - 64, kDefaultChunkLog2, true);
+    EXPECT_EQ(e.status, r.status) << n;
+    if (r.status == Status::ok) EXPECT_TRUE(std::equal(r.frame.begin(), r.frame.end(), out.begin())) << n;
+  }
 }
 
 // ---- decode statuses ----

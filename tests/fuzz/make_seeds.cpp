@@ -68,13 +68,14 @@ Bytes values(Dtype d, uint64_t n, uint32_t center, uint32_t escape_per_mille) {
 }
 
 Bytes compress(Dtype d, const Bytes& data, uint32_t chunk_log2, bool checksum,
-               const splitzip::Codebook* cb = nullptr) {
+               const splitzip::Codebook* cb = nullptr, splitzip::Mode mode = splitzip::Mode::fast) {
   const uint64_t n = data.size() / splitzip::dtype_bytes(d);
   Bytes f(splitzip::compress_bound(d, n));
   splitzip::CompressOptions o;
   o.chunk_log2 = chunk_log2;
   o.checksum = checksum;
   o.codebook = cb;
+  o.mode = mode;
   const splitzip::Result r = splitzip::compress(d, data.empty() ? f.data() : data.data(), n, f.data(), f.size(), o);
   if (!r.ok()) {
     std::fprintf(stderr, "make_seeds: compress failed: %s\n", splitzip::status_name(r.status));
@@ -192,6 +193,20 @@ int main(int argc, char** argv) {
     b[50] = 15;
     fix_check(b);
     frame_seed("fault_block_log2_15", b);
+  }
+
+  // fp8_e4m3 in mode 1 (format v3, FORMAT.md 4.6.7): the whole byte coded,
+  // and the same frame relabelled v2 (rule 8).
+  {
+    Bytes e(3000);
+    for (size_t i = 0; i < e.size(); ++i) e[i] = static_cast<uint8_t>(0x30 + rnd() % 12 + (rnd() % 2) * 0x80);
+    const Bytes f = compress(Dtype::fp8_e4m3, e, 10, true, nullptr, splitzip::Mode::capacity);
+    frame_seed("fp8_e4m3_capacity_checksum", f);
+    frame_seed("fp8_e4m3_capacity", compress(Dtype::fp8_e4m3, e, 10, false, nullptr, splitzip::Mode::capacity));
+    Bytes b = f;
+    b[4] = 2;
+    fix_check(b);
+    frame_seed("fault_fp8_e4m3_capacity_v2", b);
   }
 
   // Codebook files (FORMAT.md 10) for the frame_info target's second parser.

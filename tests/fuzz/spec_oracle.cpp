@@ -28,6 +28,9 @@ Geo geo(uint32_t id) {
   }
 }
 
+// Mode 1's split (4.6.7): fp8_e4m3 codes the whole byte, no residual streams.
+Geo cap_geo(uint32_t id) { return id == 5 ? Geo{1, 8, 0, 0} : geo(id); }
+
 uint64_t a16(uint64_t x) { return (x + 15) / 16 * 16; }
 uint64_t cdiv(uint64_t a, uint64_t b) { return a / b + (a % b ? 1 : 0); }
 
@@ -99,7 +102,7 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
                  uint32_t* chunk_log2, bool* checksum, uint64_t* content) {
   if (size < 64) return 1;
   if (!(b[0] == 0x53 && b[1] == 0x5A && b[2] == 0x4B && b[3] == 0x56)) return 2;
-  if (b[4] != 1 && b[4] != 2) return 3;
+  if (b[4] < 1 || b[4] > 3) return 3;
   const uint32_t version = b[4];
   if (le(b + 52, 4) != header_check_of(b)) return 4;
   const uint32_t id = b[5];
@@ -107,7 +110,7 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   const uint8_t flags = b[6];
   // v1: bytes 49-51 reserved; v2: 49 is mode, 50 block_log2, 51 reserved;
   // v2 flag bit 2 TENSOR (4.8).
-  if ((flags & (version == 2 ? 0xF8 : 0xFC)) != 0 || b[51] || (version == 1 && (b[49] || b[50]))) return 6;
+  if ((flags & (version >= 2 ? 0xF8 : 0xFC)) != 0 || b[51] || (version == 1 && (b[49] || b[50]))) return 6;
   *chunk_log2 = b[7];
   if (*chunk_log2 < 6 || *chunk_log2 > 15) return 7;
   const uint64_t n = le(b + 8, 8), e = le(b + 16, 8);
@@ -116,16 +119,18 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   *checksum = (flags & 2) != 0;
   std::memcpy(cb, b + 32, 16);
   *cb_count = b[48];
-  const uint32_t mode = version == 2 ? b[49] : 0;
-  const uint64_t n_checks = version == 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
+  const uint32_t mode = version >= 2 ? b[49] : 0;
+  const uint64_t n_checks = version >= 2 && *checksum ? spec_checksum_blocks(n * geo(id).bytes) : 0;
   if (n > (uint64_t{1} << 56) || (mode != 1 && e > n)) return 8;  // mode 1: e is exp_bytes
   if (!v.stored && n == 0) return 8;  // 4.4: empty input is always stored
   if (!*checksum && *content != 0) return 8;
   if (mode > 1) return 8;                                       // 0 nibble code, 1 capacity (4.6)
-  if (version == 2 && b[50] != (*checksum ? 16 : 0)) return 8;  // block_log2
+  if (version >= 2 && b[50] != (*checksum ? 16 : 0)) return 8;  // block_log2
+  // 12: v3 exactly for the frames with a v3 feature (fp8_e4m3 in mode 1, 4.6.7)
+  if (version >= 2 && version != ((id == 5 && mode == 1) ? 3u : 2u)) return 8;
   uint64_t capacity_size = 0;
-  if (mode == 1) {  // 4.6: never stored, no codebook, n >= 1, not fp8_e4m3, smaller than stored
-    if (id == 5 || v.stored || *cb_count != 0 || n == 0) return 8;
+  if (mode == 1) {  // 4.6: never stored, no codebook, n >= 1, smaller than stored
+    if (v.stored || *cb_count != 0 || n == 0) return 8;
     for (int i = 0; i < 16; ++i)
       if (cb[i]) return 8;
     if (e > n * geo(id).bytes) return 8;
@@ -206,7 +211,7 @@ uint64_t spec_checksum_blocks(uint64_t bytes) { return cdiv(bytes, 65536); }
 // 4.6.1: streams 1, 2 as in mode 0, then the block index (4 bytes per 65536
 // elements), the exponent blocks (exp_bytes), the block checks.
 uint64_t spec_capacity_size(uint32_t dtype_id, uint64_t n, uint64_t exp_bytes, uint64_t n_checks) {
-  const Geo g = geo(dtype_id);
+  const Geo g = cap_geo(dtype_id);
   const uint64_t sizes[5] = {n * g.res_bytes, g.high_bits ? cdiv(3 * n, 8) : 0, 4 * cdiv(n, 65536), exp_bytes,
                              4 * n_checks};
   uint64_t off = 64;
@@ -347,7 +352,7 @@ int rule_of_capacity_status(Status s) {
 // stream 7.
 Status capacity_payload(const uint8_t* src, const SpecVerdict& v, uint8_t* out, uint64_t* checks_off) {
   const uint32_t id = src[5];
-  const Geo g = geo(id);
+  const Geo g = cap_geo(id);
   const uint64_t n = v.n_elems, nb = cdiv(n, 65536);
   // 4.6.1: streams 1, 2, 8, 9, 7 at 16-byte-aligned offsets from 64.
   const uint64_t size[5] = {n * g.res_bytes, g.high_bits ? cdiv(3 * n, 8) : 0, 4 * nb, v.escape_count,
@@ -377,7 +382,7 @@ Status capacity_payload(const uint8_t* src, const SpecVerdict& v, uint8_t* out, 
     blk += bytes;
   }
   for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t val = join(id, exps[i], residual_at(src, g, off[0], off[1], size[1], i));
+    const uint64_t val = id == 5 ? exps[i] : join(id, exps[i], residual_at(src, g, off[0], off[1], size[1], i));
     for (uint32_t k = 0; k < g.bytes; ++k) out[i * g.bytes + k] = static_cast<uint8_t>(val >> (8 * k));
   }
   return Status::ok;

@@ -145,7 +145,7 @@ TEST_P(KokkosCapacity, CodeShapes) {
   FrameHeader h;
   ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
   CapTable t;
-  ASSERT_EQ(parse_cap_table(frame.data() + capacity_layout_of(h).blk_off, h.escape_count, exponent_limit(h.dtype), &t),
+  ASSERT_EQ(parse_cap_table(frame.data() + capacity_layout_of(h).blk_off, h.escape_count, cap_symbol_limit(h.dtype), &t),
             Status::ok);
   uint32_t longest = 0;
   for (uint32_t e = t.first; e <= t.last; ++e) longest = t.len[e] > longest ? t.len[e] : longest;
@@ -166,24 +166,29 @@ TEST_P(KokkosCapacity, ThreadCounts) {
   for (int t : {1, 2, 3, 8}) check_identical(cap_args(d, src, true, t), "threads " + std::to_string(t));
 }
 
-INSTANTIATE_TEST_SUITE_P(CapacityDtypes, KokkosCapacity, ::testing::ValuesIn(kAllDtypes),
+// Every dtype has mode 1 (fp8_e4m3 from v3, FORMAT.md 4.6.7).
+constexpr Dtype kCapDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
+INSTANTIATE_TEST_SUITE_P(CapacityDtypes, KokkosCapacity, ::testing::ValuesIn(kCapDtypes),
                          [](const ::testing::TestParamInfo<Dtype>& i) { return std::string(dtype_name(i.param)); });
 
-// fp8_e4m3 has no mode 1 (FORMAT.md 4.7): the same refusal as the reference.
-TEST(KokkosCapacityArgs, E4M3Refused) {
+// fp8_e4m3 in mode 1 (FORMAT.md 4.6.7, v3): the reference's bytes.
+TEST(KokkosCapacityArgs, E4M3SameBytesAsReference) {
   ASSERT_TRUE(kokkos_runs_host_buffers());
-  const auto src = synth::generate(Generator::gaussian_kv, Dtype::fp8_e4m3, 1000, 1);
-  const Compressed ref = run_compress(false, cap_args(Dtype::fp8_e4m3, src, false));
-  const Compressed kk = run_compress(true, cap_args(Dtype::fp8_e4m3, src, false));
-  EXPECT_EQ(ref.outcome.status, Status::undefined_mode);
-  EXPECT_TRUE(same_outcome(kk.outcome, ref.outcome)) << describe(kk.outcome);
+  for (uint64_t n : {uint64_t{1000}, uint64_t{2 * 65536 + 77}}) {
+    const auto src = synth::generate(Generator::gaussian_kv, Dtype::fp8_e4m3, n, 1);
+    const auto f = check_identical(cap_args(Dtype::fp8_e4m3, src, n > 1000), "e4m3 n " + std::to_string(n));
+    if (n > 1000) {
+      EXPECT_EQ(f[4], 3);
+      EXPECT_EQ(f[49], 1);
+    }
+  }
 }
 
 // Single bit flips anywhere in the block index and the exponent blocks, and
 // in stream 2's last byte: the reference's status and corrupt block.
 TEST(KokkosCapacityMalformed, CorruptedFramesSameOutcome) {
   ASSERT_TRUE(kokkos_runs_host_buffers());
-  for (Dtype d : {Dtype::bf16, Dtype::fp8_e5m2}) {
+  for (Dtype d : {Dtype::bf16, Dtype::fp8_e5m2, Dtype::fp8_e4m3}) {
     const auto src = synth::generate(Generator::gaussian_kv, d, 3 * 65536 + 77, 9);
     const auto f0 = check_identical(cap_args(d, src, true), "corruption base");
     FrameHeader h;
@@ -210,7 +215,7 @@ TEST(KokkosCapacityCross, KokkosCpuReference) {
   const Backend* cpu = find_backend("cpu");
   std::vector<const Backend*> others = {nullptr};  // nullptr: the reference
   if (cpu != nullptr && cpu->available()) others.push_back(cpu);
-  for (Dtype d : kAllDtypes) {
+  for (Dtype d : kCapDtypes) {
     const auto src = synth::generate(Generator::heavy_tail, d, 2 * 65536 + 11, 12);
     const uint64_t bytes = src.size();
     std::vector<std::vector<uint8_t>> frames;

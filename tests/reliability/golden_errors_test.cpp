@@ -210,7 +210,11 @@ TEST(ReliabilityGoldenErrors, RegenerateV2Vectors) {
     auto f = small;
     f[4] = 3;
     reseal(f);
-    write_vector("version_3", f, "# Format version 3 (rule 3).\nstatus = UNSUPPORTED_VERSION\n");
+    write_vector("version_3", f,
+                 "# A v2 frame relabelled version 3, re-sealed. Format v2 readers answered\n"
+                 "# UNSUPPORTED_VERSION (rule 3); since format v3 is supported, rule 3 passes and\n"
+                 "# rule 8 rejects a v3 frame that uses no v3 feature (FORMAT.md 12).\n"
+                 "status = BAD_HEADER\n");
   }
   {
     // A well-formed coded (mode 0) header of 0 elements, no checksum: one
