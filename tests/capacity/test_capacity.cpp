@@ -505,17 +505,32 @@ TEST(CapacityApi, DstTooSmallIsReportedAndNothingPastCapacity) {
 
 std::string golden_cap_dir() { return test::capacity_golden_dir(); }
 
-TEST(CapacityGolden, FramesMatchCommittedBytes) {
+void frames_match_committed_bytes(const std::string& dir, size_t min_cases);
+
+TEST(CapacityGolden, FramesMatchCommittedBytes) { frames_match_committed_bytes(golden_cap_dir(), 8); }
+
+// Format v3: fp8_e4m3 in mode 1 (FORMAT.md 4.6.7), tests/golden/v3_fp8cap.
+TEST(CapacityGolden, V3Fp8E4M3FramesMatchCommittedBytes) {
+  const std::string dir = test::capacity_golden_v3_fp8cap_dir();
+  frames_match_committed_bytes(dir, 6);
+  bool ok = false;
+  for (const test::CapacityGoldenCase& c : test::capacity_golden_cases(&ok, dir)) {
+    const auto frame = compress_cap(c.dtype, test::capacity_golden_input(c, &ok), c.checksum);
+    if (frame.size() >= 64 && frame[49] == kModeCapacity) EXPECT_EQ(frame[4], 3) << c.name;
+  }
+}
+
+void frames_match_committed_bytes(const std::string& golden_dir, size_t min_cases) {
   const bool regen = std::getenv("SPLITZIP_REGEN_GOLDEN") != nullptr;
   std::string table =
       "# Committed mode-1 frames of cases.txt: name, frame size, XXH3-64 (hex) of the frame.\n"
       "# Regenerate: SPLITZIP_REGEN_GOLDEN=1 splitzip_capacity_tests --gtest_filter='CapacityGolden.*'\n";
   std::map<std::string, std::string> expected;
-  if (!regen) expected = test::capacity_golden_frames();
+  if (!regen) expected = test::capacity_golden_frames(golden_dir);
   bool ok = false;
-  const auto cases = test::capacity_golden_cases(&ok);
+  const auto cases = test::capacity_golden_cases(&ok, golden_dir);
   ASSERT_TRUE(ok);
-  ASSERT_GE(cases.size(), 8u);
+  ASSERT_GE(cases.size(), min_cases);
   for (const test::CapacityGoldenCase& c : cases) {
     SCOPED_TRACE(c.name);
     const auto in = test::capacity_golden_input(c, &ok);
@@ -523,7 +538,7 @@ TEST(CapacityGolden, FramesMatchCommittedBytes) {
     const auto frame = compress_cap(c.dtype, in, c.checksum);
     const std::string line = test::capacity_golden_line(c.name, frame);
     table += line + "\n";
-    const std::string sz = golden_cap_dir() + "/sz/" + c.name + ".sz";
+    const std::string sz = golden_dir + "/sz/" + c.name + ".sz";
     if (regen) {
       if (frame.size() <= 8192) ASSERT_TRUE(test::write_file(sz, frame));
       continue;
@@ -537,7 +552,7 @@ TEST(CapacityGolden, FramesMatchCommittedBytes) {
       EXPECT_TRUE(std::equal(in.begin(), in.end(), out.begin()));
     }
   }
-  if (regen) ASSERT_TRUE(test::write_file(golden_cap_dir() + "/frames.txt", std::vector<uint8_t>(table.begin(), table.end())));
+  if (regen) ASSERT_TRUE(test::write_file(golden_dir + "/frames.txt", std::vector<uint8_t>(table.begin(), table.end())));
 }
 
 // ---- golden error vectors: tests/golden-errors/capacity ----
@@ -655,6 +670,60 @@ std::vector<ErrorVector> make_error_vectors() {
   add("checksum_residual_bit", "fp8: one residual bit flipped in block 1's range (rule 19)",
       with(two.frame, [&](auto& f) { f[two.L.high_off + 30000] ^= 4; }), Status::checksum_mismatch, false);
   return v;
+}
+
+// tests/golden-errors/v3_fp8cap: faults of fp8_e4m3 mode-1 frames (format v3),
+// replayed on every backend by the reliability and conformance suites.
+std::vector<ErrorVector> make_fp8cap_error_vectors() {
+  std::vector<ErrorVector> v;
+  const Built e = build(Dtype::fp8_e4m3, 65536 + 300, true);
+  const Built five = build(Dtype::fp8_e5m2, 3000, false);
+  auto add = [&](const std::string& name, const std::string& comment, std::vector<uint8_t> f, Status st, bool seal) {
+    if (seal) reseal(&f);
+    v.push_back({name, comment, std::move(f), st});
+  };
+  auto with = [](std::vector<uint8_t> f, const std::function<void(std::vector<uint8_t>&)>& edit) {
+    edit(f);
+    return f;
+  };
+  const uint64_t b0 = e.L.blk_off;
+  const uint32_t tb = cap_table_bytes(e.frame[b0], e.frame[b0 + 1]);
+  add("fp8cap_labelled_v2", "fp8_e4m3 in mode 1 labelled version 2, re-sealed: v3 only (rule 8, FORMAT.md 4.6.7)",
+      with(e.frame, [](auto& f) { f[4] = 2; }), Status::bad_header, true);
+  add("fp8cap_labelled_v1", "fp8_e4m3 in mode 1 labelled version 1, re-sealed: v1 has no dtype 5 (rule 5)",
+      with(e.frame, [](auto& f) { f[4] = 1; }), Status::bad_dtype, true);
+  add("fp8cap_e5m2_labelled_v3", "fp8_e5m2 in mode 1 labelled version 3, re-sealed: no v3 feature (rule 8)",
+      with(five.frame, [](auto& f) { f[4] = 3; }), Status::bad_header, true);
+  add("fp8cap_not_smaller_than_stored", "exp_bytes = n: the coded frame is not smaller than stored (rule 8)",
+      with(e.frame, [&](auto& f) { store_le64(f.data() + 16, e.h.n_elems); }), Status::bad_header, true);
+  add("fp8cap_codebook_byte", "a non-zero codebook byte (rule 8)", with(e.frame, [](auto& f) { f[33] = 1; }),
+      Status::bad_header, true);
+  add("fp8cap_stream_sizes_exceed_block", "block 0: stream 0 size + 1 (check e)",
+      with(e.frame, [&](auto& f) { store_le16(f.data() + b0 + tb, load_le16(f.data() + b0 + tb) + 1); }),
+      Status::bad_code, false);
+  add("fp8cap_table_first_after_last", "block 0: table first > last (check d)",
+      with(e.frame, [&](auto& f) { f[b0] = static_cast<uint8_t>(f[b0 + 1] + 1); }), Status::bad_codebook, false);
+  add("fp8cap_block_gap_nonzero", "non-zero byte after stream 9 (rule 14)",
+      with(e.frame, [&](auto& f) { f[e.L.blk_off + e.L.blk_size] = 1; }), Status::bad_padding, false);
+  return v;
+}
+
+TEST(CapacityGolden, V3Fp8E4M3ErrorVectors) {
+  const std::string dir = test::golden_dir() + "/../golden-errors/v3_fp8cap";
+  const auto made = make_fp8cap_error_vectors();
+  for (const ErrorVector& e : made) {
+    SCOPED_TRACE(e.name);
+    ASSERT_EQ(decode_status(e.bytes, 1 << 20), e.status);
+    if (std::getenv("SPLITZIP_REGEN_GOLDEN") != nullptr) {
+      ASSERT_TRUE(test::write_file(dir + "/" + e.name + ".bin", e.bytes));
+      const std::string ex = "# " + e.comment + "\nstatus = " + status_name(e.status) + "\n";
+      ASSERT_TRUE(test::write_file(dir + "/" + e.name + ".expect", std::vector<uint8_t>(ex.begin(), ex.end())));
+      continue;
+    }
+    bool ok = false;
+    EXPECT_EQ(test::read_file(dir + "/" + e.name + ".bin", &ok), e.bytes);  // the committed bytes
+    EXPECT_TRUE(ok);
+  }
 }
 
 TEST(CapacityGolden, ErrorVectors) {

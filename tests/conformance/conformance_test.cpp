@@ -316,11 +316,12 @@ TEST_P(ConformanceGolden, V2BytesAtEveryThreadCount) {
 
 // Every capacity case: the target's frame has the committed frames.txt line.
 TEST_P(ConformanceGolden, CapacityBytesAtEveryThreadCount) {
+  for (const std::string& dir : test::capacity_golden_dirs()) {  // v2, and v3 fp8_e4m3 (FORMAT.md 4.6.7)
   bool ok = false;
-  const auto cases = test::capacity_golden_cases(&ok);
-  ASSERT_TRUE(ok);
-  ASSERT_FALSE(cases.empty());
-  const auto lines = test::capacity_golden_frames();
+  const auto cases = test::capacity_golden_cases(&ok, dir);
+  ASSERT_TRUE(ok) << dir;
+  ASSERT_FALSE(cases.empty()) << dir;
+  const auto lines = test::capacity_golden_frames(dir);
   for (const auto& c : cases) {
     const auto input = test::capacity_golden_input(c, &ok);
     ASSERT_TRUE(ok) << c.name;
@@ -335,6 +336,7 @@ TEST_P(ConformanceGolden, CapacityBytesAtEveryThreadCount) {
       ASSERT_EQ(decompress_with(be(), f.bytes, f.bytes.size(), input.size(), &back, th).status, Status::ok);
       ASSERT_EQ(back, input);
     }
+  }
   }
 }
 

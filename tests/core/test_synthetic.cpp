@@ -9,6 +9,7 @@
 
 #include "core/dtype_traits.h"
 #include "splitzip/splitzip.hpp"
+#include "tests/support/e4m3_data.h"
 #include "tests/support/synthetic.h"
 
 namespace splitzip {
@@ -171,6 +172,19 @@ TEST(Synthetic, ExponentShiftMovesSecondHalf) {
   first.add(in.data(), n / 2);
   second.add(in.data() + n, n / 2);
   EXPECT_EQ(second.codebook().entries[0], first.codebook().entries[0] + 8);
+}
+
+// fp8_e4m3 (the float generators' cast): the exhaustive nearest-value search
+// of tests/support/e4m3_data.cpp agrees on a sweep of magnitudes.
+TEST(Conversion, Fp8E4M3MatchesNearestSearch) {
+  EXPECT_EQ(synth::f32_to_fp8_e4m3(1.0f), 0x38);
+  EXPECT_EQ(synth::f32_to_fp8_e4m3(448.0f), 0x7E);
+  EXPECT_EQ(synth::f32_to_fp8_e4m3(1000.0f), 0x7E);  // saturating
+  EXPECT_EQ(synth::f32_to_fp8_e4m3(-std::ldexp(1.0f, -9)), 0x81);
+  for (int i = -4000; i <= 4000; ++i) {
+    const float f = static_cast<float>(std::ldexp(1.0 + (i % 97) / 97.0, i / 400)) * (i < 0 ? -1.f : 1.f);
+    ASSERT_EQ(synth::f32_to_fp8_e4m3(f), test::to_e4m3(f)) << f;
+  }
 }
 
 TEST(Conversion, KnownValues) {

@@ -12,11 +12,13 @@
 namespace splitzip::test {
 
 std::string capacity_golden_dir() { return golden_dir() + "/capacity"; }
+std::string capacity_golden_v3_fp8cap_dir() { return golden_dir() + "/v3_fp8cap"; }
+std::vector<std::string> capacity_golden_dirs() { return {capacity_golden_dir(), capacity_golden_v3_fp8cap_dir()}; }
 std::string capacity_golden_errors_dir() { return golden_dir() + "/../golden-errors/capacity"; }
 
-std::vector<CapacityGoldenCase> capacity_golden_cases(bool* ok) {
+std::vector<CapacityGoldenCase> capacity_golden_cases(bool* ok, const std::string& dir) {
   bool read = false;
-  const auto bytes = read_file(capacity_golden_dir() + "/cases.txt", &read);
+  const auto bytes = read_file(dir + "/cases.txt", &read);
   bool good = read;
   std::istringstream is(std::string(bytes.begin(), bytes.end()));
   std::vector<CapacityGoldenCase> out;
@@ -39,6 +41,13 @@ std::vector<CapacityGoldenCase> capacity_golden_cases(bool* ok) {
 std::vector<uint8_t> capacity_golden_input(const CapacityGoldenCase& c, bool* ok) {
   if (ok) *ok = true;
   if (c.gen == "zeros") return std::vector<uint8_t>(c.n * dtype_bytes(c.dtype), 0);
+  if (c.gen.rfind("kv_e4m3:", 0) == 0) {  // a bundled bf16 file cast to E4M3 at scale 1.0 (as vLLM)
+    const auto b = load_data_file(c.gen.substr(8), ok);
+    std::vector<uint8_t> out(std::min<uint64_t>(b.size() / 2, c.n));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = synth::f32_to_fp8_e4m3(synth::bf16_to_f32(static_cast<uint16_t>(b[2 * i] | b[2 * i + 1] << 8)));
+    return out;
+  }
   if (c.gen.rfind("kv:", 0) == 0) {
     auto b = load_data_file(c.gen.substr(3), ok);
     b.resize(std::min<uint64_t>(b.size(), c.n * dtype_bytes(c.dtype)));
@@ -59,10 +68,10 @@ std::string capacity_golden_line(const std::string& name, const std::vector<uint
   return name + " " + std::to_string(frame.size()) + " " + hex;
 }
 
-std::map<std::string, std::string> capacity_golden_frames() {
+std::map<std::string, std::string> capacity_golden_frames(const std::string& dir) {
   std::map<std::string, std::string> out;
   bool ok = false;
-  const auto bytes = read_file(capacity_golden_dir() + "/frames.txt", &ok);
+  const auto bytes = read_file(dir + "/frames.txt", &ok);
   std::istringstream is(std::string(bytes.begin(), bytes.end()));
   std::string line;
   while (std::getline(is, line))

@@ -49,7 +49,7 @@ std::vector<GoldenErrorVector> golden_error_vectors(std::string* error) {
   }
   for (const fs::path& e : fs::directory_iterator(root)) {
     if (e.extension() == ".expect" || e.extension() == ".bin")
-      *error += e.filename().string() + ": vectors live in v1/, v2/ or capacity/\n";
+      *error += e.filename().string() + ": vectors live in v1/, v2/, capacity/ or v3_fp8cap/\n";
   }
   for (const char* set : kGoldenErrorSets) {
     const fs::path d = root / set;

@@ -23,7 +23,7 @@ struct GoldenErrorVector {
 };
 
 // The vector sets, one directory per format version or mode.
-inline constexpr const char* kGoldenErrorSets[] = {"v1", "v2", "capacity"};
+inline constexpr const char* kGoldenErrorSets[] = {"v1", "v2", "capacity", "v3_fp8cap"};
 
 // golden_dir()/../golden-errors
 std::string golden_errors_dir();

@@ -4,6 +4,7 @@
 // standard library's distributions.
 #include "tests/support/synthetic.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/layout.h"
@@ -79,7 +80,7 @@ void store_float(Dtype d, uint8_t* dst, uint64_t j, float f) {
     }
     case Dtype::fp32: std::memcpy(dst + 4 * j, &f, 4); break;
     case Dtype::fp8_e5m2: dst[j] = f32_to_fp8_e5m2(f); break;
-    case Dtype::fp8_e4m3: break;  // not generated yet: the generators cover the nibble-mode dtypes
+    case Dtype::fp8_e4m3: dst[j] = f32_to_fp8_e4m3(f); break;  // the float generators only
   }
 }
 
@@ -299,6 +300,25 @@ float e5_to_f32(uint32_t h, uint32_t M) {
 
 uint16_t f32_to_fp16(float f) { return static_cast<uint16_t>(f32_to_e5(f, 10)); }
 uint8_t f32_to_fp8_e5m2(float f) { return static_cast<uint8_t>(f32_to_e5(f, 2)); }
+uint8_t f32_to_fp8_e4m3(float f) {
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (std::isnan(f)) return 0x7F;
+  const double a = std::fabs(static_cast<double>(f));
+  int k = 0;
+  std::frexp(a, &k);  // a = m * 2^k, m in [0.5, 1)
+  int e = k - 1;      // a = 1.f * 2^e
+  uint32_t code;
+  if (a == 0) {
+    code = 0;
+  } else if (e < -6) {  // subnormal: q * 2^-9 (q = 8 is 2^-6, the first normal code)
+    code = static_cast<uint32_t>(std::nearbyint(std::ldexp(a, 9)));
+  } else {
+    uint32_t q = static_cast<uint32_t>(std::nearbyint((std::ldexp(a, -e) - 1.0) * 8.0));
+    if (q == 8) q = 0, ++e;
+    code = e + 7 > 15 ? 0x7E : (static_cast<uint32_t>(e + 7) << 3) | q;
+  }
+  return static_cast<uint8_t>(sign | (code > 0x7E ? 0x7E : code));  // saturating (E4M3 "fn")
+}
 float bf16_to_f32(uint16_t h) { return bits_float(uint32_t{h} << 16); }
 float fp16_to_f32(uint16_t h) { return e5_to_f32(h, 10); }
 float fp8_e5m2_to_f32(uint8_t h) { return e5_to_f32(h, 2); }

@@ -57,6 +57,7 @@ std::vector<uint8_t> generate(Generator g, Dtype dtype, uint64_t n, uint64_t see
 uint16_t f32_to_bf16(float f);
 uint16_t f32_to_fp16(float f);
 uint8_t f32_to_fp8_e5m2(float f);
+uint8_t f32_to_fp8_e4m3(float f);  // nearest, ties to even, saturating at +-448 (E4M3 "fn")
 float bf16_to_f32(uint16_t h);
 float fp16_to_f32(uint16_t h);
 float fp8_e5m2_to_f32(uint8_t h);
