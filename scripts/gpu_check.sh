@@ -19,7 +19,9 @@
 #                 round trips, error vectors) and one for the capacity mode
 #                 through the async API (CudaCapacityAsync.*: compress_async
 #                 with EncodeConfig::mode, mixed-mode batch decodes, graph
-#                 replay; CudaSanitize.CapacityAsyncSmall runs in step 6)
+#                 replay; CudaSanitize.CapacityAsyncSmall runs in step 6),
+#                 and one for fp8_e4m3 in mode 1 (format v3: CudaCapacity.
+#                 Fp8E4M3Frames and the dtype sweep, which includes it)
 #   3b capacity   throughput lines of both modes, sync and async API
 #                 (CudaCapacityBench.*)
 #   4 golden      GPU-produced frames, cross-checked against the CPU reference
@@ -255,6 +257,7 @@ SMOKE_FILTER='CudaBackend.RegisteredAndAvailable:CudaApi.HostSideArgumentErrors:
 SUITE_FILTER='-CudaHuge.*:CudaSanitize.*:CudaCapacityBench.*'
 CAP_FILTER='CudaCapacity.*'
 CAP_ASYNC_FILTER='CudaCapacityAsync.*'
+CAP_FP8_FILTER='CudaCapacity.Fp8E4M3*:CudaCapacity.SizesDtypesAndGenerators'
 CAP_BENCH_FILTER='CudaCapacityBench.*'
 SAN_FILTER='CudaSanitize.*'
 HUGE_FILTER='CudaHuge.*'
@@ -306,6 +309,18 @@ else
     result "3 capacity identity" "PASS" "$cap_ok CudaCapacity tests: frames = reference bytes, round trips, error statuses"
   else
     result "3 capacity identity" "FAIL" "$cap_ok passed, $cap_bad failed or skipped (gpu_tests.log)"
+  fi
+fi
+# fp8_e4m3 in mode 1 (format v3, FORMAT.md 4.6.7): its own row from the same log.
+if [[ $DRY == 1 ]]; then
+  result "3 fp8 capacity (dry)" "PASS" "$(filter_count "$GPU_TESTS" "$CAP_FP8_FILTER") fp8_e4m3 capacity tests selected"
+else
+  f8_ok=$(grep -cE '^\[       OK \] CudaCapacity\.(Fp8E4M3|SizesDtypesAndGenerators)' "$LOGS/gpu_tests.log")
+  f8_bad=$(grep -cE '^\[  (FAILED|SKIPPED) +\] CudaCapacity\.(Fp8E4M3|SizesDtypesAndGenerators)' "$LOGS/gpu_tests.log")
+  if [[ "$f8_ok" -eq 2 && "$f8_bad" -eq 0 ]]; then
+    result "3 fp8 capacity" "PASS" "fp8_e4m3 mode-1 frames (v3 golden cases, 256-value tables) = reference bytes"
+  else
+    result "3 fp8 capacity" "FAIL" "$f8_ok passed, $f8_bad failed or skipped (gpu_tests.log)"
   fi
 fi
 # Capacity mode through the stream-ordered API (compress_async with

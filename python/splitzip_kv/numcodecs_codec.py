@@ -18,8 +18,8 @@ reads too), a subclass of Zarr's public ``zarr.abc.codec.ArrayBytesCodec``::
                       serializer=SplitzipZarrCodec(mode="capacity"), compressors=None)
 
 ``mode``: ``"fast"`` (default, 4-bit exponent codes) or ``"capacity"``
-(per-block Huffman exponents, FORMAT.md 4.6: smaller, slower; not for
-fp8_e4m3). ``codebook``: a calibrated table for the fast mode
+(per-block Huffman exponents, FORMAT.md 4.6: smaller, slower; fp8_e4m3's
+whole byte, 4.6.7). ``codebook``: a calibrated table for the fast mode
 (``splitzip_kv.calibrate``), given as a ``Codebook``, a ``.szcb`` path or
 ``{"dtype": "bf16", "entries": [...]}``; the config (and so the Zarr
 metadata) always carries the last form, so the array needs no side file.
@@ -78,9 +78,6 @@ class SplitzipCodec(Codec):
             arr = np.ascontiguousarray(arr)
         if self.dtype is not None and _dtypes.from_numpy(arr.dtype) is None:
             arr = arr.reshape(-1).view(np.uint8)  # raw storage read as self.dtype
-        if self.mode == "capacity" and (self.dtype or _dtypes.from_numpy(arr.dtype)) == "fp8_e4m3":
-            raise ValueError("splitzip codec: the capacity mode does not code fp8_e4m3 (FORMAT.md 4.6); "
-                             "use mode='fast'")
         kw = {} if self._codebook is None else {"codebook": self._codebook}
         return _api.compress(arr, checksum=self.checksum, chunk_log2=self.chunk_log2,
                              threads=self.threads, dtype=self.dtype, mode=self.mode, **kw)

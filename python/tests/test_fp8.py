@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Issue 30: fp8 accepted wherever a tensor is (numpy + ml_dtypes, torch),
-shape and dtype kept, and the one undefined (dtype, mode) pair refused by
-name (capacity x fp8_e4m3)."""
+shape and dtype kept, in both modes (capacity x fp8_e4m3: format v3,
+FORMAT.md 4.6.7)."""
 import glob
 import os
 
@@ -27,12 +27,9 @@ def real_fp8(np_dtype, shape=(2, 8, 64, 32)):
 @pytest.mark.parametrize("mode", ["fast", "capacity"])
 def test_numpy_fp8_round_trip_keeps_shape_and_dtype(name, np_dtype, mode):
     x = real_fp8(np_dtype)
-    if mode == "capacity" and name == "fp8_e4m3":
-        with pytest.raises(sz.SplitzipError, match=r"fp8_e4m3 x mode capacity") as e:
-            sz.compress(x, mode=mode)
-        assert e.value.status == "UNDEFINED_MODE"
-        return
     frame = sz.compress(x, mode=mode)
+    if mode == "capacity" and name == "fp8_e4m3":
+        assert frame[4] == 3 and frame[49] == 1  # format v3: the whole byte coded (FORMAT.md 4.6.7)
     assert len(frame) < x.nbytes
     y = sz.decompress(frame)
     assert y.dtype == x.dtype and y.shape == x.shape
@@ -47,12 +44,10 @@ def test_raw_bytes_with_fp8_dtype_name(name, np_dtype):
     assert y.dtype == np.dtype(np_dtype) and y.tobytes() == x.tobytes()
 
 
-def test_undefined_pair_is_refused_for_raw_bytes_too():
+def test_capacity_takes_raw_fp8_bytes():
     raw = np.arange(4096, dtype=np.uint8)
-    with pytest.raises(sz.SplitzipError, match=r"fp8_e4m3 x mode capacity.*fast mode"):
-        sz.compress(raw, dtype="fp8_e4m3", mode="capacity")
-    # fp8_e5m2 has a capacity format: accepted.
-    assert sz.decompress(sz.compress(raw, dtype="fp8_e5m2", mode="capacity")).tobytes() == raw.tobytes()
+    for name in ("fp8_e4m3", "fp8_e5m2"):
+        assert sz.decompress(sz.compress(raw, dtype=name, mode="capacity")).tobytes() == raw.tobytes()
 
 
 @pytest.mark.parametrize("name,tname", [("fp8_e4m3", "float8_e4m3fn"), ("fp8_e5m2", "float8_e5m2")])
@@ -65,17 +60,11 @@ def test_torch_fp8_round_trip(name, tname):
     y = sz.decompress(frame)
     assert y.dtype == getattr(torch, tname) and tuple(y.shape) == (4, 3, 64)
     assert y.view(torch.uint8).numpy().tobytes() == t.view(torch.uint8).numpy().tobytes()
-    with pytest.raises(sz.SplitzipError, match="fp8_e4m3 x mode capacity") if name == "fp8_e4m3" else \
-            _no_error():
-        sz.compress(t, mode="capacity")
-
-
-class _no_error:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    frame = sz.compress(t, mode="capacity")
+    assert frame[49] == 1 and frame[4] == (3 if name == "fp8_e4m3" else 2)  # mode 1; v3 for e4m3 (4.6.7)
+    y = sz.decompress(frame)
+    assert y.dtype == getattr(torch, tname) and tuple(y.shape) == (4, 3, 64)
+    assert y.view(torch.uint8).numpy().tobytes() == t.view(torch.uint8).numpy().tobytes()
 
 
 @pytest.mark.parametrize("name,np_dtype", FP8)

@@ -1084,9 +1084,9 @@ PY
 }
 
 # fp8 (issue 30): .npy as numpy + ml_dtypes write it, .safetensors F8_E4M3 /
-# F8_E5M2 coded as fp8, and capacity x fp8_e4m3 (no format yet): a whole
-# file codes its e4m3 tensors in the fast mode and says so once; an e4m3
-# input alone is refused, naming the pair.
+# F8_E5M2 coded as fp8, and capacity x fp8_e4m3 (format v3, FORMAT.md
+# 4.6.7): a whole file codes every tensor, e4m3 too, in the capacity mode;
+# an e4m3 input alone round-trips in a v3 frame.
 case_fp8() {
   python3 "$HERE/make_containers.py" . "$DATA/layer01_v.bf16" "$DATA/layer02_k.f32" || die "make_containers.py"
   rt() {
@@ -1108,23 +1108,25 @@ case_fp8() {
   expect_rc 0 "$SZ" decompress -f -o k.out k.sz
   cmp -s k.out e4m3.raw || die "F8_E4M3 tensor differs"
   rt fp8.safetensors
-  # --mode capacity on the whole file: e4m3 tensors fast, said once
+  # --mode capacity on the whole file: every tensor in the capacity mode, no note
   expect_rc 0 "$SZ" compress -f --mode capacity -o cap.sz fp8.safetensors
-  [ "$(grep -c "fp8_e4m3 tensors are coded in the fast mode" err.txt)" -eq 1 ] ||
-    { cat err.txt >&2; die "capacity x fp8_e4m3 note missing or repeated"; }
+  [ ! -s err.txt ] || { cat err.txt >&2; die "capacity on fp8.safetensors printed a note"; }
   expect_rc 0 "$SZ" decompress -f -o cap.back cap.sz
   cmp -s cap.back fp8.safetensors || die "fp8.safetensors (capacity) does not come back"
   "$SZ" inspect --json cap.sz > cap.json || die "inspect cap.sz"
-  json_field cap.json "sorted((f['dtype'], f['coding']) for f in j['frames'] if f['n_elems'] > 0) ==     [('bf16', 'capacity'), ('fp8_e4m3', 'fast'), ('fp8_e5m2', 'capacity')]" | grep -qx True ||
+  json_field cap.json "sorted((f['dtype'], f['coding']) for f in j['frames'] if f['n_elems'] > 0) ==     [('bf16', 'capacity'), ('fp8_e4m3', 'capacity'), ('fp8_e5m2', 'capacity')]" | grep -qx True ||
     die "capacity safetensors frames: $(cat cap.json)"
-  expect_rc 0 "$SZ" compress -f -q --mode capacity -o capq.sz fp8.safetensors
-  [ ! -s err.txt ] || { cat err.txt >&2; die "-q still prints the capacity note"; }
-  # one e4m3 tensor alone: refused, naming the pair
-  expect_rc 1 "$SZ" compress -f --mode capacity --tensor layers.0.k -o k2.sz fp8.safetensors
-  expect_err "fp8_e4m3 x mode capacity is not defined"
-  expect_rc 1 "$SZ" compress -f --mode capacity --dtype fp8_e4m3 -o r.sz e4m3.raw
-  expect_err "fp8_e4m3 x mode capacity is not defined"
-  expect_no_leftovers k2.sz r.sz
+  # one e4m3 tensor alone, and raw e4m3: v3 capacity frames that round-trip
+  expect_rc 0 "$SZ" compress -f --mode capacity --tensor layers.0.k -o k2.sz fp8.safetensors
+  expect_rc 0 "$SZ" decompress -f -o k2.out k2.sz
+  cmp -s k2.out e4m3.raw || die "F8_E4M3 tensor (capacity) differs"
+  expect_rc 0 "$SZ" compress -f --mode capacity --dtype fp8_e4m3 -o r.sz e4m3.raw
+  "$SZ" inspect --json r.sz > r.json || die "inspect r.sz"
+  json_field r.json "(j['version'], j['coding']) == (3, 'capacity')" | grep -qx True ||
+    die "e4m3 capacity frame: $(cat r.json)"
+  expect_rc 0 "$SZ" decompress -f -o r.back r.sz
+  cmp -s r.back e4m3.raw || die "e4m3.raw (capacity) does not come back"
+  expect_rc 0 "$SZ" verify r.sz e4m3.raw
 }
 
 export SZ

@@ -15,6 +15,7 @@
 #include "tests/cuda/capacity_cases.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/support/backend_check.h"
+#include "tests/support/capacity_golden.h"
 #include "tests/support/compare.h"
 #include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
@@ -22,7 +23,7 @@
 namespace splitzip::test {
 namespace {
 
-const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2};
+const Dtype kDtypes[] = {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3};
 
 CompressOptions cap_opts(bool checksum) {
   CompressOptions o;
@@ -55,6 +56,25 @@ TEST(CudaCapacity, GoldenCases) {
     EXPECT_TRUE(matches_reference("cuda", c.dtype, in.data(), in.size() / dtype_bytes(c.dtype), cap_opts(c.checksum)))
         << c.name;
   }
+}
+
+// fp8_e4m3 in mode 1 (format v3, FORMAT.md 4.6.7): the v3 golden cases and
+// the whole-byte alphabet (tables up to 256 values); the frames are the
+// reference's. gpu_check.sh reports these as their own row.
+TEST(CudaCapacity, Fp8E4M3Frames) {
+  SZ_REQUIRE_GPU();
+  bool ok = false;
+  const std::string dir = capacity_golden_v3_fp8cap_dir();
+  const auto cases = capacity_golden_cases(&ok, dir);
+  ASSERT_TRUE(ok);
+  ASSERT_GE(cases.size(), 6u);
+  for (const CapacityGoldenCase& c : cases) {
+    const auto in = capacity_golden_input(c, &ok);
+    EXPECT_TRUE(matches_reference("cuda", c.dtype, in.data(), c.n, cap_opts(c.checksum))) << c.name;
+  }
+  std::vector<uint8_t> every(3 * 65536 + 5);
+  for (size_t i = 0; i < every.size(); ++i) every[i] = static_cast<uint8_t>(i % 97 ? 0x38 + i % 5 : i / 97);
+  EXPECT_TRUE(matches_reference("cuda", Dtype::fp8_e4m3, every.data(), every.size(), cap_opts(true)));
 }
 
 TEST(CudaCapacity, RealKvAllDtypes) {

@@ -198,19 +198,6 @@ int cmd_compress(int argc, char** argv) {
   opts.checksum = !a.has("no-checksum");
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
   opts.mode = coding_mode_option(a, "compress");
-  // No capacity format for fp8_e4m3 yet: a whole .safetensors file codes its
-  // fp8_e4m3 tensors in the fast mode (said once); an fp8_e4m3 input alone
-  // is refused by the library, naming the pair (UNDEFINED_MODE).
-  const bool e4m3_fast = opts.mode == splitzip::Mode::capacity && v.whole_file &&
-                         std::any_of(plan.begin(), plan.end(), [](const PlannedFrame& p) {
-                           return p.dtype == splitzip::Dtype::fp8_e4m3;
-                         });
-  if (e4m3_fast && !a.has("quiet"))
-    std::fprintf(stderr,
-                 "compress: %s: fp8_e4m3 tensors are coded in the fast mode (mode capacity is not defined for "
-                 "fp8_e4m3 yet); the other tensors in the capacity mode\n",
-                 in_path.c_str());
-
   // Small frames (the default): N coders, one frame each, one thread per
   // frame (positional mode: N workers; streaming: 2N+2 slots). Big frames
   // (--frame-size over kBigFrameBytes): one frame at a time coded with N
@@ -235,7 +222,6 @@ int cmd_compress(int argc, char** argv) {
     const uint64_t n = s.in_size / splitzip::dtype_bytes(d);
     splitzip::CompressOptions o = opts;
     if (o.codebook && o.codebook->dtype != d) o.codebook = nullptr;
-    if (e4m3_fast && d == splitzip::Dtype::fp8_e4m3) o.mode = splitzip::Mode::fast;
     if (have_desc && s.index == 0) o.tensor = &desc;  // once, in the first frame
     const uint64_t cap = splitzip::compress_bound(d, n) + (o.tensor ? splitzip::tensor_desc_size(desc) : 0);
     s.out.reserve(cap);
