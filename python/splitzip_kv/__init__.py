@@ -50,7 +50,8 @@ from .files import load_file, restore, safetensors_bytes, save_file
 #: Version of the splitzip library inside (one source: the CMake project version).
 __version__: str = _core.version()
 
-#: Frame format version this build writes (it also reads MIN_FORMAT_VERSION on).
+#: Newest frame format version this build writes (2, or 3 for fp8_e4m3 in the
+#: capacity mode; it also reads MIN_FORMAT_VERSION on).
 FORMAT_VERSION = _core.FORMAT_VERSION
 MIN_FORMAT_VERSION = _core.MIN_FORMAT_VERSION
 HEADER_SIZE = _core.HEADER_SIZE
