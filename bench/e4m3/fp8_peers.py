@@ -191,7 +191,8 @@ def main():
                                                 ml_dtypes.float8_e5m2, ".e5m2", os.path.join(args.work, "b"))),
     }
     result = {"host": platform.node(), "cpu": platform.processor() or platform.machine(),
-              "time_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps, "sets": {}}
+              "time_utc": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "reps": args.reps,
+              "loadavg_start": [round(x, 2) for x in os.getloadavg()], "sets": {}}
     for set_name, (dtype, files) in sets.items():
         if not files:
             print(f"{set_name}: no files", file=sys.stderr)
@@ -214,6 +215,7 @@ def main():
         result["sets"][set_name] = {"dtype": dtype, "files": len(files), "bytes": sum(map(len, bufs)),
                                     "rows": rows}
         print(set_name, json.dumps(rows, indent=1), file=sys.stderr)
+    result["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     with open(args.out + ".json", "w") as f:
         json.dump(result, f, indent=1)
     write_md(result, args.out + ".md")
@@ -226,7 +228,10 @@ def write_md(r, path):
          f"said, best of {r['reps']} alternating runs, each file its own frame/call). The x zstd -1 columns "
          "of the splitzip rows divide by zstd -1 timed in the same process (splitzip_bench_fp8); the peers "
          "run through their Python bindings. The host is shared: absolute GB/s are noisy, the ratios to the "
-         "same-run zstd -1 are the figures to compare.", ""]
+         "same-run zstd -1 are the figures to compare. Load average (1, 5, 15 min) at the start "
+         f"{r.get('loadavg_start')} and end {r.get('loadavg_end')} on this "
+         f"{os.cpu_count()}-CPU host: above the CPU count, other processes held the cores and the speeds "
+         "(the 2-thread rows most) are not the codecs'.", ""]
     for set_name, s in r["sets"].items():
         L += [f"## {set_name} ({s['dtype']}, {s['files']} files, {s['bytes'] / 2**20:.1f} MiB)", "",
               "| codec | ratio | encode GB/s | decode GB/s | encode x zstd -1 | decode x zstd -1 | round trip |",
