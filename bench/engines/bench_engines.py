@@ -242,7 +242,7 @@ def time_sglang(Controller, host_pool, splitzip_extra, shape, budget, data, n, r
     c = ctl.backend.cache
     ks = [f"b{j:031x}" for j in range(n)]
     ctl.write_pages(range(n), [data[j] for j in range(n)])
-    parts, per = ctl.backend._page_parts(ctl.indices(range(n)))
+    parts, _, _, per = ctl.backend._page_meta(ks, ctl.indices(range(n)))
     frames = []
 
     def backup():

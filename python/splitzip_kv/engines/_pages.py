@@ -81,6 +81,11 @@ class CompressedPageCache:
         self.refused = 0     # a value larger than the whole budget
         self.corrupt = 0     # values dropped because they did not decode exactly
 
+    @staticmethod
+    def itemsize(dtype):
+        """Bytes per value of ``dtype`` (an engine's or splitzip's name)."""
+        return _DTYPE_ID[splitzip_dtype(dtype)][1]
+
     # -- queries -------------------------------------------------------------
 
     def __len__(self):
