@@ -395,8 +395,9 @@ class KVOffloadStore:
         Coded in the store's mode, checksummed and bound to its key, in
         batched codec calls. Returns one ChunkStatus per key; with
         ``frames=True`` also, per key, the tuple of its splitzip frames
-        (bytes, as compress_batch writes them) or None where it failed, so a
-        host cache can keep what was coded once."""
+        (bytes, as compress_batch writes them; also for a value the store
+        refused) or None where coding failed, so a host cache can keep what
+        was coded once."""
         if self.config.codec != "splitzip":
             raise ValueError("put_values needs codec='splitzip'")
         dtype = _chunk.check_dtype(dtype)
@@ -487,8 +488,8 @@ class KVOffloadStore:
                             for k, s, c in zip(keys_g, sizes.tolist(), codes.tolist())]
                     for i, e in errors.items():
                         out[base + i] = ChunkStatus(keys_g[i], "ERROR", e)
-                if frames:
-                    kept += self._frames_of(geo, slot, sizes, stored)
+                if frames:  # every value coded, stored or not (a host cache keeps it)
+                    kept += self._frames_of(geo, slot, sizes, sizes > 0)
         finally:
             self._give_slots(geo, slots)
         return out, kept
