@@ -53,13 +53,20 @@ marker() {
 }
 ready() { [ -f "$WORK/$1-venv/.engines-$(marker "$1")" ] && [ -x "$WORK/$1-venv/bin/python" ]; }
 
-# fetch NAME: the venv's wheels into $WHEELS (a file already there is not
-# downloaded again).
+# download ARGS: pip download into $WHEELS from $WHEELS alone when it has
+# everything, else from the index. (Resolving torch's dependencies online
+# fetches every CUDA wheel again even when it is in $WHEELS: the index here
+# serves no separate metadata.)
+download() {
+  "$PYTHON" -m pip download -q -d "$WHEELS" --no-index --find-links "$WHEELS" "$@" 2>/dev/null ||
+    "$PYTHON" -m pip download -q -d "$WHEELS" "$@"
+}
+# fetch NAME: the venv's wheels into $WHEELS: the pinned ones first, so that
+# the second torch's dependencies (the first's) resolve from $WHEELS.
 fetch() {
   local eng torch req
   { read -r eng; read -r torch; read -r req; } < <(spec "$1")
-  "$PYTHON" -m pip download -q -d "$WHEELS" "$torch" pytest -r "$MOONCAKE_REQ" &&
-    "$PYTHON" -m pip download -q -d "$WHEELS" --no-deps "$eng" -r "$req"
+  download --no-deps "$torch" "$eng" -r "$req" && download "$torch" pytest -r "$MOONCAKE_REQ"
 }
 # link_cuda FROM TO: hard-links into venv TO the CUDA libraries (nvidia-*,
 # cuda-*, triton) venv FROM has. Both torches pin the same ones (~3 GB

@@ -307,8 +307,19 @@ class KVOffloadStore:
         with self._lock:
             if geo.free:
                 return geo.free.pop()
-        return [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap)
-                for _ in range(2)]
+        slots = [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap)
+                 for _ in range(2)]
+        for s in slots:
+            # A group's batch-call arguments that depend only on the slot,
+            # made once (per group they cost more Python than the group's
+            # statuses): head and tail addresses, capacities.
+            heads = s.ptr + geo.slot_offsets.astype(np.int64)
+            tails = s.tail_ptr + np.arange(geo.group, dtype=np.int64) * geo.tail_cap
+            s.head_ptrs = heads.tolist()
+            s.fetch_ptrs = s.head_ptrs + tails.tolist()
+            s.fetch_caps = [geo.bound] * geo.group + [geo.tail_cap] * geo.group
+            s.tail_offsets = (s.buf.size + np.arange(geo.group, dtype=np.uint64) * np.uint64(geo.tail_cap))
+        return slots
 
     def _give_slots(self, geo, slots):
         with self._lock:
@@ -518,7 +529,7 @@ class KVOffloadStore:
         n_all = sizes.size
         if idx is None:
             n = sizes
-            ptrs = slot.ptr + geo.slot_offsets[:n_all].astype(np.int64)
+            ptrs = None  # slot.head_ptrs
             put_keys = keys
         else:
             n = sizes[idx]
@@ -528,13 +539,21 @@ class KVOffloadStore:
             return np.zeros(n_all, np.int64)
         head = size_classes_floor(n) if self.config.size_class_split else n
         tail = np.flatnonzero(head < n)
+        if ptrs is None:
+            head_ptrs = slot.head_ptrs if n_all == geo.group else slot.head_ptrs[:n_all]
+            ptrs = geo.slot_offsets[:n_all].astype(np.int64) + slot.ptr if tail.size else None
+        else:
+            head_ptrs = ptrs.tolist()
         if tail.size == len(put_keys):
             all_keys = put_keys + [k + TAIL for k in put_keys]
+            tail_ptrs = (ptrs + head).tolist()
+            tail_lens = (n - head).tolist()
         else:
             all_keys = put_keys + [put_keys[i] + TAIL for i in tail.tolist()]
-        res = self.client.batch_put_from(
-            all_keys, ptrs.tolist() + (ptrs[tail] + head[tail]).tolist(),
-            head.tolist() + (n[tail] - head[tail]).tolist(), self._rc)
+            tail_ptrs = (ptrs[tail] + head[tail]).tolist() if tail.size else []
+            tail_lens = (n[tail] - head[tail]).tolist()
+        res = self.client.batch_put_from(all_keys, head_ptrs + tail_ptrs, head.tolist() + tail_lens,
+                                         self._rc)
         res = np.asarray(res, np.int64)
         m = n.size
         head_codes = res[:m].copy()
@@ -655,25 +674,34 @@ class KVOffloadStore:
         tail object."""
         keys = grp[0]
         n = len(keys)
-        ptrs = (slot.ptr + geo.slot_offsets[:n].astype(np.int64)).tolist()
-        caps = [geo.bound] * n
+        G = geo.group
         if not self.config.size_class_split:
-            return np.asarray(self.client.batch_get_into(keys, ptrs, caps), np.int64), []
+            return np.asarray(self.client.batch_get_into(
+                keys, slot.head_ptrs[:n], slot.fetch_caps[:n]), np.int64), []
         # Heads and tails in one batch: tails land in the slot's tail area and
         # are moved (a few hundred bytes each) behind their heads.
-        tail_ptrs = (slot.tail_ptr + np.arange(n, dtype=np.int64) * geo.tail_cap).tolist()
+        full = n == G
         res = np.asarray(self.client.batch_get_into(
-            keys + [k + TAIL for k in keys], ptrs + tail_ptrs, caps + [geo.tail_cap] * n), np.int64)
+            keys + [k + TAIL for k in keys],
+            slot.fetch_ptrs if full else slot.fetch_ptrs[:n] + slot.fetch_ptrs[G:G + n],
+            slot.fetch_caps if full else slot.fetch_caps[:n] + slot.fetch_caps[G:G + n]), np.int64)
         heads, tails = res[:n], res[n:]
+        total = heads + tails
+        if heads.min() > 0 and tails.min() > 0 and total.max() <= geo.bound:
+            # Every value came as head + tail (the usual case): join them all.
+            # (A stale tail joined to a whole value fails the header's
+            # frame-size check and is refused, never decoded.)
+            _core.copy_spans(slot.mem, geo.slot_offsets[:n] + heads.astype(np.uint64),
+                             slot.tail_offsets[:n], tails.astype(np.uint64))
+            return total, []
         out = heads.copy()
         split = (heads > 0) & (size_classes_floor(heads) == heads)  # else no head, or a whole value
         # A tail that cannot fit behind its head: the head alone is refused later.
-        joined = np.flatnonzero(split & (tails > 0) & (heads + tails <= geo.bound))
+        joined = np.flatnonzero(split & (tails > 0) & (total <= geo.bound))
         if joined.size:
             _core.copy_spans(slot.mem, (joined * geo.bound + heads[joined]).astype(np.uint64),
-                             (slot.buf.size + joined * geo.tail_cap).astype(np.uint64),
-                             tails[joined].astype(np.uint64))
-            out[joined] = heads[joined] + tails[joined]
+                             slot.tail_offsets[joined], tails[joined].astype(np.uint64))
+            out[joined] = total[joined]
         unread = split & (tails <= 0) & (tails != -704)
         out[unread] = tails[unread]  # the tail exists but could not be read
         # No tail: the head is the whole value, or the tail is lost.
