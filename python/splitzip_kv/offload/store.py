@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from .. import _core
+from .. import _api, _core
 from . import chunk as _chunk
 from .keys import chunk_key
 
@@ -69,10 +69,10 @@ def size_class_floor(n):
 def size_classes_floor(n):
     """size_class_floor of each entry of the int64 array ``n`` (values below
     2^53), without a Python step per entry."""
-    n = np.asarray(n, np.int64)
-    bits = np.frexp(np.maximum(n, 1).astype(np.float64))[1].astype(np.int64)  # bit_length, exact below 2^53
-    step = np.left_shift(np.int64(1), np.maximum(bits - 4, 0))
-    return np.where(n < 16, n, n - n % step)
+    # n = m * 2^e with 0.5 <= m < 1: a class keeps the 4 leading bits
+    # (exact below 2^53; n < 16 has no more than 4 bits and stays n).
+    m, e = np.frexp(np.asarray(n, np.float64))
+    return np.ldexp(np.floor(m * 16), e - 4).astype(np.int64)
 
 
 @dataclasses.dataclass
@@ -252,6 +252,8 @@ class KVOffloadStore:
         self._rc = ReplicateConfig()
         self._rc.replica_num = int(config.replicas)
         self._mode = config.mode  # what puts write; gets read either mode
+        _api._check_common(10, config.threads)
+        self._mode_id = _api._mode(self._mode)
         self._geos = {}
         self._registered = set()
         self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix="szkv")
@@ -447,11 +449,13 @@ class KVOffloadStore:
         t0 = time.perf_counter()
         try:
             keys, offsets, src = grp
-            sizes, errors = _chunk.encode_many(
-                keys, src, offsets, geo.n_parts, geo.part_elems, slot.buf,
-                geo.slot_offsets[:len(keys)], dtype=geo.dtype, backend=self.config.backend,
-                threads=self.config.threads, mode=self._mode)
-            return np.asarray(sizes, np.int64), errors
+            # chunk.encode_many without its argument checks: this store's
+            # mode, threads and buffers were checked when it was opened.
+            sizes, errors = _core.encode_chunks(
+                slot.buf, geo.slot_offsets[:len(keys)], keys, src, offsets, geo.n_parts,
+                geo.part_elems, geo.dtype, _chunk.DTYPE_IDS[geo.dtype], None, self.config.backend,
+                self.config.threads, self._mode_id)
+            return np.asarray(sizes, np.int64), dict(errors)
         finally:
             self.timings["encode"] += time.perf_counter() - t0
 
@@ -554,6 +558,8 @@ class KVOffloadStore:
             tail_lens = (n[tail] - head[tail]).tolist()
         res = self.client.batch_put_from(all_keys, head_ptrs + tail_ptrs, head.tolist() + tail_lens,
                                          self._rc)
+        if not any(res):  # every object went in
+            return np.zeros(n_all, np.int64)
         res = np.asarray(res, np.int64)
         m = n.size
         head_codes = res[:m].copy()
@@ -723,9 +729,10 @@ class KVOffloadStore:
         n_have = int(have.sum())
         why = None
         if n_have == n:
-            why = _chunk.decode_many(keys, slot.buf, geo.slot_offsets[:n], res.astype(np.uint64), dst,
-                                     offsets, geo.n_parts, geo.part_elems, dtype=geo.dtype,
-                                     backend=self.config.backend, threads=self.config.threads)
+            why = _core.decode_chunks(slot.buf, geo.slot_offsets[:n], res.astype(np.uint64), keys, dst,
+                                      offsets, geo.n_parts, geo.part_elems, geo.dtype,
+                                      _chunk.DTYPE_IDS[geo.dtype], True, self.config.backend,
+                                      self.config.threads)
             if status is None and why.count(None) == n:
                 out += _all_ok(keys, res.tolist())
                 return
