@@ -13,8 +13,8 @@
 # pin the same CUDA libraries (~2.5 GB), which are downloaded once, and a CI
 # cache of that directory (keyed on this script and the requirement files)
 # makes a re-run download nothing. The vLLM venv installs from it while the
-# SGLang wheels download; the SGLang venv hard-links the CUDA libraries from
-# it. A venv is kept while the marker of its install (a hash of everything
+# SGLang wheels download; the SGLang venv unpacks its own packages meanwhile
+# and hard-links the CUDA libraries from the vLLM venv. A venv is kept while the marker of its install (a hash of everything
 # it was installed from) matches.
 #
 #   scripts/engines_test.sh [extra pytest args]     (~4 min with the venvs made;
@@ -86,16 +86,22 @@ for t in sorted(tops):
         subprocess.check_call(["cp", "-al", os.path.join(src, t), os.path.join(dst, t)])
 PY
 }
-# install NAME [DONOR]: the venv from $WHEELS only (the CUDA libraries
-# linked from venv DONOR where given).
-install() {
+# install_pre NAME: the venv with what does not depend on the CUDA
+# libraries (--no-deps): the engine, its torch, the pinned imports.
+install_pre() {
   local eng torch req venv=$WORK/$1-venv
   { read -r eng; read -r torch; read -r req; } < <(spec "$1")
   rm -rf "$venv"
   "$PYTHON" -m venv "$venv" &&
-    { [ -z "${2:-}" ] || link_cuda "$2" "$venv"; } &&
+    "$venv/bin/pip" install -q --no-index --find-links "$WHEELS" --no-deps "$eng" "$torch" -r "$req"
+}
+# install_post NAME [DONOR]: torch's dependencies (the CUDA libraries linked
+# from venv DONOR where given), pytest and Mooncake; then the marker.
+install_post() {
+  local eng torch req venv=$WORK/$1-venv
+  { read -r eng; read -r torch; read -r req; } < <(spec "$1")
+  { [ -z "${2:-}" ] || link_cuda "$2" "$venv"; } &&
     "$venv/bin/pip" install -q --no-index --find-links "$WHEELS" "$torch" pytest -r "$MOONCAKE_REQ" &&
-    "$venv/bin/pip" install -q --no-index --find-links "$WHEELS" --no-deps "$eng" -r "$req" &&
     touch "$venv/.engines-$(marker "$1")"
 }
 fetch_log() {
@@ -104,10 +110,11 @@ fetch_log() {
   fetch "$1" >"$WORK/$1-venv.log" 2>&1 || { tail -n 30 "$WORK/$1-venv.log"; fail "downloading the $1 wheels"; }
   echo "engines_test: $1 wheels fetched in $(( $(date +%s) - t ))s"
 }
-install_log() {
+# logged STEP NAME [ARGS]: runs install_STEP, logged; its time printed.
+logged() {
   local t; t=$(date +%s)
-  install "$@" >>"$WORK/$1-venv.log" 2>&1 || { tail -n 30 "$WORK/$1-venv.log"; return 1; }
-  echo "engines_test: $1 venv installed in $(( $(date +%s) - t ))s"
+  "install_$1" "${@:2}" >>"$WORK/$2-venv.log" 2>&1 || { tail -n 30 "$WORK/$2-venv.log"; return 1; }
+  echo "engines_test: $2 venv: $1 in $(( $(date +%s) - t ))s"
 }
 
 # The splitzip wheel: the newest one built from the current python/ tree
@@ -132,17 +139,20 @@ if [ -z "$wheel" ]; then
   WHEEL_PID=$!
 fi
 
-# vLLM installs while the SGLang wheels download; SGLang then links the
-# CUDA libraries from the vLLM venv and unpacks little more than its torch.
+# vLLM installs while the SGLang wheels download; SGLang's own packages
+# (its torch included) unpack meanwhile, then it links the CUDA libraries
+# from the vLLM venv instead of unpacking them again.
 VPID=""
 if ! ready vllm; then
   fetch_log vllm
-  install_log vllm & VPID=$!
+  { logged pre vllm && logged post vllm; } & VPID=$!
 fi
 if ! ready sglang; then
   fetch_log sglang
+  logged pre sglang & SPID=$!
   if [ -n "$VPID" ]; then wait "$VPID" || fail "installing the vllm venv"; VPID=""; fi
-  install_log sglang "$WORK/vllm-venv" || fail "installing the sglang venv"
+  wait "$SPID" || fail "installing the sglang venv"
+  logged post sglang "$WORK/vllm-venv" || fail "installing the sglang venv"
 fi
 if [ -n "$VPID" ]; then wait "$VPID" || fail "installing the vllm venv"; fi
 echo "engines_test: venvs ready after $(( $(date +%s) - T0 ))s"

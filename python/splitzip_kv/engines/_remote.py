@@ -51,5 +51,9 @@ def open_store(options, model, mode, threads):
         raise ValueError("the mooncake options need 'master' (host:port of mooncake_master)")
     # Staging per concurrent call: two groups of this many raw bytes.
     opts.setdefault("group_bytes", 8 * MiB)
+    # Whole values: a pool that evicts to make room may take a value's small
+    # tail object and keep its head, and the value is lost while its head
+    # still takes the space (bench/results/engines.md).
+    opts.setdefault("size_class_split", False)
     cfg = OffloadConfig(codec="splitzip", codec_options={"mode": mode}, threads=int(threads), **opts)
     return KVOffloadStore(cfg, model_id(model))
