@@ -9,16 +9,17 @@
 # from its dependencies (python/tests/engines/requirements-*.txt, pinned),
 # plus its torch (with torch's own dependencies, the CUDA libraries it needs
 # to import), pytest and Mooncake (examples/offload/requirements.txt). The
-# wheels go to one directory first (build-engines/wheels): the two torches
-# pin the same CUDA libraries (~2.5 GB), which are downloaded once, and a CI
-# cache of that directory (keyed on this script and the requirement files)
-# makes a re-run download nothing. The vLLM venv installs from it while the
-# SGLang wheels download; the SGLang venv unpacks its own packages meanwhile
-# and hard-links the CUDA libraries from the vLLM venv. A venv is kept while the marker of its install (a hash of everything
-# it was installed from) matches.
+# wheels go to one directory first (build-engines/wheels) and resolve from
+# it when it has them: the two torches pin the same CUDA libraries (~2.5
+# GB), downloaded once; a CI cache of that directory (keyed on this script
+# and the requirement files) makes a re-run download nothing. The vLLM venv
+# installs while the SGLang wheels download; the SGLang venv unpacks its own
+# packages meanwhile and hard-links the CUDA libraries from the vLLM venv.
+# A venv is kept while the marker of its install (a hash of everything it
+# was installed from) matches. Measured (docs/ENGINES.md): a cold machine
+# has the venvs after ~310 s; the tests take ~2 min on the bundled KV.
 #
-#   scripts/engines_test.sh [extra pytest args]     (~4 min with the venvs made;
-#                                                    first run ~4 min more of installs)
+#   scripts/engines_test.sh [extra pytest args]
 #   scripts/engines_test.sh --bench                 also writes bench/results/engines.md
 #
 # Env: SZ_ENGINES_DIR (default build-engines), VLLM_VERSION (0.34.0),
