@@ -33,6 +33,11 @@ def main():
            "accounting; *x budget / page* compares with the budget divided by the raw page).",
            "**splitzip**: the same budget as `capacity_bytes`, filled the same way; *held* counts",
            "pages still resident, every one of them loaded back and compared (round trip).",
+           "**Mooncake Store** (vLLM rows marked *store mooncake*): one store client whose segment is",
+           "the budget rounded up to whole MiB; raw pages put straight into the same pool are its",
+           "raw tier; both filled with 3x the budget under Mooncake's own eviction (high watermark",
+           "0.95); *held*: values still in the pool, each loaded back through the manager. SGLang",
+           "stores the same pages as the same values, so its pool figures would repeat vLLM's.",
            "Budget: 128 raw pages. Pages: the real KV of every layer's K and V for the page's tokens",
            "(SmolLM2-135M: 30 layers x 3 KV heads x 64; stories260K: 5 layers x 4 x 8; bf16).",
            ""]
@@ -50,12 +55,15 @@ def main():
         for r in rows:
             if "held" not in r:
                 continue
-            raw = next(x for x in rows if x["data"] == r["data"] and x["mode"] == "raw")
+            pool = r.get("pool", False)
+            raw = next(x for x in rows if x["data"] == r["data"] and x["mode"] == "raw"
+                       and x.get("pool", False) == pool)
             per_gib = r["held"] * GiB / r["budget_bytes"]
+            raw_gib = raw["held"] * GiB / raw["budget_bytes"]
             out.append(
                 f"| {r['engine']} | {r['data']} | {r['tier']} | {r['mode']} | "
                 f"{r['tokens_per_page']} / {r['page_bytes']:,} | {r['held']} | "
-                f"{r['held'] / raw['held']:.3f} | "
+                f"{per_gib / raw_gib:.3f} | "
                 f"{r['held'] * r['page_bytes'] / r['budget_bytes']:.3f} | {per_gib:,.0f} | "
                 f"{per_gib * r['tokens_per_page']:,.0f} | {'exact' if r['exact'] else 'MISMATCH'} |")
     out += ["",

@@ -19,6 +19,7 @@ import threading
 import numpy as np
 
 import splitzip_kv as splitzip
+from splitzip_kv import _api, _core
 
 MODES = ("fast", "capacity")
 
@@ -72,6 +73,8 @@ class CompressedPageCache:
         self.capacity_bytes = capacity_bytes
         self.threads = int(threads)
         self.backend = backend
+        self._mode_id = _api._mode(self.mode)
+        _api._check_common(10, self.threads)
         self._lru = collections.OrderedDict()  # key -> (frames tuple, stored bytes)
         self._lock = threading.Lock()
         self.used_bytes = 0
@@ -80,6 +83,11 @@ class CompressedPageCache:
         self.evicted = 0
         self.refused = 0     # a value larger than the whole budget
         self.corrupt = 0     # values dropped because they did not decode exactly
+
+    @staticmethod
+    def itemsize(dtype):
+        """Bytes per value of ``dtype`` (an engine's or splitzip's name)."""
+        return _DTYPE_ID[splitzip_dtype(dtype)][1]
 
     # -- queries -------------------------------------------------------------
 
@@ -133,10 +141,12 @@ class CompressedPageCache:
     # -- store ---------------------------------------------------------------
 
     def encode(self, parts):
-        """Frames of ``parts`` (host uint8 arrays), one batch call; runs
-        without the lock."""
-        return splitzip.compress_batch(parts, dtype=self.dtype, checksum=True, mode=self.mode,
-                                       threads=self.threads, backend=self.backend)
+        """Frames of ``parts`` (contiguous host uint8 arrays), one batch call;
+        runs without the lock. The extension is called directly: the public
+        compress_batch's per-array checks cost more than a 4 KiB page's
+        coding, and these parts are the tiers' own byte views."""
+        return _core.compress_batch(parts, self.dtype, None, 10, True, self.backend, self.threads,
+                                    self._mode_id, None)
 
     def insert(self, keys, frames, nparts=1):
         """Holds ``frames`` (``nparts`` consecutive frames per key) under
@@ -229,8 +239,8 @@ class CompressedPageCache:
                 if magic != _MAGIC or did != dtype_id or not flags & _FLAG_CHECKSUM \
                         or n * item != o.nbytes or fsize != len(f):
                     return False
-            splitzip.decompress_batch(frames, outs, threads=self.threads, backend=self.backend,
-                                      verify_checksum=True)
+            # Byte outs of the checked sizes: straight to the extension.
+            _core.decompress_batch(frames, outs, self.backend, self.threads, 0, True)
             return True
         except (splitzip.SplitzipError, ValueError, TypeError):
             return False

@@ -57,6 +57,13 @@ def check_mode(mode, what="codec mode"):
     return mode
 
 
+def check_dtype(dtype):
+    """``dtype`` if it is a splitzip dtype name, else ValueError naming them."""
+    if not isinstance(dtype, str) or dtype not in DTYPE_IDS:
+        raise ValueError(f"dtype must be one of {sorted(DTYPE_IDS)}, not {dtype!r}")
+    return dtype
+
+
 class ChunkError(ValueError):
     """A stored value that is not a valid chunk for its key (corrupt, truncated,
     stored under another key, or of another layout). ``.key`` names the key."""

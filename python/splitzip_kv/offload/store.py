@@ -18,13 +18,14 @@ splitzip in its codec, so the two overlap.
 import collections
 import concurrent.futures as cf
 import dataclasses
+import itertools
 from typing import Optional
 import threading
 import time
 
 import numpy as np
 
-from .. import _core
+from .. import _api, _core
 from . import chunk as _chunk
 from .keys import chunk_key
 
@@ -68,10 +69,10 @@ def size_class_floor(n):
 def size_classes_floor(n):
     """size_class_floor of each entry of the int64 array ``n`` (values below
     2^53), without a Python step per entry."""
-    n = np.asarray(n, np.int64)
-    bits = np.frexp(np.maximum(n, 1).astype(np.float64))[1].astype(np.int64)  # bit_length, exact below 2^53
-    step = np.left_shift(np.int64(1), np.maximum(bits - 4, 0))
-    return np.where(n < 16, n, n - n % step)
+    # n = m * 2^e with 0.5 <= m < 1: a class keeps the 4 leading bits
+    # (exact below 2^53; n < 16 has no more than 4 bits and stays n).
+    m, e = np.frexp(np.asarray(n, np.float64))
+    return np.ldexp(np.floor(m * 16), e - 4).astype(np.int64)
 
 
 @dataclasses.dataclass
@@ -160,7 +161,7 @@ class PagedKVLayout:
         return np.zeros(self.shape(num_blocks), np_dtype)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class ChunkStatus:
     """What happened to one chunk. ``status``: OK, NOT_FOUND, STORE_ERROR,
     CORRUPT (refused: never returned as data) or ERROR."""
@@ -172,6 +173,12 @@ class ChunkStatus:
     @property
     def ok(self):
         return self.status == "OK"
+
+
+def _all_ok(keys, sizes):
+    """One OK status per key (positional construction: a fraction of the
+    keyword form's cost, which was the largest Python step per chunk)."""
+    return list(map(ChunkStatus, keys, itertools.repeat("OK"), itertools.repeat(""), sizes))
 
 
 class _Staging:
@@ -204,15 +211,38 @@ def connect(config):
     return client
 
 
+class _Geometry:
+    """Values of one shape (dtype, parts per value, elements per part): their
+    bound, the room of a tail, how many go in one pipelined group, and idle
+    staging pairs (one pair per concurrent call)."""
+
+    def __init__(self, dtype, n_parts, part_elems, group_bytes):
+        self.dtype = dtype
+        self.n_parts = int(n_parts)
+        self.part_elems = int(part_elems)
+        self.part_bytes = self.part_elems * _chunk._ITEMSIZE[dtype]
+        self.bound = _chunk.chunk_bound(dtype, self.n_parts, self.part_elems)
+        # A tail is shorter than its head's size-class step (head / 8).
+        self.tail_cap = (self.bound >> 3) + 64
+        self.group = max(1, group_bytes // (self.n_parts * self.part_bytes))
+        self.slot_offsets = np.arange(self.group, dtype=np.uint64) * np.uint64(self.bound)
+        self.free = []
+
+
 class KVOffloadStore:
     """Offloads the pages of a paged KV cache to Mooncake Store.
 
     ``client``: an existing MooncakeDistributedStore (set up), or None to
-    make one from ``config``. ``model``: part of every key.
+    make one from ``config``. ``model``: part of every key. ``layout``: the
+    paged cache of put_blocks / get_blocks; None for a store that only
+    keeps values (put_values / get_values, the engine tiers).
+
+    Thread-safe: concurrent calls each take their own staging buffers.
     """
 
-    def __init__(self, config, model, layout, client=None):
+    def __init__(self, config, model, layout=None, client=None):
         config.validate()
+        chunk_key(model, "", 0, config.namespace)  # model and namespace are usable in keys
         self.config = config
         self.model = model
         self.layout = layout
@@ -222,16 +252,13 @@ class KVOffloadStore:
         self._rc = ReplicateConfig()
         self._rc.replica_num = int(config.replicas)
         self._mode = config.mode  # what puts write; gets read either mode
-        self._bound = _chunk.chunk_bound(layout.dtype, 2, layout.page_elems)
-        # A tail is shorter than its head's size-class step (head / 8).
-        self._tail_cap = (self._bound >> 3) + 64
-        per_group = max(1, config.group_bytes // (2 * layout.page_bytes))
-        self._group = per_group
-        self._slots = None
-        self._slot_offsets = None
+        _api._check_common(10, config.threads)
+        self._mode_id = _api._mode(self._mode)
+        self._geos = {}
         self._registered = set()
         self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix="szkv")
         self._lock = threading.Lock()
+        self._value_prefix = f"{config.namespace}/{model}/"
         # Counters for reports: raw bytes in and stored bytes out.
         self.raw_bytes_put = 0
         self.stored_bytes_put = 0
@@ -243,9 +270,19 @@ class KVOffloadStore:
 
     def keys(self, block_hashes, layers=None):
         """Chunk keys in the order put/get use: block-major, then layer."""
-        layers = range(self.layout.layers) if layers is None else layers
+        layers = range(self._layout().layers) if layers is None else layers
         return [chunk_key(self.model, h, l, self.config.namespace)
                 for h in block_hashes for l in layers]
+
+    def value_keys(self, keys):
+        """The store keys of put_values' keys: ``{namespace}/{model}/{key}``."""
+        p = self._value_prefix
+        return [p + k for k in keys]
+
+    def _layout(self):
+        if self.layout is None:
+            raise ValueError("this store has no PagedKVLayout (put_values / get_values only)")
+        return self.layout
 
     # -- memory -------------------------------------------------------------
 
@@ -259,22 +296,47 @@ class KVOffloadStore:
                 raise RuntimeError(f"register_buffer failed: {mooncake_error(rc)}")
             self._registered.add(ptr)
 
-    def _staging(self):
-        if self._slots is None:
-            self._slots = [_Staging(self.client, self._group * self._bound,
-                                    self._group * self._tail_cap) for _ in range(2)]
-        return self._slots
+    def _geometry(self, dtype, n_parts, part_elems):
+        k = (dtype, n_parts, part_elems)
+        geo = self._geos.get(k)
+        if geo is None:
+            with self._lock:
+                geo = self._geos.setdefault(k, _Geometry(dtype, n_parts, part_elems,
+                                                         self.config.group_bytes))
+        return geo
+
+    def _take_slots(self, geo):
+        with self._lock:
+            if geo.free:
+                return geo.free.pop()
+        slots = [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap)
+                 for _ in range(2)]
+        for s in slots:
+            # A group's batch-call arguments that depend only on the slot,
+            # made once (per group they cost more Python than the group's
+            # statuses): head and tail addresses, capacities.
+            heads = s.ptr + geo.slot_offsets.astype(np.int64)
+            tails = s.tail_ptr + np.arange(geo.group, dtype=np.int64) * geo.tail_cap
+            s.head_ptrs = heads.tolist()
+            s.fetch_ptrs = s.head_ptrs + tails.tolist()
+            s.fetch_caps = [geo.bound] * geo.group + [geo.tail_cap] * geo.group
+            s.tail_offsets = (s.buf.size + np.arange(geo.group, dtype=np.uint64) * np.uint64(geo.tail_cap))
+        return slots
+
+    def _give_slots(self, geo, slots):
+        with self._lock:
+            geo.free.append(slots)
 
     def _check_pages(self, pages):
+        layout = self._layout()
         if not isinstance(pages, np.ndarray):
             raise TypeError("pages must be a numpy array [layers, 2, blocks, tokens, heads, dim]")
-        if pages.ndim != 6 or pages.shape[:2] != (self.layout.layers, 2) or \
-                pages.shape[3:] != (self.layout.block_tokens, self.layout.kv_heads,
-                                    self.layout.head_dim):
+        if pages.ndim != 6 or pages.shape[:2] != (layout.layers, 2) or \
+                pages.shape[3:] != (layout.block_tokens, layout.kv_heads, layout.head_dim):
             raise ValueError(f"pages have shape {pages.shape}, layout wants "
-                             f"{self.layout.shape('blocks')}")
-        if _chunk.dtype_name(pages) != self.layout.dtype:
-            raise ValueError(f"pages hold {pages.dtype}, layout is {self.layout.dtype}")
+                             f"{layout.shape('blocks')}")
+        if _chunk.dtype_name(pages) != layout.dtype:
+            raise ValueError(f"pages hold {pages.dtype}, layout is {layout.dtype}")
         if not pages.flags.c_contiguous:
             raise ValueError("pages must be C-contiguous")
 
@@ -303,21 +365,26 @@ class KVOffloadStore:
             raise ValueError("block_ids and block_hashes differ in length")
         layers = list(range(self.layout.layers) if layers is None else layers)
         nb = pages.shape[2]
-        for b in block_ids:
-            if not 0 <= int(b) < nb:
-                raise ValueError(f"block id {b} out of range (pages hold {nb})")
+        bids = np.asarray(block_ids, np.int64).reshape(-1)
+        if bids.size and (bids.min() < 0 or bids.max() >= nb):
+            bad = bids[(bids < 0) | (bids >= nb)][0]
+            raise ValueError(f"block id {bad} out of range (pages hold {nb})")
         for l in layers:
             if not 0 <= l < self.layout.layers:
                 raise ValueError(f"layer {l} out of range")
-        if len(block_ids) == 0 or not layers:
+        if bids.size == 0 or not layers:
             return [], np.empty(0, np.uint64)
         prefix = chunk_key(self.model, "", 0, self.config.namespace)[:-len("/L0")]
-        keys = [f"{prefix}{h}/L{int(l)}" for h in block_hashes for l in layers]
-        blocks = np.repeat(np.asarray([int(b) for b in block_ids], np.int64), len(layers))
-        ls = np.tile(np.asarray(layers, np.int64), len(block_ids))
+        sfx = [f"/L{int(l)}" for l in layers]
+        keys = [f"{prefix}{h}{s}" for h in block_hashes for s in sfx]
+        blocks = np.repeat(bids, len(layers))
+        ls = np.tile(np.asarray(layers, np.int64), bids.size)
         k_off = (ls * 2 * nb + blocks) * self.layout.page_bytes
         offsets = np.stack([k_off, k_off + nb * self.layout.page_bytes], axis=1).reshape(-1)
         return keys, offsets.astype(np.uint64)
+
+    def _block_geometry(self):
+        return self._geometry(self.layout.dtype, 2, self.layout.page_elems)
 
     # -- put ----------------------------------------------------------------
 
@@ -329,12 +396,34 @@ class KVOffloadStore:
             items = self._work(pages, block_ids, block_hashes, layers)
             self.register(pages)
             return self._put_raw(items)
-        return self._put_coded(pages, *self._work_coded(pages, block_ids, block_hashes, layers))
+        keys, offsets = self._work_coded(pages, block_ids, block_hashes, layers)
+        return self._put_coded(self._block_geometry(), keys, pages.reshape(-1).view(np.uint8),
+                               offsets)[0]
+
+    def put_values(self, keys, src, part_offsets, n_parts, part_elems, *, dtype, frames=False):
+        """Stores one value per key of ``keys`` (strings; stored as
+        value_keys(keys)): value i's part j is the ``part_elems`` values of
+        ``dtype`` at byte offset ``part_offsets[i * n_parts + j]`` of
+        ``src`` (a C-contiguous host array: a tier's rows, a host pool).
+        Coded in the store's mode, checksummed and bound to its key, in
+        batched codec calls. Returns one ChunkStatus per key; with
+        ``frames=True`` also, per key, the tuple of its splitzip frames
+        (bytes, as compress_batch writes them; also for a value the store
+        refused) or None where coding failed, so a host cache can keep what
+        was coded once."""
+        if self.config.codec != "splitzip":
+            raise ValueError("put_values needs codec='splitzip'")
+        dtype = _chunk.check_dtype(dtype)
+        geo = self._geometry(dtype, n_parts, part_elems)
+        src = _byte_view(src, "src")
+        offsets = _offsets(part_offsets, len(keys) * geo.n_parts)
+        return self._put_coded(geo, self.value_keys(keys), src, offsets, frames)
 
     def _put_raw(self, items):
         out = []
-        for g in range(0, len(items), self._group):
-            grp = items[g:g + self._group]
+        g = self._block_geometry().group
+        for gi in range(0, len(items), g):
+            grp = items[gi:gi + g]
             if self.config.raw_layout == "kv_keys":
                 res = self.client.batch_put_from(
                     [k + s for k, _, _ in grp for s in ("~k", "~v")],
@@ -350,89 +439,142 @@ class KVOffloadStore:
                 out.append(ChunkStatus(k, "OK", stored_bytes=n) if c == 0 else
                            ChunkStatus(k, "STORE_ERROR", mooncake_error(c)))
                 if c == 0:
-                    self.raw_bytes_put += n
-                    self.stored_bytes_put += n
+                    with self._lock:
+                        self.raw_bytes_put += n
+                        self.stored_bytes_put += n
         return out
 
-    def _encode_group(self, grp, slot):
+    def _encode_group(self, geo, grp, slot):
+        """Every value of the group in one codec call (chunk.encode_many)."""
         t0 = time.perf_counter()
         try:
-            return self._encode_group_timed(grp, slot)
+            keys, offsets, src = grp
+            # chunk.encode_many without its argument checks: this store's
+            # mode, threads and buffers were checked when it was opened.
+            sizes, errors = _core.encode_chunks(
+                slot.buf, geo.slot_offsets[:len(keys)], keys, src, offsets, geo.n_parts,
+                geo.part_elems, geo.dtype, _chunk.DTYPE_IDS[geo.dtype], None, self.config.backend,
+                self.config.threads, self._mode_id)
+            return np.asarray(sizes, np.int64), dict(errors)
         finally:
             self.timings["encode"] += time.perf_counter() - t0
 
-    def _encode_group_timed(self, grp, slot):
-        """Every chunk of the group in one codec call (chunk.encode_many)."""
-        keys, offsets, src = grp
-        sizes, errors = _chunk.encode_many(
-            keys, src, offsets, 2, self.layout.page_elems, slot.buf, self._slot_offsets[:len(keys)],
-            dtype=self.layout.dtype, backend=self.config.backend, threads=self.config.threads,
-            mode=self._mode)
-        return np.asarray(sizes, np.int64), errors
-
-    def _slot_setup(self):
-        slots = self._staging()
-        if self._slot_offsets is None:  # where each chunk of a group sits in a slot
-            self._slot_offsets = np.arange(self._group, dtype=np.uint64) * np.uint64(self._bound)
-        return slots
-
-    def _put_coded(self, pages, keys, offsets):
-        slots = self._slot_setup()
-        src = pages.reshape(-1).view(np.uint8)
-        g = self._group
-        groups = [(keys[i:i + g], offsets[2 * i:2 * (i + g)], src) for i in range(0, len(keys), g)]
+    def _put_coded(self, geo, keys, src, offsets, frames=False):
+        """Returns (statuses, frames per key or None)."""
+        g, np_ = geo.group, geo.n_parts
+        groups = [(keys[i:i + g], offsets[np_ * i:np_ * (i + g)], src) for i in range(0, len(keys), g)]
         out = []
+        kept = [] if frames else None
         if not groups:
-            return out
-        page_pair = 2 * self.layout.page_bytes
-        fut = self._pool.submit(self._encode_group, groups[0], slots[0])
-        for gi, grp in enumerate(groups):
-            sizes, errors = fut.result()
-            slot = slots[gi % 2]
-            if gi + 1 < len(groups):
-                fut = self._pool.submit(self._encode_group, groups[gi + 1], slots[(gi + 1) % 2])
-            keys_g = grp[0]
-            codes = np.zeros(len(keys_g), np.int64)
-            ok = np.ones(len(keys_g), bool)
-            for i in errors:
-                ok[i] = False
-            if ok.any():
+            return out, kept
+        slots = self._take_slots(geo)
+        try:
+            value_part = np_ * geo.part_bytes
+            fut = self._pool.submit(self._encode_group, geo, groups[0], slots[0])
+            for gi, grp in enumerate(groups):
+                sizes, errors = fut.result()
+                slot = slots[gi % 2]
+                if gi + 1 < len(groups):
+                    fut = self._pool.submit(self._encode_group, geo, groups[gi + 1], slots[(gi + 1) % 2])
+                keys_g = grp[0]
+                n = len(keys_g)
+                if errors:
+                    ok = np.ones(n, bool)
+                    ok[list(errors)] = False
+                    idx = np.flatnonzero(ok)
+                else:
+                    idx = None
                 t0 = time.perf_counter()
-                codes = self._put_values(keys_g, np.flatnonzero(ok), slot, sizes)
+                codes = self._put_values(geo, keys_g, idx, slot, sizes)
                 self.timings["put"] += time.perf_counter() - t0
-            stored = ok & (codes == 0)
-            self.raw_bytes_put += int(stored.sum()) * page_pair
-            self.stored_bytes_put += int(sizes[stored].sum())
-            sl, cl = sizes.tolist(), codes.tolist()
-            out += [ChunkStatus(k, "OK", stored_bytes=n) if c == 0 else
-                    ChunkStatus(k, "STORE_ERROR", mooncake_error(c))
-                    for k, n, c in zip(keys_g, sl, cl)]
-            for i, e in errors.items():
-                out[len(out) - len(keys_g) + i] = ChunkStatus(keys_g[i], "ERROR", e)
+                stored = codes == 0
+                if errors:
+                    stored[list(errors)] = False
+                n_ok = int(stored.sum())
+                with self._lock:
+                    self.raw_bytes_put += n_ok * value_part
+                    self.stored_bytes_put += int(sizes[stored].sum()) if n_ok < n else int(sizes.sum())
+                if n_ok == n:
+                    out += _all_ok(keys_g, sizes.tolist())
+                else:
+                    base = len(out)
+                    out += [ChunkStatus(k, "OK", "", s) if c == 0 else
+                            ChunkStatus(k, "STORE_ERROR", mooncake_error(c))
+                            for k, s, c in zip(keys_g, sizes.tolist(), codes.tolist())]
+                    for i, e in errors.items():
+                        out[base + i] = ChunkStatus(keys_g[i], "ERROR", e)
+                if frames:  # every value coded, stored or not (a host cache keeps it)
+                    kept += self._frames_of(geo, slot, sizes, sizes > 0)
+        finally:
+            self._give_slots(geo, slots)
+        return out, kept
+
+    def _frames_of(self, geo, slot, sizes, stored):
+        """The splitzip frames of each stored value of a group (bytes), None
+        for the others."""
+        h = _chunk.header_size(geo.n_parts)
+        base = geo.slot_offsets[:sizes.size].astype(np.int64)
+        # Part sizes from each header: u32 at 24 + 4j.
+        pos = base[:, None] + 24 + 4 * np.arange(geo.n_parts)[None, :]
+        psz = slot.buf[pos[..., None] + np.arange(4)].reshape(-1, 4).view("<u4").reshape(
+            sizes.size, geo.n_parts).astype(np.int64)
+        ends = base[:, None] + h + np.cumsum(psz, axis=1)
+        starts = ends - psz
+        mv = memoryview(slot.buf)
+        out = []
+        for i, (a, b, ok) in enumerate(zip(starts.tolist(), ends.tolist(), stored.tolist())):
+            out.append(tuple(bytes(mv[x:y]) for x, y in zip(a, b)) if ok else None)
         return out
 
-    def _put_values(self, keys, idx, slot, sizes):
-        """batch_put_from of the values of chunks idx (head + tail objects
-        when size_class_split); returns per chunk of the group its code (0
-        only if all its objects went in)."""
-        n = sizes[idx]
-        ptrs = slot.ptr + idx * self._bound
+    def _put_values(self, geo, keys, idx, slot, sizes):
+        """batch_put_from of the values of chunks idx (all when None; head +
+        tail objects when size_class_split); returns per chunk of the group
+        its code (0 only if all its objects went in)."""
+        n_all = sizes.size
+        if idx is None:
+            n = sizes
+            ptrs = None  # slot.head_ptrs
+            put_keys = keys
+        else:
+            n = sizes[idx]
+            ptrs = slot.ptr + idx * geo.bound
+            put_keys = [keys[i] for i in idx.tolist()]
+        if n.size == 0:
+            return np.zeros(n_all, np.int64)
         head = size_classes_floor(n) if self.config.size_class_split else n
         tail = np.flatnonzero(head < n)
-        all_keys = [keys[i] for i in idx.tolist()] + [keys[i] + TAIL for i in idx[tail].tolist()]
-        res = self.client.batch_put_from(
-            all_keys, (ptrs.tolist() + (ptrs[tail] + head[tail]).tolist()),
-            head.tolist() + (n[tail] - head[tail]).tolist(), self._rc)
+        if ptrs is None:
+            head_ptrs = slot.head_ptrs if n_all == geo.group else slot.head_ptrs[:n_all]
+            ptrs = geo.slot_offsets[:n_all].astype(np.int64) + slot.ptr if tail.size else None
+        else:
+            head_ptrs = ptrs.tolist()
+        if tail.size == len(put_keys):
+            all_keys = put_keys + [k + TAIL for k in put_keys]
+            tail_ptrs = (ptrs + head).tolist()
+            tail_lens = (n - head).tolist()
+        else:
+            all_keys = put_keys + [put_keys[i] + TAIL for i in tail.tolist()]
+            tail_ptrs = (ptrs[tail] + head[tail]).tolist() if tail.size else []
+            tail_lens = (n[tail] - head[tail]).tolist()
+        res = self.client.batch_put_from(all_keys, head_ptrs + tail_ptrs, head.tolist() + tail_lens,
+                                         self._rc)
+        if not any(res):  # every object went in
+            return np.zeros(n_all, np.int64)
         res = np.asarray(res, np.int64)
-        head_codes = res[:idx.size].copy()
-        tail_codes = res[idx.size:]
-        fix = tail[head_codes[tail] == 0]
-        head_codes[fix] = tail_codes[np.searchsorted(tail, fix)]
-        codes = np.zeros(sizes.size, np.int64)
-        codes[idx] = head_codes
+        m = n.size
+        head_codes = res[:m].copy()
+        if tail.size:
+            tail_codes = res[m:]
+            fix = tail[head_codes[tail] == 0]
+            head_codes[fix] = tail_codes[np.searchsorted(tail, fix)]
+        if idx is None:
+            codes = head_codes
+        else:
+            codes = np.zeros(n_all, np.int64)
+            codes[idx] = head_codes
         if (head_codes != 0).any():  # do not leave half a value behind
             bad = set(np.flatnonzero(head_codes != 0).tolist())
-            pos = list(range(idx.size)) + tail.tolist()
+            pos = list(range(m)) + tail.tolist()
             self.client.batch_remove([k for k, p in zip(all_keys, pos) if p in bad], True)
         return codes
 
@@ -451,12 +593,57 @@ class KVOffloadStore:
         if len(set(int(b) for b in block_ids)) != len(block_ids) or \
                 (layers is not None and len(set(layers)) != len(layers)):
             raise ValueError("get_blocks: a block id or layer repeats (two chunks would decode into one page)")
-        return self._get_coded(pages, *self._work_coded(pages, block_ids, block_hashes, layers))
+        keys, offsets = self._work_coded(pages, block_ids, block_hashes, layers)
+        return self._get_coded(self._block_geometry(), keys, pages.reshape(-1).view(np.uint8),
+                               offsets)
+
+    def get_values(self, keys, dst, part_offsets, n_parts, part_elems, *, dtype,
+                   drop_corrupt=True):
+        """Fetches and decodes the values put_values stored under ``keys``
+        into ``dst`` (a writable C-contiguous host array): value i's part j
+        goes to byte offset ``part_offsets[i * n_parts + j]``. Returns one
+        ChunkStatus per key; the parts of a value that is not OK are zeroed
+        (never left with data). ``drop_corrupt``: remove refused values from
+        the store, so a later put can replace them (a put over an existing
+        key keeps the old value)."""
+        if self.config.codec != "splitzip":
+            raise ValueError("get_values needs codec='splitzip'")
+        dtype = _chunk.check_dtype(dtype)
+        geo = self._geometry(dtype, n_parts, part_elems)
+        dst = _byte_view(dst, "dst", writable=True)
+        offsets = _offsets(part_offsets, len(keys) * geo.n_parts)
+        if np.unique(offsets).size != offsets.size:
+            raise ValueError("get_values: two parts share a destination")
+        out = self._get_coded(geo, self.value_keys(keys), dst, offsets)
+        if drop_corrupt:
+            bad = [s.key for s in out if s.status == "CORRUPT"]
+            if bad:
+                self.client.batch_remove(bad + [k + TAIL for k in bad], True)
+        return out
+
+    def exist_values(self, keys):
+        """Per key of ``keys``: True if its value (its head object) is in the
+        store. A True can still miss at get (evicted in between)."""
+        if not keys:
+            return []
+        res = self.client.batch_is_exist(self.value_keys(keys))
+        return [r == 1 for r in res]
+
+    def remove_values(self, keys, force=True):
+        """Removes the values of ``keys`` (and their tail objects)."""
+        if not keys:
+            return []
+        vk = self.value_keys(keys)
+        res = self.client.batch_remove(vk, force)
+        if self.config.size_class_split:
+            self.client.batch_remove([k + TAIL for k in vk], force)
+        return res
 
     def _get_raw(self, items):
         out = []
-        for g in range(0, len(items), self._group):
-            grp = items[g:g + self._group]
+        g = self._block_geometry().group
+        for gi in range(0, len(items), g):
+            grp = items[gi:gi + g]
             if self.config.raw_layout == "kv_keys":
                 r2 = self.client.batch_get_into(
                     [k + s for k, _, _ in grp for s in ("~k", "~v")],
@@ -479,64 +666,93 @@ class KVOffloadStore:
                                            f"value of {r} bytes, expected {a.nbytes + b.nbytes}"))
         return out
 
-    def _fetch_group(self, grp, slot):
+    def _fetch_group(self, geo, grp, slot):
         t0 = time.perf_counter()
         try:
-            return self._fetch_group_timed(grp, slot)
+            return self._fetch_group_timed(geo, grp, slot)
         finally:
             self.timings["fetch"] += time.perf_counter() - t0
 
-    def _fetch_group_timed(self, grp, slot):
+    def _fetch_group_timed(self, geo, grp, slot):
         """Fetches the values of a group into the slot; returns per chunk the
         value size or a negative Mooncake code (int64 array), and the
         indices of the chunks whose head is a size class but which have no
         tail object."""
         keys = grp[0]
         n = len(keys)
-        ptrs = (slot.ptr + self._slot_offsets[:n].astype(np.int64)).tolist()
-        caps = [self._bound] * n
+        G = geo.group
         if not self.config.size_class_split:
-            return np.asarray(self.client.batch_get_into(keys, ptrs, caps), np.int64), []
+            return np.asarray(self.client.batch_get_into(
+                keys, slot.head_ptrs[:n], slot.fetch_caps[:n]), np.int64), []
         # Heads and tails in one batch: tails land in the slot's tail area and
         # are moved (a few hundred bytes each) behind their heads.
-        tail_ptrs = (slot.tail_ptr + np.arange(n, dtype=np.int64) * self._tail_cap).tolist()
+        full = n == G
         res = np.asarray(self.client.batch_get_into(
-            keys + [k + TAIL for k in keys], ptrs + tail_ptrs, caps + [self._tail_cap] * n), np.int64)
+            keys + [k + TAIL for k in keys],
+            slot.fetch_ptrs if full else slot.fetch_ptrs[:n] + slot.fetch_ptrs[G:G + n],
+            slot.fetch_caps if full else slot.fetch_caps[:n] + slot.fetch_caps[G:G + n]), np.int64)
         heads, tails = res[:n], res[n:]
+        total = heads + tails
+        if heads.min() > 0 and tails.min() > 0 and total.max() <= geo.bound:
+            # Every value came as head + tail (the usual case): join them all.
+            # (A stale tail joined to a whole value fails the header's
+            # frame-size check and is refused, never decoded.)
+            _core.copy_spans(slot.mem, geo.slot_offsets[:n] + heads.astype(np.uint64),
+                             slot.tail_offsets[:n], tails.astype(np.uint64))
+            return total, []
         out = heads.copy()
         split = (heads > 0) & (size_classes_floor(heads) == heads)  # else no head, or a whole value
         # A tail that cannot fit behind its head: the head alone is refused later.
-        joined = np.flatnonzero(split & (tails > 0) & (heads + tails <= self._bound))
+        joined = np.flatnonzero(split & (tails > 0) & (total <= geo.bound))
         if joined.size:
-            _core.copy_spans(slot.mem, (joined * self._bound + heads[joined]).astype(np.uint64),
-                             (slot.buf.size + joined * self._tail_cap).astype(np.uint64),
-                             tails[joined].astype(np.uint64))
-            out[joined] = heads[joined] + tails[joined]
+            _core.copy_spans(slot.mem, (joined * geo.bound + heads[joined]).astype(np.uint64),
+                             slot.tail_offsets[joined], tails[joined].astype(np.uint64))
+            out[joined] = total[joined]
         unread = split & (tails <= 0) & (tails != -704)
         out[unread] = tails[unread]  # the tail exists but could not be read
         # No tail: the head is the whole value, or the tail is lost.
         return out, np.flatnonzero(split & (tails == -704)).tolist()
 
-    def _decode_group(self, grp, slot, fetched, out):
+    def _decode_group(self, geo, grp, slot, fetched, out):
         keys, offsets, dst = grp
         res, no_tail = fetched
         n = len(keys)
-        status = [None] * n
-        for i in no_tail:
+        status = None
+        if no_tail:
+            status = [None] * n
+            for i in no_tail:
+                r = int(res[i])
+                if self._tail_lost(keys[i], slot.buf[i * geo.bound:i * geo.bound + r]):
+                    status[i] = ChunkStatus(keys[i], "NOT_FOUND", "tail object missing (evicted or lost)")
+                    res[i] = 0
+        have = res > 0
+        n_have = int(have.sum())
+        why = None
+        if n_have == n:
+            why = _core.decode_chunks(slot.buf, geo.slot_offsets[:n], res.astype(np.uint64), keys, dst,
+                                      offsets, geo.n_parts, geo.part_elems, geo.dtype,
+                                      _chunk.DTYPE_IDS[geo.dtype], True, self.config.backend,
+                                      self.config.threads)
+            if status is None and why.count(None) == n:
+                out += _all_ok(keys, res.tolist())
+                return
+        status = status or [None] * n
+        if n_have == n:
+            hv = range(n)
+        elif n_have:
+            hv = np.flatnonzero(have)
+            part_offs = offsets.reshape(-1, geo.n_parts)[hv].reshape(-1)
+            why = _chunk.decode_many([keys[i] for i in hv.tolist()], slot.buf, geo.slot_offsets[hv],
+                                     res[hv].astype(np.uint64), dst, part_offs, geo.n_parts,
+                                     geo.part_elems, dtype=geo.dtype, backend=self.config.backend,
+                                     threads=self.config.threads)
+            hv = hv.tolist()
+        else:
+            hv, why = [], []
+        for i, w in zip(hv, why):
             r = int(res[i])
-            if self._tail_lost(keys[i], slot.buf[i * self._bound:i * self._bound + r]):
-                status[i] = ChunkStatus(keys[i], "NOT_FOUND", "tail object missing (evicted or lost)")
-                res[i] = 0
-        have = np.flatnonzero(res > 0)
-        if have.size:
-            part_offs = offsets.reshape(-1, 2)[have].reshape(-1)
-            why = _chunk.decode_many([keys[i] for i in have.tolist()], slot.buf,
-                                     self._slot_offsets[have], res[have].astype(np.uint64), dst,
-                                     part_offs, 2, self.layout.page_elems, dtype=self.layout.dtype,
-                                     backend=self.config.backend, threads=self.config.threads)
-            for i, w, r in zip(have.tolist(), why, res[have].tolist()):
-                status[i] = ChunkStatus(keys[i], "OK", stored_bytes=r) if w is None else \
-                    ChunkStatus(keys[i], "CORRUPT", w, r)
+            status[i] = ChunkStatus(keys[i], "OK", "", r) if w is None else \
+                ChunkStatus(keys[i], "CORRUPT", w, r)
         bad = []
         for i, r in enumerate(res.tolist()):
             st = status[i]
@@ -546,9 +762,10 @@ class KVOffloadStore:
                                               mooncake_error(r) if r < 0 else "empty value"))
             if st.status != "OK":
                 bad.append(i)
+        pb = geo.part_bytes
         for i in bad:  # a chunk that is not OK leaves zeros, never data
-            for off in offsets[2 * i:2 * i + 2].tolist():
-                dst[off:off + self.layout.page_bytes] = 0
+            for off in offsets[geo.n_parts * i:geo.n_parts * (i + 1)].tolist():
+                dst[off:off + pb] = 0
         out += status
 
     @staticmethod
@@ -560,22 +777,24 @@ class KVOffloadStore:
         except _chunk.ChunkError as e:
             return e.reason.startswith("frame sizes add up")
 
-    def _get_coded(self, pages, keys, offsets):
-        slots = self._slot_setup()
-        dst = pages.reshape(-1).view(np.uint8)
-        g = self._group
-        groups = [(keys[i:i + g], offsets[2 * i:2 * (i + g)], dst) for i in range(0, len(keys), g)]
+    def _get_coded(self, geo, keys, dst, offsets):
+        g, np_ = geo.group, geo.n_parts
+        groups = [(keys[i:i + g], offsets[np_ * i:np_ * (i + g)], dst) for i in range(0, len(keys), g)]
         out = []
         if not groups:
             return out
-        fut = self._pool.submit(self._fetch_group, groups[0], slots[0])
-        for gi, grp in enumerate(groups):
-            res = fut.result()
-            if gi + 1 < len(groups):
-                fut = self._pool.submit(self._fetch_group, groups[gi + 1], slots[(gi + 1) % 2])
-            t0 = time.perf_counter()
-            self._decode_group(grp, slots[gi % 2], res, out)
-            self.timings["decode"] += time.perf_counter() - t0
+        slots = self._take_slots(geo)
+        try:
+            fut = self._pool.submit(self._fetch_group, geo, groups[0], slots[0])
+            for gi, grp in enumerate(groups):
+                res = fut.result()
+                if gi + 1 < len(groups):
+                    fut = self._pool.submit(self._fetch_group, geo, groups[gi + 1], slots[(gi + 1) % 2])
+                t0 = time.perf_counter()
+                self._decode_group(geo, grp, slots[gi % 2], res, out)
+                self.timings["decode"] += time.perf_counter() - t0
+        finally:
+            self._give_slots(geo, slots)
         return out
 
     # -- lookup and removal -------------------------------------------------
@@ -607,3 +826,23 @@ class KVOffloadStore:
         self._pool.shutdown(wait=True)
         if self._owns_client:
             self.client.close()
+
+
+def _byte_view(a, what, writable=False):
+    """The flat uint8 view of a C-contiguous host numpy array (no copy)."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{what} must be a numpy array")
+    if not a.flags.c_contiguous:
+        raise ValueError(f"{what} must be C-contiguous")
+    if writable and not a.flags.writeable:
+        raise ValueError(f"{what} is read-only")
+    return a.reshape(-1).view(np.uint8)
+
+
+def _offsets(part_offsets, count):
+    o = np.asarray(part_offsets)
+    if o.ndim != 1 or o.size != count:
+        raise ValueError(f"{count} part offsets expected, got {o.size}")
+    if o.size and (o.dtype.kind not in "iu" or (o.dtype.kind == "i" and o.min() < 0)):
+        raise ValueError("part offsets must be non-negative integers")
+    return o.astype(np.uint64, copy=False)

@@ -91,13 +91,13 @@ class Controller:
     def read_page(self, slot):
         return self.pool.get_data_page(slot * self.page_size, flat=True).view(torch.uint8).numpy()
 
-    def backup(self, keys, slots):
-        return self._set(self, keys, self.indices(slots))
+    def backup(self, keys, slots, host_indices=None):
+        return self._set(self, keys, self.indices(slots) if host_indices is None else host_indices)
 
-    def prefetch(self, keys, slots):
+    def prefetch(self, keys, slots, host_indices=None):
         """Pages fetched into the pool, as a prefix count."""
         op = types.SimpleNamespace(request_id="prefetch", is_terminated=lambda: False)
-        return self._get(self, op, keys, self.indices(slots))
+        return self._get(self, op, keys, self.indices(slots) if host_indices is None else host_indices)
 
     def exists_prefix(self, keys):
         return self.backend.batch_exists(keys)

@@ -4,6 +4,7 @@ through HiCacheController's page functions (scripts/engines_test.sh runs it
 in a venv with the pinned SGLang; elsewhere it skips unless
 SZ_ENGINES_REQUIRE=1)."""
 
+import collections
 import os
 import random
 import sys
@@ -205,3 +206,213 @@ def test_ten_thousand_ops_with_faults(base, mode, path):
     assert n["served"] > 2_000
     assert n["flipped"] > 0 and n["restarts"] > 0
     assert n["wrong"] == 0
+
+
+# -- Mooncake Store behind the backend (store "mooncake" and "both") ----------
+
+from mooncake_cluster import cluster_fixture  # noqa: E402
+
+mooncake = cluster_fixture(50771)
+STORES = ("mooncake", "both")
+
+
+def make_pool(base, cluster, store, mode="fast", path="default", slots=16, budget_pages=0,
+              namespace=None):
+    name, ps, pages = base
+    layers, heads, dim = SHAPES[name]
+    v1, layout = PATHS[path]
+    pool = host_pool(layout, layers, heads, dim, ps, slots)
+    ns = namespace or f"sg{random.getrandbits(48):012x}"
+    extra = splitzip_extra(budget_pages * pages.shape[1], mode, v1, store=store,
+                           mooncake={"master": cluster.master, "namespace": ns})
+    return Controller("dynamic", extra, pool)
+
+
+def flip_in_pool(backend, k, rng=None):
+    rng = rng or random.Random(0)
+    vk = backend.remote.value_keys([k])[0]
+    val = bytearray(backend.remote.client.get(vk))
+    if not val:
+        return False
+    val[rng.randrange(len(val))] ^= 1 << rng.randrange(8)
+    return backend.remote.client.upsert(vk, bytes(val)) == 0
+
+
+def close_emptying_pool(ctl):
+    """Closes the backend after removing everything from the pool (what a
+    test leaves would fill the pool and get the next test's values evicted)."""
+    try:
+        ctl.backend.remote.client.remove_all(True)
+    finally:
+        ctl.backend.close()
+
+
+def test_pool_extra_config_is_checked(base, mooncake):
+    name, ps, pages = base
+    layers, heads, dim = SHAPES[name]
+    pool = host_pool("page_first", layers, heads, dim, ps, 4)
+    m = {"master": mooncake.master}
+    for extra in (splitzip_extra(0, store="mooncake"),                       # no master
+                  splitzip_extra(1 << 20, store="mooncake", mooncake=m),     # host budget
+                  splitzip_extra(0, store="both", mooncake=m),               # no host budget
+                  splitzip_extra(1 << 20, store="disk"),
+                  splitzip_extra(1 << 20, mooncake=m),                       # host + options
+                  splitzip_extra(0, store="mooncake", mooncake=dict(m, level=3))):
+        with pytest.raises(ValueError):
+            Controller("dynamic", extra, pool)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("store", STORES)
+@pytest.mark.parametrize("mode", MODES)
+def test_pool_backup_prefetch_bit_exact(base, mooncake, mode, store, path):
+    """Pages backed up through the controller land in the pool; with "both"
+    the host cache keeps a budget's worth and the pool serves the rest.
+    Every page prefetched comes back bit for bit."""
+    _, _, pages = base
+    ctl = make_pool(base, mooncake, store, mode, path, budget_pages=6 if store == "both" else 0)
+    try:
+        n = 24
+        data = [kvdata.tagged(pages, i) for i in range(n)]
+        keys = [keyname(i) for i in range(n)]
+        for i in range(0, n, 4):
+            ctl.write_pages(range(4), data[i:i + 4])
+            assert ctl.backup(keys[i:i + 4], range(4))
+        b = ctl.backend
+        assert b.remote_stored == n and b.remote_failed == 0
+        if store == "both":
+            assert b.cache.evicted > 0 and len(b.cache) < n
+        assert ctl.exists_prefix(keys) == n
+        for i in range(0, n, 8):
+            ctl.pool.kv_buffer.zero_()
+            assert ctl.prefetch(keys[i:i + 8], range(8)) == 8
+            for s in range(8):
+                assert np.array_equal(ctl.read_page(s), data[i + s])
+        assert b.remote_loaded >= (n if store == "mooncake" else n - len(b.cache))
+        assert ctl.exists_prefix([keys[0], keyname(999)]) == 1
+        assert ctl.prefetch([keyname(999)], [0]) == 0
+    finally:
+        close_emptying_pool(ctl)
+
+
+@pytest.mark.parametrize("path", ["default", "v1"])
+def test_pool_flipped_value_is_a_miss(base, mooncake, path):
+    _, _, pages = base
+    ctl = make_pool(base, mooncake, "mooncake", "capacity", path)
+    try:
+        data = [kvdata.tagged(pages, i) for i in range(4)]
+        keys = [keyname(i) for i in range(4)]
+        ctl.write_pages(range(4), data)
+        assert ctl.backup(keys, range(4))
+        assert flip_in_pool(ctl.backend, keys[2])
+        ctl.pool.kv_buffer.zero_()
+        assert ctl.prefetch(keys, range(4)) == 2            # the prefix stops at the bad page
+        assert ctl.backend.remote_corrupt == 1
+        assert ctl.exists_prefix(keys) == 2                  # dropped from the pool
+        for s in range(2):
+            assert np.array_equal(ctl.read_page(s), data[s])
+    finally:
+        close_emptying_pool(ctl)
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_pool_ten_thousand_ops_with_faults(base, mooncake, store):
+    """>= 10,000 page sets/gets through the controller's page functions
+    (interface_v1) with the pages in Mooncake: values flipped in the pool, a
+    store client SIGKILLed and started again, the backend re-created by the
+    factory (the new one finds the pool's values), and with "both" a full
+    host budget; then the backup and prefetch threads on one backend at
+    once. Every fetched page is compared with what was stored."""
+    name, ps, pages = base
+    slots, universe = 16, 64
+    rng = random.Random(31)
+    ns = f"sg{rng.getrandbits(48):012x}"
+    budget = 12 if store == "both" else 0
+
+    def new():
+        return make_pool(base, mooncake, store, "fast", "v1", 2 * slots, budget, ns)
+
+    ctl = new()
+    data = {}
+    n = collections.Counter()
+
+    def backup(ctl, rng, n):
+        start = rng.randrange(universe - 4)
+        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4))]
+        for i, k in zip(range(start, start + 4), ks):
+            data.setdefault(k, kvdata.tagged(pages, i))
+        ctl.write_pages(range(len(ks)), [data[k] for k in ks])
+        ctl.backup(ks, range(len(ks)))
+        n["ops"] += len(ks)
+
+    def prefetch(ctl, rng, n):
+        start = rng.randrange(universe - 4)
+        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4)) if keyname(i) in data]
+        if not ks:
+            return
+        sl = list(range(slots, slots + len(ks)))
+        hit = ctl.exists_prefix(ks)
+        got = ctl.prefetch(ks[:hit], sl[:hit]) if hit else 0
+        n["ops"] += len(ks)
+        for s, k in zip(sl[:got], ks[:got]):
+            n["served"] += 1
+            n["wrong"] += not np.array_equal(ctl.read_page(s), data[k])
+
+    def tally(b):
+        for f in ("remote_loaded", "remote_missed", "remote_corrupt"):
+            n[f] += getattr(b, f)
+
+    killed = False
+    try:
+        while n["ops"] < 10_000:
+            if not killed and n["ops"] > 3_000:
+                mooncake("kill-server", "0")
+                killed = True
+                n["kills"] += 1
+            elif killed and n["ops"] > 6_000 and n["kills"] == 1:
+                mooncake("start-server", "0")
+                n["kills"] += 1
+            r = rng.random()
+            b = ctl.backend
+            if r < 0.45:
+                backup(ctl, rng, n)
+            elif r < 0.95:
+                prefetch(ctl, rng, n)
+            elif r < 0.995:
+                k = rng.choice(list(data))
+                if b.cache is not None:
+                    b.cache.remove(k)
+                n["flipped"] += flip_in_pool(b, k, rng)
+            elif n["ops"] > 2_500 * (n["restarts"] + 1):
+                # A few restarts (a pool client takes ~1 s to set up).
+                tally(b)
+                b.close()
+                ctl = new()
+                n["restarts"] += 1
+        errors = []
+
+        def run(fn, seed):
+            r = random.Random(seed)
+            try:
+                for _ in range(300):
+                    fn(ctl, r, n)
+            except Exception as e:   # surfaced below
+                errors.append(e)
+
+        ts = [threading.Thread(target=run, args=(backup, 1)),
+              threading.Thread(target=run, args=(prefetch, 2))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert not errors, errors
+        tally(ctl.backend)
+        print(f"\n{name} {store}: {dict(n)}")
+        assert n["ops"] >= 10_000 and n["served"] > 2_000
+        assert n["flipped"] > 0 and n["restarts"] > 0 and n["kills"] == 2
+        assert n["remote_loaded"] > 500 and n["remote_corrupt"] > 0
+        assert n["wrong"] == 0
+    finally:
+        close_emptying_pool(ctl)
+        if killed and n["kills"] == 1:
+            mooncake("start-server", "0")

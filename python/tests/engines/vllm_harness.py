@@ -69,9 +69,11 @@ class Engine:
 
     def close(self):
         self.rows = None
-        self.mgr.shutdown()
-        if self.spec._scheduler_mmap is not None:
-            self.spec._scheduler_mmap.cleanup()
+        try:
+            self.mgr.shutdown()
+        finally:  # the shared region's file in /dev/shm goes even if a tier's shutdown fails
+            if self.spec._scheduler_mmap is not None:
+                self.spec._scheduler_mmap.cleanup()
 
     def _ctx(self):
         self._req += 1
