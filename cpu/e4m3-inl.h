@@ -23,6 +23,7 @@
 #include "core/fp8_e4m3.h"
 #include "cpu/kernels.h"
 #include "cpu/simd-inl.h"
+#include "cpu/xxh3-inl.h"
 #include "hwy/highway.h"
 #if HWY_ARCH_X86
 #include <immintrin.h>
@@ -459,6 +460,34 @@ uint64_t E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_
   return kb;
 }
 
+// E4M3DecodeGroups on one checksum block (groups from g0, a multiple of
+// 8192; 8 * gn whole KiB), 1 KiB at a time, each KiB hashed from L1 right
+// after it is written (the block hash into hashes, as block_hash gives it;
+// last_end: the output's size when this is its shorter last block).
+uint64_t E4M3DecodeGroupsHashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16],
+                                uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code,
+                                bool vbmi, uint64_t* hashes, uint64_t last_end) {
+  if constexpr (kFusedHash) {
+    FusedXxh3 hash(hashes);
+    hash.last_end = last_end;
+    uint64_t kb = 0;
+    for (uint64_t g = g0; g < g0 + gn; g += 128) {
+      const uint64_t m = E4M3DecodeGroups(res, codes, esc, escb + kb, n, g, 128, cb, code_of, count, esc_index + kb,
+                                          esc_avail - kb, dst, bad_code, vbmi);
+      if (m == kE4M3Overrun) return m;
+      kb += m;
+      hash.FeedBytes(dst + 8 * g, 8 * g, 1024);
+    }
+    return kb;
+  } else {
+    const uint64_t kb = E4M3DecodeGroups(res, codes, esc, escb, n, g0, gn, cb, code_of, count, esc_index, esc_avail,
+                                         dst, bad_code, vbmi);
+    if (kb != kE4M3Overrun) hashes[(8 * g0) >> kChecksumBlockLog2] = block_hash(dst, n, (8 * g0) >> kChecksumBlockLog2);
+    return kb;
+  }
+}
+
 // Escapes [i0, i0 + k) of stream 6 (two per byte) into bytes; returns
 // whether one of them is a codebook exponent (rule 17).
 bool E4M3ExpandEscapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb) {
@@ -522,6 +551,15 @@ uint64_t E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_
     e4m3_decode_group(res, codes, esc, n, g, cb, code_of, esc_index + kb, dst, &unused);
     kb += k;
   }
+  return kb;
+}
+uint64_t E4M3DecodeGroupsHashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16],
+                                uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code,
+                                bool vbmi, uint64_t* hashes, uint64_t) {
+  const uint64_t kb = E4M3DecodeGroups(res, codes, esc, escb, n, g0, gn, cb, code_of, count, esc_index, esc_avail, dst,
+                                       bad_code, vbmi);
+  if (kb != kE4M3Overrun) hashes[(8 * g0) >> kChecksumBlockLog2] = block_hash(dst, n, (8 * g0) >> kChecksumBlockLog2);
   return kb;
 }
 bool E4M3ExpandEscapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb) {

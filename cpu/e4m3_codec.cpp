@@ -11,6 +11,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -141,11 +142,18 @@ Status e4m3_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_
     bool bad18 = false;
     uint64_t k = 0;
     for (uint64_t u = 0; u < units; ++u) {
-      const uint64_t m = e4m3_decode_groups(res, codes, esc, escb.data() + k, n, u * kUnitGroups, unit_groups(n, u),
-                                            h.codebook, code_of, h.codebook_count, k, h.escape_count - k, dst, &bad18);
+      const uint64_t g0 = u * kUnitGroups, gn = unit_groups(n, u), bytes = std::min(kUnit, n - u * kUnit);
+      // A block of whole KiB is hashed inside the decode, each KiB from L1.
+      const bool fused = hashes != nullptr && bytes % 1024 == 0;
+      const uint64_t m =
+          fused ? e4m3_decode_groups_hashed(res, codes, esc, escb.data() + k, n, g0, gn, h.codebook, code_of,
+                                            h.codebook_count, k, h.escape_count - k, dst, &bad18, hashes,
+                                            bytes < kUnit ? n : 0)
+                : e4m3_decode_groups(res, codes, esc, escb.data() + k, n, g0, gn, h.codebook, code_of,
+                                     h.codebook_count, k, h.escape_count - k, dst, &bad18);
       if (m == kE4M3Overrun) return Status::bad_escape_counts;  // 15
       k += m;
-      if (hashes != nullptr) hashes[u] = block_hash(dst, n, u);
+      if (hashes != nullptr && !fused) hashes[u] = block_hash(dst, n, u);
     }
     if (k != h.escape_count) return Status::bad_escape_counts;  // 15
     if (bad17) return Status::bad_escape_value;                  // 17

@@ -22,6 +22,7 @@ HWY_EXPORT(E4M3EncodeGroups);
 HWY_EXPORT(E4M3CountMarkers);
 HWY_EXPORT(E4M3DecodeGroups);
 HWY_EXPORT(E4M3ExpandEscapes);
+HWY_EXPORT(E4M3DecodeGroupsHashed);
 HWY_EXPORT(E4M3Target);
 
 namespace {
@@ -62,6 +63,13 @@ uint64_t e4m3_decode_groups(const uint8_t* res, const uint8_t* codes, const uint
                             uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code) {
   return HWY_DYNAMIC_DISPATCH(E4M3DecodeGroups)(res, codes, esc, escb, n, g0, gn, cb, code_of, count, esc_index,
                                                 esc_avail, dst, bad_code, e4m3_vbmi2());
+}
+uint64_t e4m3_decode_groups_hashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                   uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16],
+                                   const uint8_t code_of[16], uint32_t count, uint64_t esc_index, uint64_t esc_avail,
+                                   uint8_t* dst, bool* bad_code, uint64_t* hashes, uint64_t last_end) {
+  return HWY_DYNAMIC_DISPATCH(E4M3DecodeGroupsHashed)(res, codes, esc, escb, n, g0, gn, cb, code_of, count, esc_index,
+                                                      esc_avail, dst, bad_code, e4m3_vbmi2(), hashes, last_end);
 }
 bool e4m3_expand_escapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb) {
   return HWY_DYNAMIC_DISPATCH(E4M3ExpandEscapes)(esc, i0, k, code_of, escb);

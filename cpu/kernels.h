@@ -248,6 +248,14 @@ inline constexpr uint64_t kE4M3EscbSlack = 128;
 uint64_t e4m3_decode_groups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
                             uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16],
                             uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code);
+// e4m3_decode_groups on one checksum block (g0 a multiple of 8192 groups,
+// 8 * gn a multiple of 1 KiB), hashing each KiB of output from L1 as it is
+// written: hashes[block] = block_hash(dst, n, block). last_end: n when this
+// is the output's shorter last block, else 0.
+uint64_t e4m3_decode_groups_hashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                   uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16],
+                                   const uint8_t code_of[16], uint32_t count, uint64_t esc_index, uint64_t esc_avail,
+                                   uint8_t* dst, bool* bad_code, uint64_t* hashes, uint64_t last_end);
 // Escapes [i0, i0 + k) of stream 6 into escb[0..k), one per byte; returns
 // whether one is a codebook exponent (rule 17).
 bool e4m3_expand_escapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb);

@@ -136,7 +136,7 @@ void GroupKernelsEqualTheFormatCore() {
 void FramesEqualReferenceEdgeSizesThreadsChecksum() {
   const auto kv = test::e4m3_kv_bytes(70000, 3);
   for (uint64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 257, 1023, 4097, 65535,
-                     65536, 65537, 70000}) {
+                     65536, 65537, 70000, 1024, 32768, 66560}) {
     for (int t : cpu_test::kThreads) {
       CompressOptions o;
       o.threads = t;
