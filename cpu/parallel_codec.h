@@ -102,7 +102,7 @@ void flush_streams();
 
 // Smallest batch (decoded bytes in all) whose pages decode with
 // non-temporal stores: a page batch past the 2 MiB L2 is read back from
-// memory (copied to a device, stored), and a cold batch decoded 1.3-1.5x
+// memory (copied to a device, stored), and a cold batch decoded 1.25-1.65x
 // faster so (docs/DESIGN.md, "Page batches"). Lowered with
 // set_stream_min_bytes() for tests.
 uint64_t batch_decode_stream_min_bytes();
