@@ -324,7 +324,7 @@ void prefetch_frame(const DecompressArgs& a) {
   };
   // bf16: the kernel prefetches stream 1 from kDecodePrefetchAhead elements on.
   range(L.res_off, std::min<uint64_t>(L.res_size, cpu::kDecodePrefetchAhead));
-  range(L.code_off, std::min<uint64_t>(L.code_size, 8192));
+  range(L.code_off, std::min<uint64_t>(L.code_size, 2048));
   range(L.count_off, 1);
   range(L.pos_off, 1);
   range(L.exp_off, 1);
@@ -378,7 +378,7 @@ class CpuBackend final : public Backend {
     uint64_t bytes = 0;
     for (size_t i = 0; i < count; ++i) bytes += args[i].capacity;
     BatchItem item;
-    item.stream_output = bytes >= cpu::stream_min_bytes();
+    item.stream_output = bytes >= cpu::batch_decode_stream_min_bytes();
     item.caller_fences = true;
     run_items(count, cpu::batch_threads(threads, bytes, count), out, [&](size_t i) {
       if (i + 2 < count) prefetch_line(args[i + 2].src);  // its header, for the line below next time

@@ -23,6 +23,13 @@ void force_target(int64_t target);
 // Target the kernels dispatch to now.
 int64_t active_target();
 
+// The fp8_e4m3 kernels of the AVX3 target use VBMI/VBMI2 (byte permutes,
+// expand, compress) where the CPU has them; off runs the plain AVX3 loops
+// (tests cover both). Process-wide, on by default.
+void set_e4m3_vbmi2(bool on);
+// Whether they are in use now (on, the CPU has them, AVX3 dispatched).
+bool e4m3_vbmi2();
+
 // Threads used when a job asks for the default (threads <= 0); 0 = none.
 void set_thread_override(int threads);
 int thread_override();

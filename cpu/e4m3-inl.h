@@ -22,6 +22,8 @@
 
 #include "core/fp8_e4m3.h"
 #include "cpu/kernels.h"
+#include "cpu/simd-inl.h"
+#include "cpu/xxh3-inl.h"
 #include "hwy/highway.h"
 #if HWY_ARCH_X86
 #include <immintrin.h>
@@ -95,6 +97,117 @@ HWY_INLINE hn::Vec<E64> LoadCodeWords(const uint8_t* codes, uint64_t g, uint64_t
   w[k - 1] = p[0] | (uint64_t{p[1]} << 8) | (uint64_t{p[2]} << 16);
   return hn::Load(d, w);
 }
+
+// Codes of groups [g, g + Lanes/8) as bytes in element order. 16 elements
+// are 6 packed bytes (FORMAT.md 2's LSB-first 3-bit packing, as the nibble
+// codec's 3-bit parts): one load per block and Unpack3, no gather, where
+// the 16-byte block loads stay inside stream 3 (4 groups after the last).
+HWY_INLINE EV8 CodesAt(const uint8_t* codes, uint64_t g, uint64_t n) {
+  const E8 d8;
+  if (g + hn::Lanes(d8) / 8 + 4 <= n / 8) return Unpack3(LoadBlocks<6>(d8, codes + 3 * g));
+  return hn::BitCast(d8, SpreadCodes(LoadCodeWords(codes, g, n)));
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET == HWY_AVX3 && defined(__GNUC__)
+// AVX3 with VBMI and VBMI2 (Ice Lake on): byte permutes, bit-field
+// multishifts and byte expand/compress make the group loops a few
+// instructions per 64 bytes. The plain AVX3 loops stay for CPUs without
+// them and for tests (cpu::set_e4m3_vbmi2).
+#define SPLITZIP_E4M3_VBMI2 1
+#define SPLITZIP_VBMI2_ATTR \
+  __attribute__((target("avx2,bmi,bmi2,popcnt,avx512f,avx512vl,avx512dq,avx512bw,avx512vbmi,avx512vbmi2")))
+
+// Qword i of a 64-byte vector: bytes 3i..3i+2 (codes) / 4i..4i+3 (residual
+// nibbles) of the source, for the multishifts below.
+alignas(64) static constexpr uint8_t kE4M3CodeIdx[64] = {
+    0,  1,  2,  2,  2,  2,  2,  2,  3,  4,  5,  5,  5,  5,  5,  5,  6,  7,  8,  8,  8,  8,
+    8,  8,  9,  10, 11, 11, 11, 11, 11, 11, 12, 13, 14, 14, 14, 14, 14, 14, 15, 16, 17, 17,
+    17, 17, 17, 17, 18, 19, 20, 20, 20, 20, 20, 20, 21, 22, 23, 23, 23, 23, 23, 23};
+alignas(64) static constexpr uint8_t kE4M3ResIdx[64] = {
+    0,  1,  2,  3,  3,  3,  3,  3,  4,  5,  6,  7,  7,  7,  7,  7,  8,  9,  10, 11, 11, 11,
+    11, 11, 12, 13, 14, 15, 15, 15, 15, 15, 16, 17, 18, 19, 19, 19, 19, 19, 20, 21, 22, 23,
+    23, 23, 23, 23, 24, 25, 26, 27, 27, 27, 27, 27, 28, 29, 30, 31, 31, 31, 31, 31};
+// The inverse of kE4M3CodeIdx: packed byte 3i + k is byte k of qword i.
+alignas(64) static constexpr uint8_t kE4M3PackIdx[64] = {
+    0,  1,  2,  8,  9,  10, 16, 17, 18, 24, 25, 26, 32, 33, 34, 40, 41, 42, 48, 49, 50, 56,
+    57, 58, 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0};
+
+struct VbmiDecodeState {
+  uint64_t g, kb, bad;
+  bool overrun;
+};
+
+// Groups from st->g while 8 more fit below gend. A vector's escapes are
+// expanded from escb into its marker bytes; more markers than esc_avail
+// stops the loop with overrun (escb has 64 readable bytes past them).
+SPLITZIP_VBMI2_ATTR HWY_NOINLINE void E4M3DecodeVbmi(const uint8_t* res, const uint8_t* codes, const uint8_t* escb,
+                                                     uint64_t gend, const uint8_t tab16[16], uint32_t count,
+                                                     uint64_t esc_avail, uint8_t* dst, VbmiDecodeState* st) {
+  const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tab16)));
+  const __m512i cidx = _mm512_load_si512(kE4M3CodeIdx);
+  const __m512i ridx = _mm512_load_si512(kE4M3ResIdx);
+  const __m512i cshift = _mm512_set1_epi64(0x15120F0C09060300ll);  // bit offsets 0, 3, .., 21
+  const __m512i rshift = _mm512_set1_epi64(0x1C1814100C080400ll);  // 0, 4, .., 28
+  const __m512i seven = _mm512_set1_epi8(7), k0F = _mm512_set1_epi8(0x0F), k8 = _mm512_set1_epi8(8);
+  const __m512i cnt = _mm512_set1_epi8(static_cast<char>(count));
+  uint64_t g = st->g, kb = st->kb, bad = st->bad;
+  for (; g + 8 <= gend; g += 8) {
+    const __m512i cw = _mm512_maskz_loadu_epi8(0xFFFFFFull, codes + 3 * g);
+    const __m512i c = _mm512_and_si512(_mm512_multishift_epi64_epi8(cshift, _mm512_permutexvar_epi8(cidx, cw)), seven);
+    const __m512i rw = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(res + 4 * g)));
+    const __m512i r = _mm512_and_si512(_mm512_multishift_epi64_epi8(rshift, _mm512_permutexvar_epi8(ridx, rw)), k0F);
+    const __mmask64 m = _mm512_cmpeq_epi8_mask(c, seven);
+    bad |= _mm512_mask_cmpge_epu8_mask(~m, c, cnt);  // rule 18
+    // Markers look up 0 in tab; their exponents come from escb.
+    const __m512i e = _mm512_or_si512(_mm512_shuffle_epi8(tab, c), _mm512_maskz_expandloadu_epi8(m, escb + kb));
+    // sign | exponent << 3 | mantissa (no bit leaves its byte in the 16-bit shifts).
+    const __m512i se = _mm512_or_si512(e, _mm512_slli_epi16(_mm512_and_si512(r, k8), 1));
+    _mm512_storeu_si512(dst + 8 * g, _mm512_or_si512(_mm512_andnot_si512(k8, r), _mm512_slli_epi16(se, 3)));
+    kb += static_cast<uint64_t>(__builtin_popcountll(m));
+    if (kb > esc_avail) {
+      st->overrun = true;
+      break;
+    }
+  }
+  st->g = g;
+  st->kb = kb;
+  st->bad = bad;
+}
+
+// The encode loop: stream 1 unless res_done, stream 3 (24 bytes a vector,
+// stored exactly), the escape exponents compressed to esc + *k.
+SPLITZIP_VBMI2_ATTR HWY_NOINLINE uint64_t E4M3EncodeVbmi(const uint8_t* src, uint64_t g, uint64_t gend,
+                                                         const uint8_t code_of[16], uint8_t* res, bool res_done,
+                                                         uint8_t* codes, uint8_t* esc, uint64_t* k_io) {
+  const __m512i tab = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(code_of)));
+  const __m512i pidx = _mm512_load_si512(kE4M3PackIdx);
+  const __m512i seven = _mm512_set1_epi8(7), k0F = _mm512_set1_epi8(0x0F), k8 = _mm512_set1_epi8(8);
+  const __m512i w0F = _mm512_set1_epi16(0x000F), wF0 = _mm512_set1_epi16(0x00F0);
+  const __m512i m18 = _mm512_set1_epi16(0x0801), m164 = _mm512_set1_epi32(0x00400001), q12 = _mm512_set1_epi64(0xFFF);
+  uint64_t k = *k_io;
+  for (; g + 8 <= gend; g += 8) {
+    const __m512i v = _mm512_loadu_si512(src + 8 * g);
+    const __m512i e = _mm512_and_si512(_mm512_srli_epi16(v, 3), k0F);
+    const __m512i c = _mm512_shuffle_epi8(tab, e);
+    if (!res_done) {
+      // sign (bit 7 -> 3) | mantissa, then two nibbles a byte.
+      const __m512i r = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(v, 4), k8), _mm512_and_si512(v, seven));
+      const __m512i p = _mm512_or_si512(_mm512_and_si512(r, w0F), _mm512_and_si512(_mm512_srli_epi16(r, 4), wF0));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(res + 4 * g), _mm512_cvtepi16_epi8(p));
+    }
+    // 8 codes of a qword -> 24 bits: pairs (6 bits), quads (12), then 24.
+    const __m512i p32 = _mm512_madd_epi16(_mm512_maddubs_epi16(c, m18), m164);
+    const __m512i p64 = _mm512_or_si512(_mm512_and_si512(p32, q12), _mm512_srli_epi64(p32, 20));
+    _mm512_mask_storeu_epi8(codes + 3 * g, 0xFFFFFFull, _mm512_permutexvar_epi8(pidx, p64));
+    const __mmask64 m = _mm512_cmpeq_epi8_mask(c, seven);
+    _mm512_storeu_si512(esc + k, _mm512_maskz_compress_epi8(m, e));
+    k += static_cast<uint64_t>(__builtin_popcountll(m));
+  }
+  *k_io = k;
+  return g;
+}
+#endif  // VBMI2
 
 // Per-bin counts of a 16-value histogram in byte lanes: lookup j adds one to
 // the low nibble of a byte for value 2j, to the high nibble for 2j + 1.
@@ -183,7 +296,7 @@ uint64_t E4M3CountEscapes(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t 
 // compress store writes whole vectors). res_done: stream 1 is already
 // written (E4M3HistogramResidual).
 uint64_t E4M3EncodeGroups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, const uint8_t code_of[16],
-                          uint8_t* res, bool res_done, uint8_t* codes, uint8_t* esc) {
+                          uint8_t* res, bool res_done, uint8_t* codes, uint8_t* esc, bool vbmi) {
   const E8 d8;
   const E64 d64;
   const EH8 dh;
@@ -193,6 +306,11 @@ uint64_t E4M3EncodeGroups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t 
   const uint64_t gend = e4m3_full_end(n, g0, gn);
   HWY_ALIGN uint64_t words[hn::MaxLanes(E64())];
   uint64_t g = g0, k = 0;
+#ifdef SPLITZIP_E4M3_VBMI2
+  if (vbmi) g = E4M3EncodeVbmi(src, g, gend, code_of, res, res_done, codes, esc, &k);
+#else
+  (void)vbmi;
+#endif
   for (; g + G <= gend; g += G) {
     const EV8 v = hn::LoadU(d8, src + 8 * g);
     const EV8 e = ExponentsOf(v);
@@ -240,43 +358,62 @@ uint64_t E4M3EncodeGroups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t 
 uint64_t E4M3CountMarkers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_t gn, uint32_t count, bool* bad_code) {
   const E8 d8;
   const size_t N = hn::Lanes(d8), G = N / 8;
-  const EV8 seven = hn::Set(d8, 7), limit = hn::Set(d8, static_cast<uint8_t>(count - 1));
+  const EV8 seven = hn::Set(d8, 7), one = hn::Set(d8, 1), cnt = hn::Set(d8, static_cast<uint8_t>(count));
   const uint64_t gend = e4m3_full_end(n, g0, gn);
   EV8 bad = hn::Zero(d8);
   uint64_t g = g0, k = 0;
   for (; g + G <= gend; g += G) {
-    const EV8 c = hn::BitCast(d8, SpreadCodes(LoadCodeWords(codes, g, n)));
+    const EV8 c = CodesAt(codes, g, n);
     const auto m = hn::Eq(c, seven);
     k += hn::CountTrue(d8, m);
     // Rule 18: a code >= count that is not the marker.
-    bad = hn::Or(bad, hn::IfThenZeroElse(m, hn::SaturatedSub(c, limit)));
+    bad = hn::Or(bad, hn::IfThenZeroElse(m, hn::SaturatedSub(hn::Add(c, one), cnt)));
   }
   if (!hn::AllTrue(d8, hn::Eq(bad, hn::Zero(d8)))) *bad_code = true;
   for (; g < g0 + gn; ++g) k += e4m3_group_markers(codes, n, g, count, bad_code);
   return k;
 }
 
-// escb: the escape exponents from esc_index on, one per byte, with
-// Lanes(E8) readable bytes past the last (already checked against rule 17).
-void E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb, uint64_t n,
-                      uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint64_t esc_index,
-                      uint8_t* dst, bool* bad_escape) {
+
+// Decodes groups [g0, g0 + gn) and checks their codes (rule 18: *bad_code)
+// in one pass. escb: the escape exponents from esc_index on, one per byte,
+// esc_avail of them and Lanes(E8) + 64 readable bytes past (rule 17 is the
+// caller's). Returns the markers decoded, or kE4M3Overrun when the groups
+// hold more than esc_avail (rule 15 fails; dst is then partly written).
+uint64_t E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb, uint64_t n,
+                          uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint32_t count,
+                          uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code, bool vbmi) {
   const E8 d8;
   const E16 d16;
   const EH8 dh;
   const size_t N = hn::Lanes(d8), G = N / 8;
   // Code -> exponent; the marker (7) and invalid codes look up 0 (rule 18
-  // is checked by E4M3CountMarkers; markers take the escape stream's).
+  // is checked below; markers take the escape stream's).
   HWY_ALIGN uint8_t t[16] = {};
   for (int c = 0; c < 7; ++c) t[c] = cb[c];
   const EV8 tab = hn::LoadDup128(d8, t);
-  const EV8 seven = hn::Set(d8, 7);
+  const EV8 seven = hn::Set(d8, 7), one = hn::Set(d8, 1), cnt = hn::Set(d8, static_cast<uint8_t>(count));
   const uint64_t gend = e4m3_full_end(n, g0, gn);
   uint64_t g = g0, kb = 0;
+  EV8 badv = hn::Zero(d8);  // non-zero lanes: code + 1 > count
+  bool bad = false;
+#ifdef SPLITZIP_E4M3_VBMI2
+  if (vbmi) {
+    VbmiDecodeState st{g, 0, 0, false};
+    E4M3DecodeVbmi(res, codes, escb, gend, t, count, esc_avail, dst, &st);
+    if (st.overrun) return kE4M3Overrun;
+    g = st.g;
+    kb = st.kb;
+    if (st.bad != 0) *bad_code = true;
+  }
+#else
+  (void)vbmi;
+#endif
   for (; g + G <= gend; g += G) {
-    const EV8 c = hn::BitCast(d8, SpreadCodes(LoadCodeWords(codes, g, n)));
+    const EV8 c = CodesAt(codes, g, n);
     const EV8 e = hn::TableLookupBytes(tab, c);
     const auto m = hn::Eq(c, seven);
+    badv = hn::Or(badv, hn::IfThenZeroElse(m, hn::SaturatedSub(hn::Add(c, one), cnt)));
     // Residual nibbles -> bytes in element order (16-bit promotion keeps it).
     const auto w = hn::PromoteTo(d16, hn::LoadU(dh, res + 4 * g));
     const EV8 r = hn::BitCast(d8, hn::Or(hn::And(w, hn::Set(d16, 0x000F)), hn::ShiftLeft<4>(hn::And(w, hn::Set(d16, 0x00F0)))));
@@ -294,11 +431,11 @@ void E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_t* e
       for (size_t q = 0; q < G; ++q) {
         const uint64_t mb = bits[q];
         const uint64_t spread = _pdep_u64(mb, 0x0101010101010101ull) * 0xFF;
-        uint64_t x, w;
+        uint64_t x, w8;
         std::memcpy(&x, escb + kb, 8);
-        std::memcpy(&w, o + 8 * q, 8);
-        w |= _pdep_u64(x, spread) << 3;
-        std::memcpy(o + 8 * q, &w, 8);
+        std::memcpy(&w8, o + 8 * q, 8);
+        w8 |= _pdep_u64(x, spread) << 3;
+        std::memcpy(o + 8 * q, &w8, 8);
         kb += static_cast<uint64_t>(__builtin_popcountll(mb));
       }
 #else
@@ -308,14 +445,76 @@ void E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_t* e
         for (; x != 0; x &= x - 1) o[64 * b + static_cast<size_t>(__builtin_ctzll(x))] |= static_cast<uint8_t>(escb[kb++] << 3);
       }
 #endif
+      if (kb > esc_avail) return kE4M3Overrun;  // the reads above stayed in escb's slack
     }
   }
-  bool unused = false;
-  uint64_t k = esc_index + kb;
+  if (!hn::AllTrue(d8, hn::Eq(badv, hn::Zero(d8)))) bad = true;
   for (; g < g0 + gn; ++g) {
-    e4m3_decode_group(res, codes, esc, n, g, cb, code_of, k, dst, bad_escape);
-    k += e4m3_group_markers(codes, n, g, 8, &unused);
+    const uint64_t k = e4m3_group_markers(codes, n, g, count, &bad);
+    if (kb + k > esc_avail) return kE4M3Overrun;
+    bool unused = false;  // rule 17 is the caller's
+    e4m3_decode_group(res, codes, esc, n, g, cb, code_of, esc_index + kb, dst, &unused);
+    kb += k;
   }
+  if (bad) *bad_code = true;
+  return kb;
+}
+
+// E4M3DecodeGroups on one checksum block (groups from g0, a multiple of
+// 8192; 8 * gn whole KiB), 1 KiB at a time, each KiB hashed from L1 right
+// after it is written (the block hash into hashes, as block_hash gives it;
+// last_end: the output's size when this is its shorter last block).
+uint64_t E4M3DecodeGroupsHashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16],
+                                uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code,
+                                bool vbmi, uint64_t* hashes, uint64_t last_end) {
+  if constexpr (kFusedHash) {
+    FusedXxh3 hash(hashes);
+    hash.last_end = last_end;
+    uint64_t kb = 0;
+    for (uint64_t g = g0; g < g0 + gn; g += 128) {
+      const uint64_t m = E4M3DecodeGroups(res, codes, esc, escb + kb, n, g, 128, cb, code_of, count, esc_index + kb,
+                                          esc_avail - kb, dst, bad_code, vbmi);
+      if (m == kE4M3Overrun) return m;
+      kb += m;
+      hash.FeedBytes(dst + 8 * g, 8 * g, 1024);
+    }
+    return kb;
+  } else {
+    const uint64_t kb = E4M3DecodeGroups(res, codes, esc, escb, n, g0, gn, cb, code_of, count, esc_index, esc_avail,
+                                         dst, bad_code, vbmi);
+    if (kb != kE4M3Overrun) hashes[(8 * g0) >> kChecksumBlockLog2] = block_hash(dst, n, (8 * g0) >> kChecksumBlockLog2);
+    return kb;
+  }
+}
+
+// Escapes [i0, i0 + k) of stream 6 (two per byte) into bytes; returns
+// whether one of them is a codebook exponent (rule 17).
+bool E4M3ExpandEscapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb) {
+  const E8 d8;
+  const E16 d16;
+  const EH8 dh;
+  const size_t N = hn::Lanes(d8);
+  const EV8 tab = hn::LoadDup128(d8, code_of), seven = hn::Set(d8, 7);
+  uint64_t i = 0;
+  uint8_t badb = 0;
+  if (k > 0 && (i0 & 1) != 0) {  // an odd start: its high nibble alone
+    escb[0] = static_cast<uint8_t>(e4m3_escape_at(esc, i0));
+    badb |= static_cast<uint8_t>(code_of[escb[0]] != kE4M3Escape);
+    i = 1;
+  }
+  EV8 bad = hn::Zero(d8);
+  for (; i + N <= k; i += N) {
+    const auto w = hn::PromoteTo(d16, hn::LoadU(dh, esc + (i0 + i) / 2));
+    const EV8 x = hn::BitCast(d8, hn::Or(hn::And(w, hn::Set(d16, 0x000F)), hn::ShiftLeft<4>(hn::And(w, hn::Set(d16, 0x00F0)))));
+    hn::StoreU(x, d8, escb + i);
+    bad = hn::Or(bad, hn::Xor(hn::TableLookupBytes(tab, x), seven));
+  }
+  for (; i < k; ++i) {
+    escb[i] = static_cast<uint8_t>(e4m3_escape_at(esc, i0 + i));
+    badb |= static_cast<uint8_t>(code_of[escb[i]] != kE4M3Escape);
+  }
+  return badb != 0 || !hn::AllTrue(d8, hn::Eq(bad, hn::Zero(d8)));
 }
 
 #else  // HWY_SCALAR: the format core's group kernels.
@@ -331,7 +530,7 @@ void E4M3HistogramResidual(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t
   (void)res;  // the encode pass writes stream 1
 }
 uint64_t E4M3EncodeGroups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_t gn, const uint8_t code_of[16],
-                          uint8_t* res, bool, uint8_t* codes, uint8_t* esc) {
+                          uint8_t* res, bool, uint8_t* codes, uint8_t* esc, bool) {
   uint64_t k = 0;
   for (uint64_t g = g0; g < g0 + gn; ++g) k += e4m3_encode_group(src, n, g, code_of, res, codes, esc + k);
   return k;
@@ -341,18 +540,41 @@ uint64_t E4M3CountMarkers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_
   for (uint64_t g = g0; g < g0 + gn; ++g) k += e4m3_group_markers(codes, n, g, count, bad_code);
   return k;
 }
-void E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t*, uint64_t n,
-                      uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint64_t esc_index,
-                      uint8_t* dst, bool* bad_escape) {
-  bool unused = false;
-  uint64_t k = esc_index;
+uint64_t E4M3DecodeGroups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t*, uint64_t n,
+                          uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint32_t count,
+                          uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code, bool) {
+  uint64_t kb = 0;
   for (uint64_t g = g0; g < g0 + gn; ++g) {
-    e4m3_decode_group(res, codes, esc, n, g, cb, code_of, k, dst, bad_escape);
-    k += e4m3_group_markers(codes, n, g, 8, &unused);
+    const uint64_t k = e4m3_group_markers(codes, n, g, count, bad_code);
+    if (kb + k > esc_avail) return kE4M3Overrun;
+    bool unused = false;  // rule 17 is the caller's
+    e4m3_decode_group(res, codes, esc, n, g, cb, code_of, esc_index + kb, dst, &unused);
+    kb += k;
   }
+  return kb;
+}
+uint64_t E4M3DecodeGroupsHashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16],
+                                uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code,
+                                bool vbmi, uint64_t* hashes, uint64_t) {
+  const uint64_t kb = E4M3DecodeGroups(res, codes, esc, escb, n, g0, gn, cb, code_of, count, esc_index, esc_avail, dst,
+                                       bad_code, vbmi);
+  if (kb != kE4M3Overrun) hashes[(8 * g0) >> kChecksumBlockLog2] = block_hash(dst, n, (8 * g0) >> kChecksumBlockLog2);
+  return kb;
+}
+bool E4M3ExpandEscapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb) {
+  bool bad = false;
+  for (uint64_t i = 0; i < k; ++i) {
+    escb[i] = static_cast<uint8_t>(e4m3_escape_at(esc, i0 + i));
+    bad |= code_of[escb[i]] != kE4M3Escape;
+  }
+  return bad;
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR
+
+#undef SPLITZIP_E4M3_VBMI2
+#undef SPLITZIP_VBMI2_ATTR
 
 int64_t E4M3Target() { return HWY_TARGET; }
 

@@ -11,6 +11,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -122,35 +123,81 @@ Status e4m3_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst, uint64_
   const uint64_t n = h.n_elems;
   if (!stream_padding_ok(f, L)) return Status::bad_padding;  // 14
   const uint64_t units = (n + kUnit - 1) / kUnit;
-  std::vector<uint64_t> first(units + 1, 0);
   const int t = thread_count(threads, units);
+  uint8_t code_of[16];
+  e4m3_code_table(h.codebook, h.codebook_count, code_of);
+  const uint8_t* res = f + L.res_off;
+  const uint8_t* codes = f + L.code_off;
+  const uint8_t* esc = f + L.exp_off;
+  // This thread's escapes one per byte, grown once (a big frame's freed).
+  thread_local std::vector<uint8_t> t_escb;
+  if (t == 1) {
+    // One pass: each unit decoded, its codes checked and its escapes taken
+    // from the running index (the header's count bounds them), then hashed
+    // while in cache. Rules in order afterwards: 15, 17, 18.
+    std::vector<uint8_t> own;
+    std::vector<uint8_t>& escb = h.escape_count <= kKeepEscBytes ? t_escb : own;
+    if (escb.size() < h.escape_count + kE4M3EscbSlack) escb.resize(h.escape_count + kE4M3EscbSlack);
+    const bool bad17 = e4m3_expand_escapes(esc, 0, h.escape_count, code_of, escb.data());
+    bool bad18 = false;
+    uint64_t k = 0;
+    for (uint64_t u = 0; u < units; ++u) {
+      const uint64_t g0 = u * kUnitGroups, gn = unit_groups(n, u), bytes = std::min(kUnit, n - u * kUnit);
+      // A block of whole KiB is hashed inside the decode, each KiB from L1.
+      const bool fused = hashes != nullptr && bytes % 1024 == 0;
+      const uint64_t m =
+          fused ? e4m3_decode_groups_hashed(res, codes, esc, escb.data() + k, n, g0, gn, h.codebook, code_of,
+                                            h.codebook_count, k, h.escape_count - k, dst, &bad18, hashes,
+                                            bytes < kUnit ? n : 0)
+                : e4m3_decode_groups(res, codes, esc, escb.data() + k, n, g0, gn, h.codebook, code_of,
+                                     h.codebook_count, k, h.escape_count - k, dst, &bad18);
+      if (m == kE4M3Overrun) return Status::bad_escape_counts;  // 15
+      k += m;
+      if (hashes != nullptr && !fused) hashes[u] = block_hash(dst, n, u);
+    }
+    if (k != h.escape_count) return Status::bad_escape_counts;  // 15
+    if (bad17) return Status::bad_escape_value;                  // 17
+    if (bad18) return Status::bad_code;                          // 18
+    return Status::ok;
+  }
+  // Threads: each unit's first escape index from a counting pass.
+  std::vector<uint64_t> first(units + 1, 0);
   std::atomic<bool> bad_code{false};
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
     bool bad = false;
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    first[u + 1] = e4m3_count_markers(f + L.code_off, n, g0, gn, h.codebook_count, &bad);
+    first[u + 1] = e4m3_count_markers(codes, n, g0, gn, h.codebook_count, &bad);
     if (bad) bad_code.store(true, std::memory_order_relaxed);
   }
   for (uint64_t u = 0; u < units; ++u) first[u + 1] += first[u];
   if (first[units] != h.escape_count) return Status::bad_escape_counts;  // 15
-  uint8_t code_of[16];
-  e4m3_code_table(h.codebook, h.codebook_count, code_of);
   if (bad_code.load()) {  // rule 17 goes first
     for (uint64_t k = 0; k < h.escape_count; ++k)
-      if (code_of[e4m3_escape_at(f + L.exp_off, k)] != kE4M3Escape) return Status::bad_escape_value;  // 17
+      if (code_of[e4m3_escape_at(esc, k)] != kE4M3Escape) return Status::bad_escape_value;  // 17
     return Status::bad_code;  // 18
   }
-  std::atomic<bool> bad_escape{false};  // 17, checked by the decoder on each unit's escapes
+  std::atomic<bool> bad_escape{false};  // 17, checked on each unit's escapes
+  std::atomic<bool> no_memory{false}, miscount{false};
 #pragma omp parallel for num_threads(t) schedule(static)
   for (int64_t u = 0; u < static_cast<int64_t>(units); ++u) {
-    bool bad = false;
     const uint64_t g0 = static_cast<uint64_t>(u) * kUnitGroups, gn = unit_groups(n, static_cast<uint64_t>(u));
-    e4m3_decode_groups(f + L.res_off, f + L.code_off, f + L.exp_off, n, g0, gn, h.codebook, code_of, first[u],
-                       first[u + 1] - first[u], dst, &bad);
-    if (bad) bad_escape.store(true, std::memory_order_relaxed);
+    const uint64_t k = first[u + 1] - first[u];
+    try {
+      if (t_escb.size() < k + kE4M3EscbSlack) t_escb.resize(k + kE4M3EscbSlack);
+    } catch (...) {
+      no_memory.store(true);
+      continue;
+    }
+    if (e4m3_expand_escapes(esc, first[u], k, code_of, t_escb.data())) bad_escape.store(true, std::memory_order_relaxed);
+    bool bad = false;
+    if (e4m3_decode_groups(res, codes, esc, t_escb.data(), n, g0, gn, h.codebook, code_of, h.codebook_count, first[u], k,
+                           dst, &bad) != k)
+      miscount.store(true);  // cannot happen: counted above
     if (hashes != nullptr) hashes[u] = block_hash(dst, n, static_cast<uint64_t>(u));
   }
+  if (no_memory.load()) return Status::out_of_memory;
+  if (miscount.load()) return Status::internal_error;
   if (bad_escape.load()) return Status::bad_escape_value;  // 17
   return Status::ok;
 }

@@ -237,13 +237,28 @@ uint64_t e4m3_encode_groups(const uint8_t* src, uint64_t n, uint64_t g0, uint64_
 // Markers in the groups' codes; *bad_code set on a code in count..6 (rule 18).
 uint64_t e4m3_count_markers(const uint8_t* codes, uint64_t n, uint64_t g0, uint64_t gn, uint32_t count,
                             bool* bad_code);
-// Decodes the groups into dst (element 0 at dst); escape esc_index of stream
-// 6 is the range's first, esc_count (their markers) the range's escapes.
-// *bad_escape set on an escape exponent that is in the codebook (rule 17).
-// Codes must have passed e4m3_count_markers.
-void e4m3_decode_groups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, uint64_t n, uint64_t g0,
-                        uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16], uint64_t esc_index,
-                        uint64_t esc_count, uint8_t* dst, bool* bad_escape);
+// Decodes the groups into dst (element 0 at dst) and checks their codes in
+// the same pass (*bad_code: a code in count..6, rule 18). escb: stream 6's
+// escapes from the range's first (number esc_index) on, one per byte
+// (e4m3_expand_escapes), esc_avail of them and kE4M3EscbSlack readable
+// bytes past. Returns the markers decoded, or kE4M3Overrun when the groups
+// hold more than esc_avail (rule 15; dst is then partly written).
+inline constexpr uint64_t kE4M3Overrun = ~uint64_t{0};
+inline constexpr uint64_t kE4M3EscbSlack = 128;
+uint64_t e4m3_decode_groups(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                            uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16], const uint8_t code_of[16],
+                            uint32_t count, uint64_t esc_index, uint64_t esc_avail, uint8_t* dst, bool* bad_code);
+// e4m3_decode_groups on one checksum block (g0 a multiple of 8192 groups,
+// 8 * gn a multiple of 1 KiB), hashing each KiB of output from L1 as it is
+// written: hashes[block] = block_hash(dst, n, block). last_end: n when this
+// is the output's shorter last block, else 0.
+uint64_t e4m3_decode_groups_hashed(const uint8_t* res, const uint8_t* codes, const uint8_t* esc, const uint8_t* escb,
+                                   uint64_t n, uint64_t g0, uint64_t gn, const uint8_t cb[16],
+                                   const uint8_t code_of[16], uint32_t count, uint64_t esc_index, uint64_t esc_avail,
+                                   uint8_t* dst, bool* bad_code, uint64_t* hashes, uint64_t last_end);
+// Escapes [i0, i0 + k) of stream 6 into escb[0..k), one per byte; returns
+// whether one is a codebook exponent (rule 17).
+bool e4m3_expand_escapes(const uint8_t* esc, uint64_t i0, uint64_t k, const uint8_t code_of[16], uint8_t* escb);
 int64_t e4m3_target();
 
 // HWY_TARGET of the kernels the dispatcher currently picks (for tests).

@@ -54,6 +54,9 @@ uint64_t stream_min_bytes() {
 }
 void set_stream_min_bytes(uint64_t bytes) { g_stream_min.store(bytes); }
 
+constexpr uint64_t kBatchDecodeStreamMinBytes = uint64_t{2} << 20;
+uint64_t batch_decode_stream_min_bytes() { return std::min(stream_min_bytes(), kBatchDecodeStreamMinBytes); }
+
 void flush_streams() { hwy::FlushStream(); }
 
 namespace {

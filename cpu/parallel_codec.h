@@ -100,6 +100,13 @@ void copy_hashed(const uint8_t* src, uint8_t* dst, uint64_t bytes, uint64_t* has
 // Orders the calling thread's non-temporal stores (cpu/kernels.h).
 void flush_streams();
 
+// Smallest batch (decoded bytes in all) whose pages decode with
+// non-temporal stores: a page batch past the 2 MiB L2 is read back from
+// memory (copied to a device, stored), and a cold batch decoded 1.25-1.65x
+// faster so (docs/DESIGN.md, "Page batches"). Lowered with
+// set_stream_min_bytes() for tests.
+uint64_t batch_decode_stream_min_bytes();
+
 // Workers for a batch of `items` independent frames of `bytes` in all
 // (requested > 0: that many, capped by items; else the override, else all
 // cores from parallel_min_bytes() on).

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/fp8_e4m3.h"
+#include "cpu/cpu_targets.h"
 #include "cpu/kernels.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/backend_check.h"
@@ -35,7 +36,7 @@ Codebook top7(const std::vector<uint8_t>& v, uint32_t count = 7) {
 
 // The kernels on groups [g0, g0 + gn) equal the scalar group loops: streams,
 // escapes, marker counts, rule 17/18 flags and decoded bytes.
-TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
+void GroupKernelsEqualTheFormatCore() {
   for (uint32_t far : {0u, 5u, 40u, 100u}) {
     for (uint64_t n : {uint64_t{1}, uint64_t{8}, uint64_t{63}, uint64_t{64}, uint64_t{65}, uint64_t{1000},
                        uint64_t{4099}}) {
@@ -85,13 +86,26 @@ TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
         EXPECT_EQ(cpu::e4m3_count_markers(code_b.data(), n, g0, gn, cb.count, &bad_a), mb);
         EXPECT_EQ(bad_a, bad_b);
         EXPECT_FALSE(bad_a);
-        std::vector<uint8_t> out(n + 8, 0xEE);
-        bool be = false;
-        cpu::e4m3_decode_groups(res_b.data(), code_b.data(), nib.data(), n, g0, gn, cb.entries, code_of, 0, kb,
-                                out.data(), &be);
-        EXPECT_FALSE(be);
+        std::vector<uint8_t> out(n + 8, 0xEE), escb(kb + cpu::kE4M3EscbSlack);
+        EXPECT_FALSE(cpu::e4m3_expand_escapes(nib.data(), 0, kb, code_of, escb.data()));
+        for (uint64_t i = 0; i < kb; ++i) ASSERT_EQ(escb[i], esc_b[i]) << i;
+        bool bc = false;
+        EXPECT_EQ(cpu::e4m3_decode_groups(res_b.data(), code_b.data(), nib.data(), escb.data(), n, g0, gn, cb.entries,
+                                          code_of, cb.count, 0, kb, out.data(), &bc),
+                  kb);
+        EXPECT_FALSE(bc);
         const uint64_t last = std::min<uint64_t>(n, 8 * (g0 + gn));
         for (uint64_t i = 8 * g0; i < last; ++i) ASSERT_EQ(out[i], src[i]) << i;
+        // One escape fewer than the markers (rule 15): the decoder stops.
+        if (kb > 0)
+          EXPECT_EQ(cpu::e4m3_decode_groups(res_b.data(), code_b.data(), nib.data(), escb.data(), n, g0, gn,
+                                            cb.entries, code_of, cb.count, 0, kb - 1, out.data(), &bc),
+                    cpu::kE4M3Overrun);
+        // An odd first escape (a range starting mid-byte of stream 6).
+        if (kb > 1) {
+          EXPECT_FALSE(cpu::e4m3_expand_escapes(nib.data(), 1, kb - 1, code_of, escb.data()));
+          for (uint64_t i = 1; i < kb; ++i) ASSERT_EQ(escb[i - 1], esc_b[i]) << i;
+        }
         // Corrupt codes (rule 18) and an escape exponent in the codebook (rule 17).
         if (cb.count < 7) {
           auto bad_codes = code_b;
@@ -102,26 +116,27 @@ TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) {
             cpu::e4m3_count_markers(bad_codes.data(), n, g0, gn, cb.count, &x);
             ASSERT_TRUE(y);
             ASSERT_TRUE(x);
+            bool z = false;
+            cpu::e4m3_decode_groups(res_b.data(), bad_codes.data(), nib.data(), escb.data(), n, g0, gn, cb.entries,
+                                    code_of, cb.count, 0, kb, out.data(), &z);
+            ASSERT_TRUE(z);
             bad_codes[3 * g] = code_b[3 * g];
           }
         }
         if (kb > 0) {
           auto bad_nib = nib;
           bad_nib[(kb - 1) / 2] = static_cast<uint8_t>(cb.entries[0] * 0x11);
-          bool x = false;
-          cpu::e4m3_decode_groups(res_b.data(), code_b.data(), bad_nib.data(), n, g0, gn, cb.entries, code_of, 0, kb,
-                                  out.data(), &x);
-          EXPECT_TRUE(x);
+          EXPECT_TRUE(cpu::e4m3_expand_escapes(bad_nib.data(), 0, kb, code_of, escb.data()));
         }
       }
     }
   }
 }
 
-TEST_P(CpuE4M3, FramesEqualReferenceEdgeSizesThreadsChecksum) {
+void FramesEqualReferenceEdgeSizesThreadsChecksum() {
   const auto kv = test::e4m3_kv_bytes(70000, 3);
   for (uint64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 257, 1023, 4097, 65535,
-                     65536, 65537, 70000}) {
+                     65536, 65537, 70000, 1024, 32768, 66560}) {
     for (int t : cpu_test::kThreads) {
       CompressOptions o;
       o.threads = t;
@@ -134,7 +149,7 @@ TEST_P(CpuE4M3, FramesEqualReferenceEdgeSizesThreadsChecksum) {
   }
 }
 
-TEST_P(CpuE4M3, EveryByteValueRealKvAndCorruptFrames) {
+void EveryByteValueRealKvAndCorruptFrames() {
   std::vector<uint8_t> mixed = test::e4m3_kv_bytes(20000, 5);
   for (int b = 0; b < 256; ++b) mixed.insert(mixed.begin() + 333 + 7 * b, static_cast<uint8_t>(b));
   for (bool checksum : {false, true}) {
@@ -166,6 +181,24 @@ TEST_P(CpuE4M3, EveryByteValueRealKvAndCorruptFrames) {
       ASSERT_TRUE(test::same_decode_result("cpu", bad.data(), bad.size(), small.size())) << pos << " bit " << bit;
     }
 }
+
+// Each test with the AVX3 target's VBMI2 loops on (where the CPU has them)
+// and off (the plain AVX3 loops); other targets run the same loops twice.
+template <class F>
+void both_avx3_loops(F f) {
+  for (bool vbmi2 : {true, false}) {
+    SCOPED_TRACE(vbmi2 ? "vbmi2 on" : "vbmi2 off");
+    cpu::set_e4m3_vbmi2(vbmi2);
+    f();
+  }
+  cpu::set_e4m3_vbmi2(true);
+}
+
+TEST_P(CpuE4M3, GroupKernelsEqualTheFormatCore) { both_avx3_loops(GroupKernelsEqualTheFormatCore); }
+TEST_P(CpuE4M3, FramesEqualReferenceEdgeSizesThreadsChecksum) {
+  both_avx3_loops(FramesEqualReferenceEdgeSizesThreadsChecksum);
+}
+TEST_P(CpuE4M3, EveryByteValueRealKvAndCorruptFrames) { both_avx3_loops(EveryByteValueRealKvAndCorruptFrames); }
 
 SPLITZIP_INSTANTIATE_PER_TARGET(CpuE4M3);
 
