@@ -251,6 +251,16 @@ SZ_HD const CapTables* cap_tables_find(const CapTables* const* sets, uint64_t n_
   return nullptr;
 }
 
+// The set of a frame (FORMAT.md 4.9): *out = null for a frame without
+// TABLES; MISSING_TABLES when the caller gave no set of its id and dtype.
+SZ_HD Status cap_frame_set(const CapTables* const* sets, uint64_t n_sets, bool has_tables, uint64_t id,
+                           uint32_t dtype_id, const CapTables** out) {
+  *out = nullptr;
+  if (!has_tables) return Status::ok;
+  *out = cap_tables_find(sets, n_sets, id, dtype_id);
+  return *out != nullptr ? Status::ok : Status::missing_tables;
+}
+
 // Bytes before stream 0 of a shared-kind block: the kind and the 32 sizes.
 inline constexpr uint32_t kCapSharedHeaderBytes = 1 + 2 * kCapStreams;
 
