@@ -4,6 +4,7 @@
 // TABLES frames (round trip, kinds, MISSING_TABLES, header rules).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,7 +13,9 @@
 #include "core/capacity/tables.h"
 #include "core/header.h"
 #include "core/reference.h"
+#include "tests/capacity/tables_golden.h"
 #include "tests/support/synthetic.h"
+#include "tests/support/test_data.h"
 
 namespace splitzip {
 namespace {
@@ -280,6 +283,94 @@ TEST(CapTablesFrame, MalformedBlocks) {
   b = f;
   b[L.blk_off + 1] ^= 1;  // stream 0's size: the sizes no longer fill the block
   EXPECT_EQ(ref_dec(b, calib.size(), sets, 1, &out).status, Status::bad_code);
+}
+
+// ---- golden vectors: tests/golden/v3_tables, tests/golden-errors/v3_tables ----
+// SPLITZIP_REGEN_GOLDEN=1 rewrites them from tables_golden.h's cases.
+
+TEST(TablesGolden, FramesAndSetsMatchCommittedBytes) {
+  const bool regen = std::getenv("SPLITZIP_REGEN_GOLDEN") != nullptr;
+  std::string table =
+      "# Committed table-set frames (FORMAT.md 4.9, v3) of tests/capacity/tables_golden.h: name, frame size,\n"
+      "# XXH3-64 (hex) of the frame. Sets: NAME.szct; frames up to 16 KiB: sz/NAME.sz.\n"
+      "# Regenerate: SPLITZIP_REGEN_GOLDEN=1 splitzip_capacity_tables_tests --gtest_filter='TablesGolden.*'\n";
+  bool ok = false;
+  const auto committed_table = test::read_file(tables_golden::dir() + "/frames.txt", &ok);
+  const std::string expected(committed_table.begin(), committed_table.end());
+  int shared = 0, own = 0;
+  for (const auto& c : tables_golden::cases()) {
+    SCOPED_TRACE(c.name);
+    const CapTables ts = tables_golden::set_of(c);
+    const auto set = tables_golden::set_bytes(ts);
+    const auto in = tables_golden::input(c);
+    const auto frame = ref_enc(c.dtype, in, &ts, c.checksum);
+    const std::string name = c.name;
+    table += tables_golden::line(name, frame) + "\n";
+    const std::string szct = tables_golden::dir() + "/" + name + ".szct", sz = tables_golden::dir() + "/sz/" + name + ".sz";
+    if (regen) {
+      ASSERT_TRUE(test::write_file(szct, set));
+      if (frame.size() <= 16384) ASSERT_TRUE(test::write_file(sz, frame));
+      continue;
+    }
+    EXPECT_NE(expected.find(tables_golden::line(name, frame) + "\n"), std::string::npos);
+    EXPECT_EQ(test::read_file(szct, &ok), set);
+    CapTables parsed;
+    ASSERT_EQ(cap_tables_parse(set.data(), set.size(), &parsed), Status::ok);
+    const auto committed = test::read_file(sz, &ok);
+    if (ok) EXPECT_EQ(committed, frame);
+    for (uint8_t k : kinds(frame)) (k == kCapKindShared ? shared : own)++;
+    std::vector<uint8_t> out;
+    const CapTables* sets[1] = {&parsed};
+    ASSERT_EQ(ref_dec(frame, in.size(), sets, 1, &out).status, Status::ok);
+    EXPECT_EQ(out, in);
+  }
+  if (regen) {
+    ASSERT_TRUE(test::write_file(tables_golden::dir() + "/frames.txt", std::vector<uint8_t>(table.begin(), table.end())));
+    return;
+  }
+  EXPECT_EQ(expected, table);
+  EXPECT_GT(shared, 0);
+  EXPECT_GT(own, 0);  // the fallback case
+}
+
+// Each error vector: NAME.sz, the frame with one fault; errors.txt: name,
+// the case whose set decodes it (or "-": none given), the status.
+TEST(TablesGolden, ErrorVectors) {
+  const bool regen = std::getenv("SPLITZIP_REGEN_GOLDEN") != nullptr;
+  const auto cs = tables_golden::cases();
+  auto find = [&](const std::string& n) {
+    for (const auto& c : cs)
+      if (n == c.name) return c;
+    return cs[0];
+  };
+  std::string list = "# Golden-error vectors of table-set frames (FORMAT.md 4.9): name, set (case), status.\n";
+  bool ok = false;
+  for (const auto& f : tables_golden::faults()) {
+    SCOPED_TRACE(f.name);
+    const auto c = find(f.base);
+    const CapTables ts = tables_golden::set_of(c);
+    const auto in = tables_golden::input(c);
+    auto frame = ref_enc(c.dtype, in, &ts, c.checksum);
+    FrameHeader h;
+    ASSERT_EQ(parse_header(frame.data(), frame.size(), &h), Status::ok);
+    frame[(f.in_blocks ? capacity_layout_of(h).blk_off : 0) + f.at] = f.value;
+    const std::string path = tables_golden::errors_dir() + "/" + f.name + ".sz";
+    list += std::string(f.name) + " " + (f.given ? c.name : "-") + " " + status_name(f.want) + "\n";
+    std::vector<uint8_t> out;
+    const CapTables* sets[1] = {&ts};
+    EXPECT_EQ(ref_dec(frame, in.size(), f.given ? sets : nullptr, f.given ? 1 : 0, &out).status, f.want);
+    if (regen) {
+      ASSERT_TRUE(test::write_file(path, frame));
+      continue;
+    }
+    EXPECT_EQ(test::read_file(path, &ok), frame);
+  }
+  if (regen) {
+    ASSERT_TRUE(test::write_file(tables_golden::errors_dir() + "/errors.txt", std::vector<uint8_t>(list.begin(), list.end())));
+    return;
+  }
+  const auto committed = test::read_file(tables_golden::errors_dir() + "/errors.txt", &ok);
+  EXPECT_EQ(std::string(committed.begin(), committed.end()), list);
 }
 
 }  // namespace

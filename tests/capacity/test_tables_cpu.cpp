@@ -13,6 +13,7 @@
 #include "core/header.h"
 #include "core/reference.h"
 #include "cpu/capacity_codec.h"
+#include "tests/capacity/tables_golden.h"
 #include "tests/cpu/cpu_test_util.h"
 #include "tests/support/synthetic.h"
 #include "tests/support/test_data.h"
@@ -152,6 +153,38 @@ TEST_P(TablesCpu, MalformedBlocksGiveTheReferenceStatus) {
     }
   }
   EXPECT_GT(faults, 0);
+}
+
+// The committed v3_tables frames (hash of frames.txt) at 1 and 2 threads,
+// and the golden-error vectors' statuses.
+TEST_P(TablesCpu, GoldenVectors) {
+  bool ok = false;
+  const auto t = test::read_file(tables_golden::dir() + "/frames.txt", &ok);
+  ASSERT_TRUE(ok);
+  const std::string table(t.begin(), t.end());
+  for (const auto& c : tables_golden::cases()) {
+    SCOPED_TRACE(c.name);
+    const CapTables ts = tables_golden::set_of(c);
+    const auto in = tables_golden::input(c);
+    for (int th : {1, 2}) {
+      const auto f = enc(c.dtype, in, &ts, c.checksum, th, true);
+      EXPECT_NE(table.find(tables_golden::line(c.name, f) + "\n"), std::string::npos);
+      std::vector<uint8_t> out;
+      ASSERT_EQ(dec(f, in.size(), &ts, th, true, &out).status, Status::ok);
+      EXPECT_EQ(out, in);
+    }
+  }
+  for (const auto& f : tables_golden::faults()) {
+    SCOPED_TRACE(f.name);
+    const auto frame = test::read_file(tables_golden::errors_dir() + "/" + f.name + ".sz", &ok);
+    ASSERT_TRUE(ok);
+    for (const auto& c : tables_golden::cases())
+      if (std::string(c.name) == f.base) {
+        const CapTables ts = tables_golden::set_of(c);
+        std::vector<uint8_t> out;
+        EXPECT_EQ(dec(frame, c.n * dtype_bytes(c.dtype), f.given ? &ts : nullptr, 1, true, &out).status, f.want);
+      }
+  }
 }
 
 SPLITZIP_INSTANTIATE_PER_TARGET(TablesCpu);
