@@ -174,6 +174,7 @@ struct SetEncoder {
   uint64_t id = 0;
   uint32_t count = 0, mask = 0;
   bool same_symbols = false;
+  uint32_t first = 0, last = 0;  // table 0's span (T = 1: the byte-table packer)
   uint8_t len[kCapMaxTables][256];
   uint32_t cl[kCapMaxTables * 256];
 };
@@ -191,6 +192,10 @@ const SetEncoder& set_encoder(const CapTables& set) {
   for (uint32_t t = 0; t < set.count; ++t) {
     CapTable tab;
     cap_tables_table(set, t, &tab);
+    if (t == 0) {
+      e.first = tab.first;
+      e.last = tab.last;
+    }
     uint16_t code[256];
     cap_codes(tab, code);
     for (uint32_t v = 0; v < 256; ++v) e.cl[256 * t + v] = code[v] | (uint32_t{tab.len[v]} << 16);
@@ -215,7 +220,12 @@ void encode_set_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256
     w.nb[s] = 0;
   }
   const uint32_t k = (m / kCapStreams) & ~7u;  // rows coded eight at a time
-  cpu::cap_pack_rows_set(exps, k, se.cl, se.mask, &w);
+  // One table: the byte-table packer of the per-block path (its span is
+  // that table's); several: per-stream entries.
+  if (se.mask == 0)
+    cpu::cap_pack_rows(exps, k, se.cl, se.first, se.last, &w);
+  else
+    cpu::cap_pack_rows_set(exps, k, se.cl, se.mask, &w);
   for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, one code at a time
     const uint32_t s = j % kCapStreams;
     const uint32_t x = se.cl[256 * (s & se.mask) + exps[j]];
@@ -458,7 +468,9 @@ struct SetDecoder {
   }
 };
 
-constexpr size_t kSetCacheEntries = 16;  // sets of up to 660 KiB of lookups each (T = 32)
+// Bounded by the lookups' bytes (20 KiB per table): 48 MiB holds a set
+// per layer and K/V of a 30-layer model at any T.
+constexpr uint64_t kSetCacheBytes = uint64_t{48} << 20;
 
 std::shared_ptr<const SetDecoder> set_decoder(const CapTables& s) {
   thread_local std::shared_ptr<const SetDecoder> last;  // the common case: page after page of one set
@@ -476,8 +488,14 @@ std::shared_ptr<const SetDecoder> set_decoder(const CapTables& s) {
       }
   }
   auto built = std::make_shared<const SetDecoder>(s);  // outside the lock: ~T x 10 us
+  auto bytes = [](const SetDecoder& d) { return uint64_t{d.set.count} * sizeof(cpu::CapLookup); };
   std::lock_guard<std::mutex> lock(mu);
-  if (cache.size() >= kSetCacheEntries) cache.erase(cache.begin());
+  uint64_t total = bytes(*built);
+  for (const auto& c : cache) total += bytes(*c);
+  while (!cache.empty() && total > kSetCacheBytes) {
+    total -= bytes(*cache.front());
+    cache.erase(cache.begin());
+  }
   cache.push_back(built);
   return last = built;
 }

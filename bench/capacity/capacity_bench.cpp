@@ -12,7 +12,7 @@
 // --variants: the coder alternatives' sizes on this input (docs/DESIGN.md section 2).
 // --target NAME: the cpu kernels forced to one Highway target (AVX2 on an
 // AVX-512 host, say); the rows' names say which.
-//   capacity_bench pages DIR REPS
+//   capacity_bench pages DIR REPS [calib-all]
 // Table sets on pages (docs/DESIGN.md, "capacity table sets"): DIR's
 // layer*_{k,v}.bf16 files of [2 sequences][...] (../shared/data/kv/smollm2),
 // a set per file calibrated on sequence 0, pages of 32 and 64 KiB of
@@ -249,7 +249,9 @@ struct PageCase {
   bool exact = true;
 };
 
-int pages_main(const std::string& dir, int reps) {
+// calib_all: the sets are calibrated on both sequences (no block lacks a
+// symbol: every block shared), else on sequence 0 only.
+int pages_main(const std::string& dir, int reps, bool calib_all) {
   std::vector<std::vector<uint8_t>> test;  // sequence 1 of each file
   std::vector<std::vector<uint8_t>> calib;
   for (int layer = 0; layer < 64; ++layer)
@@ -259,7 +261,7 @@ int pages_main(const std::string& dir, int reps) {
       auto b = read_file(dir + name);
       if (b.empty()) continue;
       const size_t half = b.size() / 2;
-      calib.emplace_back(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(half));
+      calib.emplace_back(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(calib_all ? b.size() : half));
       test.emplace_back(b.begin() + static_cast<std::ptrdiff_t>(half), b.end());
     }
   if (test.empty()) {
@@ -377,7 +379,8 @@ int pages_main(const std::string& dir, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 4 && std::string(argv[1]) == "pages") return pages_main(argv[2], std::atoi(argv[3]));
+  if (argc >= 4 && std::string(argv[1]) == "pages")
+    return pages_main(argv[2], std::atoi(argv[3]), argc >= 5 && std::string(argv[4]) == "calib-all");
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu] "
