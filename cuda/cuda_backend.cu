@@ -179,6 +179,11 @@ class CudaBackend final : public Backend {
   }
 
   FrameOutcome decompress_frame(const DecompressArgs& args) const override {
+    if (args.n_tables > 0) {  // table sets (FORMAT.md 4.9): the cpu and reference backends
+      FrameOutcome out;
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     return decode_one(args, args.max_output ? args.max_output : kNoBlock);
   }
 

@@ -193,7 +193,11 @@ struct KokkosDecode {
     return Status::ok;
   }
   Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
-    if (h.has_tables()) return Status::unsupported_mode;  // table sets (FORMAT.md 4.9): cpu, reference
+    if (h.has_tables()) {  // table sets (FORMAT.md 4.9): the cpu and reference backends decode them
+      const CapTables* set = nullptr;
+      const Status s = cap_frame_set(a.tables, a.n_tables, true, h.tables_id(), h.dtype, &set);
+      return s != Status::ok ? s : Status::unsupported_mode;
+    }
     Status s = Status::invalid_argument;  // FORMAT.md 4.6
     visit_codec_dtype<Codec::capacity>(h.dtype,
                                        [&](auto t) { s = capacity_decode<decltype(t)>(space, h, frame(a), out(a)); });

@@ -217,7 +217,7 @@ TEST(HeaderV1, StillParsed) {
 }
 
 TEST(Header, VersionsOutsideRange) {
-  for (const uint8_t v : std::initializer_list<uint8_t>{0, 3, 255}) {
+  for (const uint8_t v : std::initializer_list<uint8_t>{0, 4, 255}) {
     auto f = frame_of(coded_header());
     f[4] = v;
     EXPECT_EQ(parse(f), Status::unsupported_version) << int{v};

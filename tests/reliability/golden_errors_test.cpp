@@ -210,7 +210,11 @@ TEST(ReliabilityGoldenErrors, RegenerateV2Vectors) {
     auto f = small;
     f[4] = 3;
     reseal(f);
-    write_vector("version_3", f, "# Format version 3 (rule 3).\nstatus = UNSUPPORTED_VERSION\n");
+    write_vector("version_3", f,
+                 "# A v2 frame relabelled version 3 and re-sealed. Format v2 readers answered\n"
+                 "# UNSUPPORTED_VERSION (rule 3); since format v3 is supported, rule 3 passes and the\n"
+                 "# frame, which uses no v3 feature, is not written in its lowest version (rule 8).\n"
+                 "status = BAD_HEADER\n");
   }
   {
     // A well-formed coded (mode 0) header of 0 elements, no checksum: one

@@ -55,7 +55,7 @@ std::vector<MalformedFrame> malformed_frames(Dtype d) {
   };
   // Header rules.
   add("bad_magic", Status::bad_magic, false, [](auto& f) { f[1] ^= 0x20; });
-  add("bad_version", Status::unsupported_version, false, [](auto& f) { f[4] = 3; });
+  add("bad_version", Status::unsupported_version, false, [](auto& f) { f[4] = 4; });
   add("v1_check_on_v2_header", Status::header_corrupt, false, [](auto& f) {
     uint8_t tmp[64];
     std::memcpy(tmp, f.data(), 64);
