@@ -123,6 +123,20 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t*
   static_assert(kCapStreams % N64 == 0 && (4 * kCapStreams) % N8 == 0, "whole vectors per four rows");
   static_assert(sizeof(uintptr_t) == 8, "write pointers in u64 lanes");
 
+  // kSet: per phase of a row (kCapStreams / N32 vectors of u32 lanes), each
+  // lane's table offset 256 * (stream & mask).
+  const hn::Repartition<uint32_t, D8> d32;
+  const hn::RebindToSigned<decltype(d32)> di32;
+  const hn::Rebind<uint8_t, decltype(d32)> d8q;
+  const hn::Rebind<uint16_t, decltype(d32)> d16h;
+  constexpr size_t N32 = hn::MaxLanes(hn::Repartition<uint32_t, D8>());
+  static_assert(kCapStreams % N32 == 0, "whole vectors per row");
+  hn::Vec<decltype(d32)> set_off[kCapStreams / N32];
+  if (kSet) {
+    alignas(64) uint32_t o[kCapStreams];
+    for (uint32_t s = 0; s < kCapStreams; ++s) o[s] = 256 * (s & mask);
+    for (size_t p = 0; p < kCapStreams / N32; ++p) set_off[p] = hn::LoadU(d32, o + p * N32);
+  }
   // Byte tables per 16-value window: low code byte, and code >> 8 | len << 4.
   const uint32_t windows = kSet ? 0 : (last - first) / 16 + 1;
   alignas(16) uint8_t lo_tab[16][16], hi_tab[16][16];
@@ -168,11 +182,14 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t*
     const uint8_t* src = exps + size_t{r0} * kCapStreams;
     // Entries code | len << 12, element order.
     if (kSet) {
-      for (size_t r = 0; r < rc; ++r)
-        for (uint32_t s = 0; s < kCapStreams; ++s) {
-          const uint32_t v = cl[256 * (s & mask) + src[r * kCapStreams + s]];
-          ent[r * kCapStreams + s] = static_cast<uint16_t>((v & 0xFFFu) | ((v >> 16) << 12));
-        }
+      // A gather per vector of u32 lanes: index 256 * (stream & mask) + value.
+      for (size_t k = 0; k < size_t{rc} * kCapStreams; k += N32) {
+        const auto e = hn::PromoteTo(d32, hn::LoadU(d8q, src + k));
+        const auto idx = hn::BitCast(di32, hn::Add(e, set_off[(k % kCapStreams) / N32]));
+        const auto v = hn::GatherIndex(d32, cl, idx);
+        const auto x = hn::Or(hn::And(v, hn::Set(d32, 0xFFFu)), hn::ShiftLeft<12>(hn::ShiftRight<16>(v)));
+        hn::StoreU(hn::DemoteTo(d16h, hn::BitCast(di32, x)), d16h, ent + k);  // x < 2^16
+      }
     }
     for (size_t k = 0; !kSet && k < size_t{rc} * kCapStreams; k += N8) {
       const V8 e = hn::LoadU(d8, src + k);
