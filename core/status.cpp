@@ -37,6 +37,7 @@ const char* status_name(Status s) {
     case Status::escape_overflow: return "ESCAPE_OVERFLOW";
     case Status::unsupported_mode: return "UNSUPPORTED_MODE";
     case Status::undefined_mode: return "UNDEFINED_MODE";
+    case Status::missing_tables: return "MISSING_TABLES";
   }
   return "UNKNOWN_STATUS";
 }
@@ -76,6 +77,9 @@ const char* status_message(Status s) {
     case Status::unsupported_mode: return "this backend does not implement the coding mode (use the cpu or reference backend)";
     case Status::undefined_mode:
       return "the dtype x mode pair has no format in this version (every pair of format v3 has one)";
+    case Status::missing_tables:
+      return "the frame names a capacity table set the decoder was not given (pass the set it was compressed "
+             "with)";
   }
   return "unknown status";
 }

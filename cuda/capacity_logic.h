@@ -389,6 +389,10 @@ SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, CapDe
     c->handled = 0;
     s = Status::unsupported_mode;
   }
+  // Table sets (FORMAT.md 4.9) are not in the CUDA kernels yet: a TABLES
+  // frame is never decoded as per-block tables. The kernels are given no
+  // set (a call with sets is refused on the host: UNSUPPORTED_MODE).
+  if (s == Status::ok && h.has_tables()) s = Status::missing_tables;
   if (s == Status::ok) {
     c->h = h;
     c->L = capacity_layout_of(h);

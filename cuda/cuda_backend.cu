@@ -113,6 +113,10 @@ class CudaBackend final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
+    if (args.tables != nullptr) {  // table sets (FORMAT.md 4.9): the cpu and reference backends
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     // check_compress_args refused a pair codec_of() does not take.
     const Codec codec = codec_of(args.dtype, args.mode);
     if (!available()) {
@@ -175,6 +179,11 @@ class CudaBackend final : public Backend {
   }
 
   FrameOutcome decompress_frame(const DecompressArgs& args) const override {
+    if (args.n_tables > 0) {  // table sets (FORMAT.md 4.9): the cpu and reference backends
+      FrameOutcome out;
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     return decode_one(args, args.max_output ? args.max_output : kNoBlock);
   }
 

@@ -6,7 +6,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
 #     SECONDS_PER_TARGET  default 60
-#     TARGET              decompress frame_info roundtrip differential (default: all)
+#     TARGET              decompress frame_info roundtrip differential tables (default: all)
 #   Environment:
 #     FUZZ_BUILD_DIR   build directory (default <repo>/build-fuzz)
 #     FUZZ_PARALLEL=1  run the targets at once instead of one after another
@@ -21,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(decompress frame_info roundtrip differential)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(decompress frame_info roundtrip differential tables)
 BUILD="${FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 NICE="${FUZZ_NICE:-0}"
 

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 SZ_PUBLIC_BEGIN
 
-#define SZ_FORMAT_VERSION 3     /* newest version encoders write (2 unless a frame needs 3) */
+#define SZ_FORMAT_VERSION 3     /* newest version decoders read; encoders write 2 unless a frame needs 3 */
 #define SZ_MIN_FORMAT_VERSION 1 /* oldest version decoders read */
 #define SZ_HEADER_SIZE 64
 #define SZ_DEFAULT_CHUNK_LOG2 10
@@ -58,7 +58,8 @@ typedef enum sz_status {
   SZ_INTERNAL_ERROR = 26,
   /* 27 is internal (escape overflow), never returned */
   SZ_UNSUPPORTED_MODE = 28,
-  SZ_UNDEFINED_MODE = 29 /* the (dtype, mode) pair has no format (none since format v3) */
+  SZ_UNDEFINED_MODE = 29, /* the (dtype, mode) pair has no format (none since format v3) */
+  SZ_MISSING_TABLES = 30  /* the frame names a capacity table set the decoder was not given */
 } sz_status;
 
 typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4, SZ_FP8_E4M3 = 5 } sz_dtype;

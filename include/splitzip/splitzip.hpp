@@ -12,7 +12,7 @@
 SZ_PUBLIC_BEGIN
 namespace splitzip {
 
-inline constexpr uint32_t kFormatVersion = 3;     // newest version encoders write (2 unless a frame needs 3)
+inline constexpr uint32_t kFormatVersion = 3;     // newest version decoders read; encoders write frame_version()
 inline constexpr uint32_t kMinFormatVersion = 1;  // oldest version decoders read
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint32_t kDefaultChunkLog2 = 10;
@@ -62,6 +62,9 @@ enum class Status : int32_t {
   // The requested (dtype, mode) pair has no format yet (capacity x
   // fp8_e4m3); the message names the pair and what to use instead.
   undefined_mode = 29,
+  // The frame names a capacity table set (FORMAT.md 4.9) the decoder was
+  // not given.
+  missing_tables = 30,
 };
 
 const char* status_name(Status s);     // "BAD_MAGIC"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "core/capacity/tables.h"
 #include "core/codec.h"
 #include "core/hash.h"
 #include "core/reference.h"
@@ -140,6 +141,69 @@ TEST_P(Conformance, RoundTripMatchesReference) {
         EXPECT_EQ(d.frame_size, got.bytes.size());
         ASSERT_EQ(back, src);
       }
+}
+
+// Table sets (FORMAT.md 4.9): a target that takes them writes the
+// reference's bytes at 1, 2 and 4 threads, and every target that takes them
+// decodes every such target's frames; a target that does not answers
+// UNSUPPORTED_MODE (never other bytes). Without its set every target
+// reports MISSING_TABLES. Blocks with a value the set lacks (outliers of
+// make_data beyond the calibration sample) take their own tables.
+TEST_P(Conformance, TableSetsMatchReference) {
+  if (mode() != Mode::capacity) GTEST_SKIP() << "table sets are the capacity mode's";
+  const uint64_t n = 3 * 65536 + 11;
+  const auto src = make_data(dtype(), n, 29);
+  for (uint32_t T : {1u, 4u, 32u}) {
+    for (bool own_sample : {true, false}) {
+      SCOPED_TRACE("T=" + std::to_string(T) + (own_sample ? " set of this input" : " set of other data"));
+      const auto sample = own_sample ? src : make_data(dtype(), 4096, 31);
+      const void* bufs[1] = {sample.data()};
+      const uint64_t ns[1] = {sample.size() / dtype_bytes(dtype())};
+      CapTables ts;
+      ASSERT_EQ(cap_tables_from_samples(dtype(), T, bufs, ns, 1, &ts), Status::ok);
+      const CapTables* sets[1] = {&ts};
+      auto run = [&](const Backend* b, int th) {
+        std::vector<uint8_t> dst(compress_bound(dtype(), n));
+        CompressArgs a;
+        a.dtype = dtype();
+        a.src = src.data();
+        a.n = n;
+        a.dst = dst.data();
+        a.capacity = dst.size();
+        a.checksum = true;
+        a.threads = th;
+        a.mode = Mode::capacity;
+        a.tables = &ts;
+        const FrameOutcome o = b ? b->compress_frame(a) : reference_compress(a);
+        dst.resize(o.status == Status::ok ? o.frame_size : 0);
+        return std::make_pair(o.status, dst);
+      };
+      auto dec = [&](const Backend* b, const std::vector<uint8_t>& f, bool give, std::vector<uint8_t>* out) {
+        out->assign(src.size(), 0);
+        DecompressArgs a;
+        a.src = f.data();
+        a.src_size = f.size();
+        a.dst = out->data();
+        a.capacity = out->size();
+        a.tables = give ? sets : nullptr;
+        a.n_tables = give ? 1 : 0;
+        return b ? b->decompress_frame(a).status : reference_decompress(a).status;
+      };
+      const auto ref = run(nullptr, 1);
+      ASSERT_EQ(ref.first, Status::ok);
+      for (int th : {1, 2, 4}) {
+        const auto got = run(be(), th);
+        if (got.first == Status::unsupported_mode) continue;  // kokkos, cuda: not yet
+        ASSERT_EQ(got.first, Status::ok) << "threads " << th;
+        ASSERT_EQ(got.second, ref.second) << "threads " << th;
+      }
+      std::vector<uint8_t> back;
+      const Status own = dec(be(), ref.second, true, &back);
+      ASSERT_TRUE(own == Status::ok || own == Status::unsupported_mode) << status_name(own);
+      if (own == Status::ok) EXPECT_EQ(back, src);
+      EXPECT_EQ(dec(be(), ref.second, false, &back), Status::missing_tables);
+    }
+  }
 }
 
 TEST_P(Conformance, CrossTargetDecode) {

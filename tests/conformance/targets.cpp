@@ -28,6 +28,10 @@ class CudaEmulatorTarget final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& a) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(a)) != Status::ok) return out;
+    if (a.tables != nullptr) {  // as the CUDA backend: table sets are not in its kernels yet
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     test::EmuResult r;
     r.status = Status::invalid_argument;
     visit_codec(codec_of(a.dtype, a.mode), [&](auto tag) {
@@ -46,6 +50,10 @@ class CudaEmulatorTarget final : public Backend {
   FrameOutcome decompress_frame(const DecompressArgs& a) const override {
     FrameOutcome out;
     if ((out.status = check_decompress_args(a)) != Status::ok) return out;
+    if (a.n_tables > 0) {  // as the CUDA backend
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     test::EmuDecodeItem it;
     it.src = a.src;
     it.src_size = a.src_size;

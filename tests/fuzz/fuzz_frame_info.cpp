@@ -33,7 +33,7 @@ void check(const uint8_t* src, size_t size) {
   FUZZ_CHECK(fi.version == src[4] && fi.version == v.version && static_cast<uint32_t>(fi.dtype) == src[5],
              "version/dtype");
   // v2: byte 50 is block_log2 (16 with CHECKSUM), stream 7 has one entry per block.
-  FUZZ_CHECK(fi.checksum_block_log2 == (fi.version == 2 ? src[50] : 0u), "checksum_block_log2");
+  FUZZ_CHECK(fi.checksum_block_log2 == (fi.version >= 2 ? src[50] : 0u), "checksum_block_log2");
   FUZZ_CHECK(fi.checksum_blocks == v.n_checks, "checksum_blocks %llu, spec %llu",
              (unsigned long long)fi.checksum_blocks, (unsigned long long)v.n_checks);
   {

@@ -110,7 +110,11 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   const uint8_t flags = b[6];
   // v1: bytes 49-51 reserved; v2: 49 is mode, 50 block_log2, 51 reserved;
   // v2 flag bit 2 TENSOR (4.8).
-  if ((flags & (version >= 2 ? 0xF8 : 0xFC)) != 0 || b[51] || (version == 1 && (b[49] || b[50]))) return 6;
+  // v3: flag bit 3 TABLES (4.9).
+  if ((flags & (version == 3 ? 0xF0 : version == 2 ? 0xF8 : 0xFC)) != 0 || b[51] ||
+      (version == 1 && (b[49] || b[50])))
+    return 6;
+  const bool tables = (flags & 8) != 0;
   *chunk_log2 = b[7];
   if (*chunk_log2 < 6 || *chunk_log2 > 15) return 7;
   const uint64_t n = le(b + 8, 8), e = le(b + 16, 8);
@@ -126,13 +130,15 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
   if (!*checksum && *content != 0) return 8;
   if (mode > 1) return 8;                                       // 0 nibble code, 1 capacity (4.6)
   if (version >= 2 && b[50] != (*checksum ? 16 : 0)) return 8;  // block_log2
-  // 12: v3 exactly for the frames with a v3 feature (fp8_e4m3 in mode 1, 4.6.7)
-  if (version >= 2 && version != ((id == 5 && mode == 1) ? 3u : 2u)) return 8;
+  // 12: v3 exactly for the frames with a v3 feature (fp8_e4m3 in mode 1, 4.6.7; TABLES, 4.9)
+  if (version >= 2 && version != (((id == 5 && mode == 1) || tables) ? 3u : 2u)) return 8;
+  if (tables && mode != 1) return 8;  // 4.9
   uint64_t capacity_size = 0;
   if (mode == 1) {  // 4.6: never stored, no codebook, n >= 1, smaller than stored
     if (v.stored || *cb_count != 0 || n == 0) return 8;
-    for (int i = 0; i < 16; ++i)
+    for (int i = tables ? 8 : 0; i < 16; ++i)  // 4.9: bytes 32..39 name the set
       if (cb[i]) return 8;
+    v.tables = tables;
     if (e > n * geo(id).bytes) return 8;
     capacity_size = spec_capacity_size(id, n, e, n_checks);
     if (capacity_size >= spec_stored_size(id, n, n_checks)) return 8;
@@ -173,26 +179,26 @@ int check_header(const uint8_t* b, uint64_t size, SpecVerdict& v, uint8_t cb[16]
 }  // namespace
 
 Status rule_status(int rule) {
-  static const Status kByRule[20] = {
+  static const Status kByRule[21] = {
       Status::ok,           Status::truncated,         Status::bad_magic,
       Status::unsupported_version, Status::header_corrupt, Status::bad_dtype,
       Status::reserved_bits, Status::bad_chunk_size,   Status::bad_header,
       Status::bad_codebook, Status::size_mismatch,     Status::truncated,
       Status::limit_exceeded, Status::dst_too_small,   Status::bad_padding,
       Status::bad_escape_counts, Status::bad_escape_position, Status::bad_escape_value,
-      Status::bad_code,     Status::checksum_mismatch};
-  return rule >= 0 && rule < 20 ? kByRule[rule] : Status::internal_error;
+      Status::bad_code,     Status::checksum_mismatch, Status::missing_tables};
+  return rule >= 0 && rule < 21 ? kByRule[rule] : Status::internal_error;
 }
 
 Status SpecVerdict::first() const {
-  for (int r = 1; r < 20; ++r)
+  for (int r = 1; r < 21; ++r)
     if (definite & bit(r)) return rule_status(r);
   return Status::ok;
 }
 
 bool SpecVerdict::allows(Status s) const {
   if (s == Status::ok) return definite == 0;
-  for (int r = 1; r < 20; ++r)
+  for (int r = 1; r < 21; ++r)
     if ((possible & bit(r)) && rule_status(r) == s) return true;
   return false;
 }
@@ -343,6 +349,7 @@ int rule_of_capacity_status(Status s) {
     case Status::bad_padding: return 14;
     case Status::bad_codebook: return 9;
     case Status::bad_code: return 18;
+    case Status::missing_tables: return 20;
     default: return 0;
   }
 }
@@ -368,6 +375,8 @@ Status capacity_payload(const uint8_t* src, const SpecVerdict& v, uint8_t* out, 
     for (uint64_t i = 0; i < size[k]; ++i) covered[off[k] + i] = true;
   for (uint64_t i = 64; i < v.payload_end; ++i)
     if (!covered[i] && src[i]) return Status::bad_padding;  // rule 14, before a-g
+  // 4.9 check 0: the oracle, like the fuzzed decoders, is given no set.
+  if (v.tables) return Status::missing_tables;
   if (size[1] && (3 * n) % 8 && (src[off[1] + size[1] - 1] >> ((3 * n) % 8))) return Status::bad_padding;  // a
   uint64_t sum = 0;
   for (uint64_t b = 0; b < nb; ++b) sum += le(src + off[2] + 4 * b, 4);

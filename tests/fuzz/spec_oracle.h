@@ -18,7 +18,8 @@ struct SpecOptions {
   bool verify_checksum = true;
 };
 
-// Rules are numbered as in FORMAT.md section 9 (1..19); bit r of a mask is rule r.
+// Rules are numbered as in FORMAT.md section 9 (1..19); bit r of a mask is rule r;
+// bit 20: MISSING_TABLES (4.9).
 struct SpecVerdict {
   // Rules broken for certain. Rules 1-13 stop at the first failure, so at
   // most one of them is set, and then nothing above it.
@@ -35,6 +36,9 @@ struct SpecVerdict {
   // the first failing check gives (BAD_PADDING 14, BAD_CODEBOOK 9, BAD_CODE
   // 18), which every backend must report.
   bool capacity = false;
+  // A mode-1 frame with TABLES (4.9, v3): without its set the decoder
+  // reports MISSING_TABLES, "rule" 20 here, after the gaps (rule 14).
+  bool tables = false;
   uint64_t n_checks = 0;       // v2 with CHECKSUM: entries of stream 7
   // Rule 19 of a v2 frame broken by a block check: the first such block;
   // all ones otherwise (also when only the combined checksum differs).
