@@ -37,6 +37,7 @@ const char* status_name(Status s) {
     case Status::escape_overflow: return "ESCAPE_OVERFLOW";
     case Status::unsupported_mode: return "UNSUPPORTED_MODE";
     case Status::undefined_mode: return "UNDEFINED_MODE";
+    case Status::missing_tables: return "MISSING_TABLES";
   }
   return "UNKNOWN_STATUS";
 }
@@ -77,6 +78,9 @@ const char* status_message(Status s) {
     case Status::undefined_mode:
       return "dtype fp8_e4m3 x mode capacity is not defined (no capacity format for fp8_e4m3 yet): "
              "compress fp8_e4m3 in the fast mode";
+    case Status::missing_tables:
+      return "the frame names a capacity table set the decoder was not given (pass the set it was compressed "
+             "with)";
   }
   return "unknown status";
 }

@@ -31,6 +31,8 @@ const char kUsage[] =
     "  Decodes every frame of IN.sz ('-' = stdin) and writes the raw elements;\n"
     "  a stream made from a .npy or .safetensors file gives back that file.\n"
     "  --backend B        force a backend (default: $SPLITZIP_BACKEND, else dispatch)\n"
+    "  --tables F         a table set file the frames name (from `splitzip calibrate\n"
+    "                     --mode capacity`); repeat for several sets\n"
     "  --max-size SIZE    refuse streams that decode to more than SIZE bytes\n"
     "                     (default 64G; 0 = no limit). Checked from the headers\n"
     "                     before anything is allocated or written.\n"
@@ -137,7 +139,7 @@ ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string&
 }  // namespace
 
 int cmd_decompress(int argc, char** argv) {
-  std::vector<OptSpec> specs = {{"backend", 0, true}, {"max-size", 0, true}};
+  std::vector<OptSpec> specs = {{"backend", 0, true}, {"max-size", 0, true}, {"tables", 0, true}};
   add_specs(specs, output_option_specs());
   add_specs(specs, {{"quiet", 'q', false}, {"verbose", 'v', false}, {"help", 'h', false}});
   Args a("decompress", specs, argc, argv, 2);
@@ -166,7 +168,10 @@ int cmd_decompress(int argc, char** argv) {
   ScanResult scan;
   if (in.regular()) scan = scan_headers(in, max_size, what);
 
+  const std::vector<splitzip::TableSet> tables = load_tables_files(a);
   splitzip::DecompressOptions opts;
+  opts.tables = tables.data();
+  opts.n_tables = tables.size();
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
   opts.max_output_bytes = max_size;
   opts.verify_checksum = true;

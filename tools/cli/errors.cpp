@@ -13,6 +13,7 @@ int exit_code_for(Status s) {
       return kExitOk;
     case Status::invalid_argument:
     case Status::undefined_mode:
+    case Status::missing_tables:
       return kExitUsage;
     case Status::io_error:
       return kExitIo;
