@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/capacity/tables.h"
 #include "core/codec.h"
 #include "splitzip/splitzip.hpp"
 
@@ -25,6 +26,9 @@ struct CompressArgs {
   void* workspace = nullptr;      // optional, workspace_size() bytes; null: the backend allocates
   uint64_t workspace_size = 0;
   Mode mode = Mode::fast;         // capacity: FORMAT.md 4.6 (codebook, chunk_log2 unused)
+  // Capacity only: a parsed table set of dtype (FORMAT.md 4.9); the frame
+  // names it and its blocks use it (a v3 frame). null: per-block tables.
+  const CapTables* tables = nullptr;
 };
 
 struct DecompressArgs {
@@ -37,6 +41,10 @@ struct DecompressArgs {
   int threads = 0;
   void* workspace = nullptr;
   uint64_t workspace_size = 0;
+  // The table sets the caller gives (FORMAT.md 4.9): a TABLES frame naming
+  // none of them fails with MISSING_TABLES.
+  const CapTables* const* tables = nullptr;
+  uint64_t n_tables = 0;
 };
 
 struct FrameOutcome {
@@ -56,11 +64,17 @@ inline Status check_compress_args(const CompressArgs& a) {
   if (codec_of(a.dtype, a.mode) == Codec::invalid) return Status::undefined_mode;
   if (a.codebook != nullptr && (validate_codebook(*a.codebook) != Status::ok || a.codebook->dtype != a.dtype))
     return Status::bad_codebook;
+  if (a.tables != nullptr) {
+    if (a.mode != Mode::capacity) return Status::invalid_argument;  // sets are the capacity mode's
+    if (a.tables->dtype != static_cast<uint8_t>(a.dtype)) return Status::bad_codebook;
+  }
   return Status::ok;
 }
 
 SZ_HD Status check_decompress_args(const DecompressArgs& a) {
-  if ((a.src == nullptr && a.src_size > 0) || (a.dst == nullptr && a.capacity > 0)) return Status::invalid_argument;
+  if ((a.src == nullptr && a.src_size > 0) || (a.dst == nullptr && a.capacity > 0) ||
+      (a.tables == nullptr && a.n_tables > 0))
+    return Status::invalid_argument;
   return Status::ok;
 }
 

@@ -17,6 +17,7 @@ namespace splitzip {
 inline constexpr uint8_t kFlagStored = 1u << 0;
 inline constexpr uint8_t kFlagChecksum = 1u << 1;
 inline constexpr uint8_t kFlagTensor = 1u << 2;  // v2: tensor descriptor after the payload (FORMAT.md 4.8)
+inline constexpr uint8_t kFlagTables = 1u << 3;  // v3: mode 1 with a named table set (FORMAT.md 4.9)
 inline constexpr uint8_t kFlagsKnown = kFlagStored | kFlagChecksum;
 inline constexpr uint64_t kTensorFixedBytes = 32;            // section bytes before the dims
 inline constexpr uint64_t kMaxTensorSection = uint64_t{1} << 25;
@@ -26,7 +27,7 @@ static_assert(kModeNibble == mode_of(Codec::nibble) && kModeCapacity == mode_of(
               "header mode bytes are codec_of()'s");
 
 struct FrameHeader {
-  uint8_t version = kFormatVersion;
+  uint8_t version = 2;          // frame_version(): 3 only for v3 features
   uint8_t dtype = 0;
   uint8_t flags = 0;
   uint8_t chunk_log2 = kDefaultChunkLog2;
@@ -41,12 +42,24 @@ struct FrameHeader {
   SZ_HD bool stored() const { return (flags & kFlagStored) != 0; }
   SZ_HD bool has_checksum() const { return (flags & kFlagChecksum) != 0; }
   SZ_HD bool has_tensor() const { return (flags & kFlagTensor) != 0; }
+  SZ_HD bool has_tables() const { return (flags & kFlagTables) != 0; }
+  // With TABLES: the set's id, header bytes 32..39 (FORMAT.md 4.9).
+  SZ_HD uint64_t tables_id() const { return load_le64(codebook); }
+  SZ_HD void set_tables_id(uint64_t id) { store_le64(codebook, id); }
   // Entries of stream 7: the v2 block checks.
   SZ_HD uint64_t n_checks() const {
     return version >= 2 && has_checksum() ? checksum_blocks(n_elems * geometry_of(dtype).bytes) : 0;
   }
   SZ_HD uint64_t decoded_bytes() const { return n_elems * geometry_of(dtype).bytes; }
 };
+
+// The version an encoder writes (V3 rule 1, FORMAT.md 12): the lowest that
+// expresses the frame. 3 for the v3 features (a TABLES frame), else 2.
+SZ_HD uint8_t frame_version(uint32_t dtype_id, uint32_t mode, uint8_t flags) {
+  (void)dtype_id;
+  (void)mode;
+  return (flags & kFlagTables) != 0 ? 3 : 2;
+}
 
 // ---- codebook rules ----
 // Rule 9 on raw codebook bytes.
@@ -179,7 +192,9 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   if (!dtype_id_valid(h.dtype) || (h.version == 1 && codec_of(h.dtype, 0) != Codec::nibble))
     return Status::bad_dtype;  // 5: v1 frames are nibble frames (v2 adds fp8_e4m3)
   const bool reserved_bytes = h.version == 1 ? (b[49] | b[50] | b[51]) != 0 : b[51] != 0;
-  const uint8_t known = h.version >= 2 ? static_cast<uint8_t>(kFlagsKnown | kFlagTensor) : kFlagsKnown;
+  const uint8_t known = h.version >= 3   ? static_cast<uint8_t>(kFlagsKnown | kFlagTensor | kFlagTables)
+                        : h.version == 2 ? static_cast<uint8_t>(kFlagsKnown | kFlagTensor)
+                                         : kFlagsKnown;
   if ((h.flags & ~known) != 0 || reserved_bytes) return Status::reserved_bits;               // 6
   if (h.chunk_log2 < kMinChunkLog2 || h.chunk_log2 > kMaxChunkLog2) return Status::bad_chunk_size;  // 7
   if (h.n_elems > kMaxElems) return Status::bad_header;                                      // 8
@@ -190,9 +205,12 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   if (h.version >= 2 && h.block_log2 != (h.has_checksum() ? kChecksumBlockLog2 : 0u)) return Status::bad_header;
   const Codec codec = codec_of(h.dtype, h.mode);
   if (codec == Codec::invalid) return Status::bad_header;  // an unknown mode, or fp8_e4m3 in mode 1 (4.7)
+  // v3 (FORMAT.md 12): a frame is written in the lowest version that expresses it.
+  if (h.version >= 2 && h.version != frame_version(h.dtype, h.mode, h.flags)) return Status::bad_header;
+  if (h.has_tables() && codec != Codec::capacity) return Status::bad_header;  // 4.9: mode 1 only
   if (codec == Codec::capacity) {  // FORMAT.md 4.6: never stored, no codebook, coded < stored
     if (h.stored() || h.codebook_count != 0) return Status::bad_header;
-    for (int i = 0; i < 16; ++i)
+    for (int i = h.has_tables() ? 8 : 0; i < 16; ++i)  // 4.9: bytes 32..39 name the set
       if (h.codebook[i] != 0) return Status::bad_header;
     if (!capacity_sizes_ok(h.dtype, h.n_elems, h.escape_count, h.n_checks())) return Status::bad_header;
   } else if (h.stored()) {
@@ -214,10 +232,18 @@ SZ_HD Status parse_header(const uint8_t* b, uint64_t src_size, FrameHeader* out)
   return Status::ok;
 }
 
-// Header of a v2 frame the encoders write.
+// A mode-1 frame that names a table set (FORMAT.md 4.9): flag, id, version.
+SZ_HD void set_tables_fields(FrameHeader* h, uint64_t id) {
+  h->flags |= kFlagTables;
+  h->set_tables_id(id);
+  h->version = frame_version(h->dtype, h->mode, h->flags);
+}
+
+// Header of a v2 frame the encoders write (a TABLES frame sets its flag,
+// id and version 3: frame_version).
 SZ_HD FrameHeader make_header(uint32_t dtype_id, uint64_t n, uint32_t chunk_log2, bool checksum) {
   FrameHeader h;
-  h.version = static_cast<uint8_t>(kFormatVersion);
+  h.version = frame_version(dtype_id, kModeNibble, h.flags);
   h.dtype = static_cast<uint8_t>(dtype_id);
   h.flags = checksum ? kFlagChecksum : 0;
   h.chunk_log2 = static_cast<uint8_t>(chunk_log2);

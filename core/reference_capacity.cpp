@@ -68,6 +68,61 @@ void reference_capacity_encode_block(const uint8_t* exps, uint32_t m, std::vecto
   out->insert(out->end(), streams.begin(), streams.end());
 }
 
+void reference_capacity_encode_set_block(const CapTables& set, const uint8_t* exps, uint32_t m,
+                                         std::vector<uint8_t>* out) {
+  if (!cap_block_fits_set(set, exps, m)) {  // a symbol its stream's table lacks: its own table
+    out->push_back(kCapKindOwn);
+    reference_capacity_encode_block(exps, m, out);
+    return;
+  }
+  uint16_t code[kCapMaxTables][256];
+  for (uint32_t t = 0; t < set.count; ++t) {
+    CapTable tab;
+    cap_tables_table(set, t, &tab);
+    cap_codes(tab, code[t]);
+  }
+  uint32_t z[kCapStreams] = {};
+  std::vector<uint8_t> streams;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    const uint32_t t = cap_table_of_stream(set, s);
+    const size_t before = streams.size();
+    BitWriter w(&streams);
+    for (uint32_t j = s; j < m; j += kCapStreams) w.put(code[t][exps[j]], set.len[t][exps[j]]);
+    z[s] = static_cast<uint32_t>(streams.size() - before);
+  }
+  out->push_back(kCapKindShared);
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    out->push_back(static_cast<uint8_t>(z[s]));
+    out->push_back(static_cast<uint8_t>(z[s] >> 8));
+  }
+  out->insert(out->end(), streams.begin(), streams.end());
+}
+
+Status reference_capacity_decode_set_block(const CapTables& set, const uint8_t* blk, uint64_t size, uint32_t m,
+                                           uint32_t exp_limit, uint8_t* exps) {
+  if (size < 1 || blk[0] > kCapKindShared) return Status::bad_code;  // check c of 4.9
+  if (blk[0] == kCapKindOwn) return reference_capacity_decode_block(blk + 1, size - 1, m, exp_limit, exps);
+  if (size < kCapSharedHeaderBytes) return Status::bad_code;  // check e of 4.9
+  uint64_t off = kCapSharedHeaderBytes;
+  for (uint32_t s = 0; s < kCapStreams; ++s) off += load_le16(blk + 1 + 2 * s);
+  if (off != size) return Status::bad_code;
+  static thread_local uint16_t table[kCapMaxTables][kCapTableSize];
+  for (uint32_t t = 0; t < set.count; ++t) {
+    CapTable tab;
+    cap_tables_table(set, t, &tab);
+    cap_decode_table(tab, table[t]);
+  }
+  off = kCapSharedHeaderBytes;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    const uint32_t z = load_le16(blk + 1 + 2 * s);
+    const Status ss = cap_decode_stream(blk + off, z, s, m, table[cap_table_of_stream(set, s)],
+                                        [&](uint32_t j, uint32_t e) { exps[j] = static_cast<uint8_t>(e); });
+    if (ss != Status::ok) return ss;
+    off += z;
+  }
+  return Status::ok;
+}
+
 Status reference_capacity_decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit,
                                        uint8_t* exps) {
   CapTable t;
@@ -102,8 +157,12 @@ Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, Frame
   std::vector<uint32_t> sizes(n_blocks);
   for (uint64_t b = 0; b < n_blocks; ++b) {
     const size_t before = blocks.size();
-    reference_capacity_encode_block(exps.data() + (b << kCapBlockLog2), static_cast<uint32_t>(cap_block_len(a.n, b)),
-                                    &blocks);
+    const uint8_t* be = exps.data() + (b << kCapBlockLog2);
+    const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
+    if (a.tables != nullptr)
+      reference_capacity_encode_set_block(*a.tables, be, m, &blocks);  // FORMAT.md 4.9
+    else
+      reference_capacity_encode_block(be, m, &blocks);
     sizes[b] = static_cast<uint32_t>(blocks.size() - before);
   }
   const CapLayout L = capacity_layout(id, a.n, blocks.size(), n_checks);
@@ -115,10 +174,11 @@ Status reference_capacity_encode(const CompressArgs& a, uint64_t n_checks, Frame
   std::memcpy(f + L.blk_off, blocks.data(), blocks.size());
   h->mode = kModeCapacity;
   h->escape_count = blocks.size();
+  if (a.tables != nullptr) set_tables_fields(h, a.tables->id);
   return Status::ok;
 }
 
-Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst) {
+Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t* dst, const CapTables* set) {
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;
   if (!cap_high_padding_ok(f, L)) return Status::bad_padding;  // check a
@@ -131,8 +191,10 @@ Status reference_capacity_decode(const FrameHeader& h, const uint8_t* f, uint8_t
   uint64_t off = L.blk_off;
   for (uint64_t b = 0; b < L.n_blocks; ++b) {
     const uint64_t size = cap_index_entry(f, L, b);
-    const Status s = reference_capacity_decode_block(f + off, size, static_cast<uint32_t>(cap_block_len(n, b)),
-                                                     exp_limit, exps.data() + (b << kCapBlockLog2));
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    uint8_t* be = exps.data() + (b << kCapBlockLog2);
+    const Status s = set != nullptr ? reference_capacity_decode_set_block(*set, f + off, size, m, exp_limit, be)
+                                    : reference_capacity_decode_block(f + off, size, m, exp_limit, be);
     if (s != Status::ok) return s;
     off += size;
   }

@@ -98,7 +98,10 @@ struct ReferenceDecode {
     return Status::ok;
   }
   Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
-    return reference_capacity_decode(h, frame(a), out(a));  // FORMAT.md 4.6
+    const CapTables* set = nullptr;  // FORMAT.md 4.9
+    const Status s = cap_frame_set(a.tables, a.n_tables, h.has_tables(), h.tables_id(), h.dtype, &set);
+    if (s != Status::ok) return s;
+    return reference_capacity_decode(h, frame(a), out(a), set);  // FORMAT.md 4.6
   }
   Status decode(CodecTag<Codec::e4m3>, const DecompressArgs& a, const FrameHeader& h) {
     return reference_e4m3_decode(h, frame(a), out(a));  // FORMAT.md 4.7

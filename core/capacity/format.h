@@ -147,7 +147,10 @@ struct CapMergeScratch {
   uint64_t cur[512], next[512];
 };
 
-SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t, CapMergeScratch* w) {
+// C: uint32_t (a block's counts) or uint64_t (a table set's calibration,
+// core/capacity/tables.h); the leaves' sum must fit in 64 bits.
+template <class C>
+SZ_HD void cap_code_lengths_of(const C* counts, CapTable* t, CapMergeScratch* w) {
   uint8_t* sym = w->sym;
   uint32_t m = 0;
   for (uint32_t e = 0; e < 256; ++e) {
@@ -211,6 +214,9 @@ SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t, CapMergeScr
   t->first = first;
   t->last = last;
   t->bytes = cap_table_bytes(first, last);
+}
+SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t, CapMergeScratch* w) {
+  cap_code_lengths_of(counts, t, w);
 }
 SZ_HD void cap_code_lengths(const uint32_t counts[256], CapTable* t) {
   CapMergeScratch w;

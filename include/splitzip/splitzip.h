@@ -16,7 +16,7 @@ extern "C" {
 #endif
 SZ_PUBLIC_BEGIN
 
-#define SZ_FORMAT_VERSION 2     /* what encoders write */
+#define SZ_FORMAT_VERSION 3     /* newest version decoders read; encoders write 2, or 3 with a table set */
 #define SZ_MIN_FORMAT_VERSION 1 /* oldest version decoders read */
 #define SZ_HEADER_SIZE 64
 #define SZ_DEFAULT_CHUNK_LOG2 10

@@ -13,7 +13,7 @@
 SZ_PUBLIC_BEGIN
 namespace splitzip {
 
-inline constexpr uint32_t kFormatVersion = 2;     // what encoders write
+inline constexpr uint32_t kFormatVersion = 3;     // newest version decoders read; encoders write frame_version()
 inline constexpr uint32_t kMinFormatVersion = 1;  // oldest version decoders read
 inline constexpr uint32_t kHeaderSize = 64;
 inline constexpr uint32_t kDefaultChunkLog2 = 10;

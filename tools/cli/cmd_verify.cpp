@@ -193,8 +193,8 @@ int cmd_verify(int argc, char** argv) {
     if (d.backend && used.find(d.backend) == std::string::npos) used += std::string(used.empty() ? "" : ",") + d.backend;
     const uint8_t* o = compare(dec.data(), f.info.decoded_size, where);
 
-    if (f.info.version != splitzip::kFormatVersion) {
-      // (2) needs an encoder of the frame's version; this one writes v2 only.
+    if (f.info.version < 2) {
+      // (2) needs an encoder of the frame's version; this one writes v2 and v3.
       if (verbose)
         std::fprintf(stderr, "frame %zu: %" PRIu64 " elements, %s, format v%u: decode identical (not re-encoded)\n",
                      i, f.info.n_elems, frame_coding(f.info), f.info.version);

@@ -75,7 +75,7 @@ const char kTopUsage[] =
 int print_version() {
   std::printf("splitzip %s (library %s, ABI %u, licence Apache-2.0)\n", SZ_VERSION_STRING,
               splitzip::version(), splitzip::abi_version());
-  std::printf("frame format: writes v%u, reads v%u..v%u\n", splitzip::kFormatVersion,
+  std::printf("frame format: writes v2 (v%u with a capacity table set), reads v%u..v%u\n", splitzip::kFormatVersion,
               splitzip::kMinFormatVersion, splitzip::kFormatVersion);
   std::printf("backends compiled in:");
   for (size_t i = 0; i < splitzip::backend_count(); ++i) std::printf(" %s", splitzip::backend_name(i));
