@@ -52,7 +52,8 @@ from .files import load_file, restore, safetensors_bytes, save_file
 #: Version of the splitzip library inside (one source: the CMake project version).
 __version__: str = _core.version()
 
-#: Frame format version this build writes (it also reads MIN_FORMAT_VERSION on).
+#: Newest frame format version this build writes (3: frames that name a table set;
+#: others are written as 2) and reads; it also reads MIN_FORMAT_VERSION on.
 FORMAT_VERSION = _core.FORMAT_VERSION
 MIN_FORMAT_VERSION = _core.MIN_FORMAT_VERSION
 HEADER_SIZE = _core.HEADER_SIZE
