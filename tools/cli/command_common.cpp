@@ -133,9 +133,8 @@ std::string tables_id_text(uint64_t id) {
 }
 
 std::string missing_tables_hint(uint64_t id) {
-  return "the frame names table set " + tables_id_text(id) +
-         ", which was not given: pass its file with --tables FILE (the file `splitzip calibrate --mode "
-         "capacity` wrote for this data)";
+  return "table set " + tables_id_text(id) +
+         ": pass its file with --tables FILE (the one `splitzip calibrate --mode capacity` wrote for this data)";
 }
 
 std::string codebook_text(const splitzip::Codebook& cb) {
