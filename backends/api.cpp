@@ -53,6 +53,9 @@ Result guarded(F&& f) {
 // allocation (a page decode is a few microseconds).
 class SetList {
  public:
+  SetList() = default;
+  SetList(const SetList&) = delete;  // data_ may point into inline_
+  SetList& operator=(const SetList&) = delete;
   Status init(const DecompressOptions& opts) {
     if (opts.n_tables == 0) return Status::ok;
     if (opts.tables == nullptr) return Status::invalid_argument;
