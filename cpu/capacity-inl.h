@@ -132,8 +132,11 @@ HWY_INLINE bool FinishLane(Lane& l, const LaneLimits& lim, const CapLookup* lk, 
 // lockstep (independent dependency chains), in runs of rounds safe for all.
 // Reads up to 16 bytes past each stream's end. Each round also prefetches
 // one line of each of pf's ranges (kernels.h).
-bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
-                   CapPrefetch* pf) {
+// kSet: a table set's block (FORMAT.md 4.9): stream s uses lookups
+// lk[s & mask] and lengths lens[256 * (s & mask)]; else one table for all.
+template <bool kSet>
+HWY_INLINE bool DecodeRowsImpl(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint32_t mask,
+                               uint64_t* consumed, CapPrefetch* pf) {
   bool ok = true;
   const uint8_t *p0 = pf->at[0], *e0 = pf->end[0], *p1 = pf->at[1], *e1 = pf->end[1];
   // Output places as offsets from the lowest row (no pointer kept as an
@@ -150,6 +153,10 @@ bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* le
       lim[i] = {x.base, row + x.len, x.end_bits};
     }
     Lane a = l[0], b = l[1], c = l[2], d = l[3];
+    const CapLookup* la = kSet ? lk + ((s0 + 0) & mask) : lk;
+    const CapLookup* lb = kSet ? lk + ((s0 + 1) & mask) : lk;
+    const CapLookup* lc = kSet ? lk + ((s0 + 2) & mask) : lk;
+    const CapLookup* ld = kSet ? lk + ((s0 + 3) & mask) : lk;
     for (;;) {
       uint64_t k = HWY_MIN(HWY_MIN(lim[0].safe_rounds(a), lim[1].safe_rounds(b)),
                            HWY_MIN(lim[2].safe_rounds(c), lim[3].safe_rounds(d)));
@@ -164,21 +171,31 @@ bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* le
         c.refill();
         d.refill();
         for (int q = 0; q < 4; ++q) {
-          a.step(lk, rows);
-          b.step(lk, rows);
-          c.step(lk, rows);
-          d.step(lk, rows);
+          a.step(la, rows);
+          b.step(lb, rows);
+          c.step(lc, rows);
+          d.step(ld, rows);
         }
       }
     }
-    ok &= FinishLane(a, lim[0], lk, lens, rows, consumed + s0);
-    ok &= FinishLane(b, lim[1], lk, lens, rows, consumed + s0 + 1);
-    ok &= FinishLane(c, lim[2], lk, lens, rows, consumed + s0 + 2);
-    ok &= FinishLane(d, lim[3], lk, lens, rows, consumed + s0 + 3);
+    ok &= FinishLane(a, lim[0], la, kSet ? lens + 256 * ((s0 + 0) & mask) : lens, rows, consumed + s0);
+    ok &= FinishLane(b, lim[1], lb, kSet ? lens + 256 * ((s0 + 1) & mask) : lens, rows, consumed + s0 + 1);
+    ok &= FinishLane(c, lim[2], lc, kSet ? lens + 256 * ((s0 + 2) & mask) : lens, rows, consumed + s0 + 2);
+    ok &= FinishLane(d, lim[3], ld, kSet ? lens + 256 * ((s0 + 3) & mask) : lens, rows, consumed + s0 + 3);
   }
   pf->at[0] = p0;
   pf->at[1] = p1;
   return ok;
+}
+
+bool CapDecodeRows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
+                   CapPrefetch* pf) {
+  return DecodeRowsImpl<false>(in, lk, lens, 0, consumed, pf);
+}
+
+bool CapDecodeRowsSet(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint32_t mask,
+                      uint64_t* consumed, CapPrefetch* pf) {
+  return DecodeRowsImpl<true>(in, lk, lens, mask, consumed, pf);
 }
 
 // ---- fp16 / fp32: exponents (element order) joined with the residuals ----

@@ -43,10 +43,12 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/capacity/format.h"
 #include "core/capacity/reference_capacity.h"
+#include "core/capacity/tables.h"
 #include "core/frame_rules.h"
 #include "core/reference.h"
 #include "cpu/capacity_encode.h"
@@ -160,6 +162,97 @@ void encode_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], E
   out->resize(start + cap_block_bytes(t, z));
   uint8_t* o = out->data() + start;
   o += write_cap_block_header(t, z, o);
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    std::memcpy(o, sc->streams + s * kStreamSlot, z[s]);
+    o += z[s];
+  }
+}
+
+// A table set's encoder codes (FORMAT.md 4.9), built once per set and
+// thread: cl[256 t + e] = code | len << 16 of table t.
+struct SetEncoder {
+  uint64_t id = 0;
+  uint32_t count = 0, mask = 0;
+  bool same_symbols = false;
+  uint32_t first = 0, last = 0;  // table 0's span (T = 1: the byte-table packer)
+  uint8_t len[kCapMaxTables][256];
+  uint32_t cl[kCapMaxTables * 256];
+};
+
+const SetEncoder& set_encoder(const CapTables& set) {
+  thread_local std::unique_ptr<SetEncoder> memo;
+  if (!memo) memo.reset(new SetEncoder);
+  SetEncoder& e = *memo;
+  if (e.count == set.count && e.id == set.id && std::memcmp(e.len, set.len, 256 * set.count) == 0) return e;
+  e.id = set.id;
+  e.count = set.count;
+  e.mask = set.count - 1;
+  e.same_symbols = cap_tables_same_symbols(set);
+  std::memcpy(e.len, set.len, 256 * set.count);
+  for (uint32_t t = 0; t < set.count; ++t) {
+    CapTable tab;
+    cap_tables_table(set, t, &tab);
+    if (t == 0) {
+      e.first = tab.first;
+      e.last = tab.last;
+    }
+    uint16_t code[256];
+    cap_codes(tab, code);
+    for (uint32_t v = 0; v < 256; ++v) e.cl[256 * t + v] = code[v] | (uint32_t{tab.len[v]} << 16);
+  }
+  return e;
+}
+
+// One block of a TABLES frame (FORMAT.md 4.9) appended to out: kind 1 when
+// every symbol has a code in its stream's table, else kind 0 and its own.
+void encode_set_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256], const CapTables& set,
+                      const SetEncoder& se, EncScratch* sc, std::vector<uint8_t>* out) {
+  const int by_counts = cap_block_fits_by_counts(set, counts, se.same_symbols);
+  if (by_counts == 0 || (by_counts < 0 && !cap_block_fits_set(set, exps, m))) {
+    out->push_back(kCapKindOwn);
+    encode_block(exps, m, counts, sc, out);
+    return;
+  }
+  cpu::CapWriters w;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    w.ptr[s] = sc->streams + s * kStreamSlot;
+    w.acc[s] = 0;
+    w.nb[s] = 0;
+  }
+  const uint32_t k = (m / kCapStreams) & ~7u;  // rows coded eight at a time
+  // One table: the byte-table packer of the per-block path (its span is
+  // that table's); several: per-stream entries.
+  if (se.mask == 0)
+    cpu::cap_pack_rows(exps, k, se.cl, se.first, se.last, &w);
+  else
+    cpu::cap_pack_rows_set(exps, k, se.cl, se.mask, &w);
+  for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, one code at a time
+    const uint32_t s = j % kCapStreams;
+    const uint32_t x = se.cl[256 * (s & se.mask) + exps[j]];
+    w.acc[s] |= uint64_t{x & 0xFFFFu} << w.nb[s];
+    w.nb[s] += x >> 16;
+    store64(w.ptr[s], w.acc[s]);
+    const uint32_t bytes = w.nb[s] >> 3;
+    w.ptr[s] += bytes;
+    w.acc[s] = bytes == 8 ? 0 : w.acc[s] >> (8 * bytes);
+    w.nb[s] &= 7;
+  }
+  uint32_t z[kCapStreams];
+  uint64_t total = kCapSharedHeaderBytes;
+  for (uint32_t s = 0; s < kCapStreams; ++s) {
+    if (w.nb[s]) {
+      store64(w.ptr[s], w.acc[s]);
+      ++w.ptr[s];
+    }
+    z[s] = static_cast<uint32_t>(w.ptr[s] - (sc->streams + s * kStreamSlot));
+    total += z[s];
+  }
+  const size_t start = out->size();
+  out->resize(start + total);
+  uint8_t* o = out->data() + start;
+  *o++ = kCapKindShared;
+  for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(o + 2 * s, z[s]);
+  o += 2 * kCapStreams;
   for (uint32_t s = 0; s < kCapStreams; ++s) {
     std::memcpy(o, sc->streams + s * kStreamSlot, z[s]);
     o += z[s];
@@ -280,25 +373,18 @@ DecScratch& dec_scratch() {
 // Where decode_block left a block's exponents.
 enum class ExpLayout { rows, exps };
 
-// Decodes block b into sc->rows, or into sc->exps when it has one symbol or
-// is malformed; statuses as reference_capacity_decode_block. limit: one
-// past the last readable byte of the frame buffer. pf: ranges the stream
-// decoder prefetches as it goes (cpu::CapPrefetch), advanced.
-Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
-                    DecScratch* sc, ExpLayout* layout, cpu::CapPrefetch* pf) {
-  *layout = ExpLayout::exps;
-  uint8_t* exps = sc->exps;
-  CapTable t;
-  const Status ts = cap_parse_block(blk, size, exp_limit, &t);  // checks c-e
-  if (ts != Status::ok) return ts;
-  if (t.symbols == 1) {
-    std::memset(exps, static_cast<int>(t.first), m);
-    return Status::ok;
-  }
+// The 32 streams whose u16 sizes are at `sizes` (the streams follow them)
+// of a block [blk, blk + size) into sc->rows, by run(in, used) (the
+// kernel with the block's lookups). False: malformed (a stream ran out,
+// or checks f and g fail): the caller names the fault with the reference.
+template <class Run>
+bool decode_streams(const uint8_t* blk, uint64_t size, const uint8_t* sizes, uint32_t m, const uint8_t* limit,
+                    DecScratch* sc, cpu::CapPrefetch* pf, Run&& run) {
+  (void)pf;
   DecState st[kCapStreams];
-  const uint8_t* p = blk + cap_header_bytes(t);
+  const uint8_t* p = sizes + 2 * kCapStreams;
   for (uint32_t s = 0; s < kCapStreams; ++s) {
-    const uint64_t z = cap_stream_size(blk, t, s);
+    const uint64_t z = load_le16(sizes + 2 * s);
     st[s] = {p, 0, 8 * z};
     p += z;
   }
@@ -317,6 +403,31 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     const uint8_t* copy = sc->tail.data();
     for (uint32_t s = s0; s < kCapStreams; ++s) st[s].base = copy + (st[s].base - from);
   }
+  cpu::CapStreamIn in[kCapStreams];
+  uint64_t used[kCapStreams];
+  for (uint32_t s = 0; s < kCapStreams; ++s)
+    in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
+  if (!run(in, used)) return false;  // a stream ran out
+  bool bad = false;
+  for (uint32_t s = 0; s < kCapStreams; ++s) bad |= cap_stream_end(st[s].base, st[s].end_bits / 8, used[s]) != Status::ok;
+  return !bad;
+}
+
+// Decodes block b into sc->rows, or into sc->exps when it has one symbol or
+// is malformed; statuses as reference_capacity_decode_block. limit: one
+// past the last readable byte of the frame buffer. pf: ranges the stream
+// decoder prefetches as it goes (cpu::CapPrefetch), advanced.
+Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
+                    DecScratch* sc, ExpLayout* layout, cpu::CapPrefetch* pf) {
+  *layout = ExpLayout::exps;
+  uint8_t* exps = sc->exps;
+  CapTable t;
+  const Status ts = cap_parse_block(blk, size, exp_limit, &t);  // checks c-e
+  if (ts != Status::ok) return ts;
+  if (t.symbols == 1) {
+    std::memset(exps, static_cast<int>(t.first), m);
+    return Status::ok;
+  }
   // Blocks of one frame often share their code lengths: the lookups of the
   // previous block are reused when its table bytes are the same. (The lanes'
   // tails take a window's first code from the multi-code lookups too.)
@@ -327,23 +438,86 @@ Status decode_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_
     std::memcpy(sc->table_bytes, blk, t.bytes);
     sc->table_size = t.bytes;
   }
-  cpu::CapStreamIn in[kCapStreams];
-  uint64_t used[kCapStreams];
-  for (uint32_t s = 0; s < kCapStreams; ++s)
-    in[s] = {st[s].base, st[s].end_bits, sc->rows + s * kRowStride, cap_stream_len(m, s)};
-  // A stream that ran out is malformed: the reference names the fault.
-  if (!cpu::cap_decode_rows(in, &sc->lookup, t.len, used, pf))
-    return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
-  for (uint32_t s = 0; s < kCapStreams; ++s) st[s].pos = used[s];
+  const bool ok = decode_streams(blk, size, blk + t.bytes, m, limit, sc, pf, [&](const cpu::CapStreamIn* in, uint64_t* used) {
+    return cpu::cap_decode_rows(in, &sc->lookup, t.len, used, pf);
+  });
+  if (!ok) return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
   *layout = ExpLayout::rows;
-  bool bad = false;
-  for (uint32_t s = 0; s < kCapStreams; ++s) bad |= cap_stream_end(st[s].base, st[s].end_bits / 8, st[s].pos) != Status::ok;
-  // A malformed block: the reference decoder names the same fault the same way
-  // (first stream in order, overrun before size before padding).
-  if (bad) {
-    *layout = ExpLayout::exps;
-    return reference_capacity_decode_block(blk, size, m, exp_limit, exps);
+  return Status::ok;
+}
+
+// A table set's decode lookups (FORMAT.md 4.9), built once per set and
+// kept in a small cache shared by the threads (keyed by id, checked
+// against the lengths: a set is 16 + 128 T bytes of lengths).
+struct SetDecoder {
+  CapTables set;
+  std::vector<cpu::CapLookup> lookup;  // T
+  std::vector<uint8_t> lens;           // T x 256
+  explicit SetDecoder(const CapTables& s) : set(s), lookup(s.count), lens(256 * s.count) {
+    for (uint32_t t = 0; t < s.count; ++t) {
+      CapTable tab;
+      cap_tables_table(s, t, &tab);
+      build_multi_table(tab, lookup[t].multi);
+      cpu::cap_steps(lookup[t].multi, lookup[t].steps);
+      std::memcpy(lens.data() + 256 * t, s.len[t], 256);
+    }
   }
+  bool is(const CapTables& s) const {
+    return s.id == set.id && s.count == set.count && s.dtype == set.dtype &&
+           std::memcmp(s.len, set.len, 256 * s.count) == 0;
+  }
+};
+
+// Bounded by the lookups' bytes (20 KiB per table): 48 MiB holds a set
+// per layer and K/V of a 30-layer model at any T.
+constexpr uint64_t kSetCacheBytes = uint64_t{48} << 20;
+
+std::shared_ptr<const SetDecoder> set_decoder(const CapTables& s) {
+  thread_local std::shared_ptr<const SetDecoder> last;  // the common case: page after page of one set
+  if (last && last->is(s)) return last;
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<const SetDecoder>> cache;  // most recent last
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (size_t i = 0; i < cache.size(); ++i)
+      if (cache[i]->is(s)) {
+        auto hit = cache[i];
+        cache.erase(cache.begin() + static_cast<std::ptrdiff_t>(i));
+        cache.push_back(hit);
+        return last = hit;
+      }
+  }
+  auto built = std::make_shared<const SetDecoder>(s);  // outside the lock: ~T x 10 us
+  auto bytes = [](const SetDecoder& d) { return uint64_t{d.set.count} * sizeof(cpu::CapLookup); };
+  std::lock_guard<std::mutex> lock(mu);
+  uint64_t total = bytes(*built);
+  for (const auto& c : cache) total += bytes(*c);
+  while (!cache.empty() && total > kSetCacheBytes) {
+    total -= bytes(*cache.front());
+    cache.erase(cache.begin());
+  }
+  cache.push_back(built);
+  return last = built;
+}
+
+// Block of a TABLES frame (FORMAT.md 4.9): kind byte, then an own-table
+// block (decode_block) or the set's streams. Statuses as
+// reference_capacity_decode_set_block.
+Status decode_set_block(const uint8_t* blk, uint64_t size, uint32_t m, uint32_t exp_limit, const uint8_t* limit,
+                        const SetDecoder& sd, DecScratch* sc, ExpLayout* layout, cpu::CapPrefetch* pf) {
+  *layout = ExpLayout::exps;
+  if (size < 1 || blk[0] > kCapKindShared) return Status::bad_code;
+  if (blk[0] == kCapKindOwn) return decode_block(blk + 1, size - 1, m, exp_limit, limit, sc, layout, pf);
+  if (size < kCapSharedHeaderBytes) return Status::bad_code;
+  uint64_t total = kCapSharedHeaderBytes;
+  for (uint32_t s = 0; s < kCapStreams; ++s) total += load_le16(blk + 1 + 2 * s);
+  if (total != size) return Status::bad_code;
+  const uint32_t mask = sd.set.count - 1;
+  const bool ok = decode_streams(blk, size, blk + 1, m, limit, sc, pf, [&](const cpu::CapStreamIn* in, uint64_t* used) {
+    return cpu::cap_decode_rows_set(in, sd.lookup.data(), sd.lens.data(), mask, used, pf);
+  });
+  if (!ok) return reference_capacity_decode_set_block(sd.set, blk, size, m, exp_limit, sc->exps);
+  *layout = ExpLayout::rows;
   return Status::ok;
 }
 
@@ -453,6 +627,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     const uint64_t round_blocks = std::min(kRoundBlocks, (n_blocks + nt64 - 1) / nt64);
     const uint64_t per_round = round_blocks * nt64;
     EncScratch* sc = &enc_scratch();
+    const SetEncoder* se = a.tables != nullptr ? &set_encoder(*a.tables) : nullptr;
     std::vector<uint8_t> buf;
     buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
@@ -476,7 +651,10 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
           for (uint64_t c = (first * dtype_b) >> kChecksumBlockLog2; c < checksum_blocks((first + m) * dtype_b); ++c)
             hashes[c] = block_hash(src, bytes, c);
         const size_t before = buf.size();
-        encode_block(sc->exps, m, counts, sc, &buf);
+        if (se != nullptr)
+          encode_set_block(sc->exps, m, counts, *a.tables, *se, sc, &buf);
+        else
+          encode_block(sc->exps, m, counts, sc, &buf);
         sizes[b] = static_cast<uint32_t>(buf.size() - before);
       }
       used[8 * t] = buf.size();
@@ -523,6 +701,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     }
     h.mode = kModeCapacity;
     h.escape_count = exp_bytes;
+    if (a.tables != nullptr) set_tables_fields(&h, a.tables->id);
     for (uint64_t b = 0; b < n_blocks; ++b) write_cap_index_entry(f, L, b, sizes[b]);
   }
   finish_frame(h, f, hashes.data());
@@ -542,6 +721,10 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
   if (h.mode != kModeCapacity || h.stored()) return reference_decompress(a);
+  const CapTables* set = nullptr;  // FORMAT.md 4.9, check 0
+  if ((out.status = cap_frame_set(a.tables, a.n_tables, h.has_tables(), h.tables_id(), h.dtype, &set)) != Status::ok)
+    return out;
+  const std::shared_ptr<const SetDecoder> sd = set != nullptr ? set_decoder(*set) : nullptr;
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;
   if (!cap_high_padding_ok(f, L)) {  // check a
@@ -590,7 +773,8 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
       pf.end[1] = pf.at[1] + res_bytes * next_m;
     }
     ExpLayout layout;
-    st[b] = decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc, &layout, &pf);
+    st[b] = sd ? decode_set_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, *sd, sc, &layout, &pf)
+               : decode_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, sc, &layout, &pf);
     for (int i = 0; i < 2; ++i)
       for (const uint8_t* p = pf.at[i]; p < pf.end[i]; p += 64) __builtin_prefetch(p);
     if (dt == Dtype::fp16)

@@ -39,7 +39,9 @@ HWY_INLINE void CapStore64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
 
 // Four streams at a time, their writers in registers: four codes (<= 48
 // bits) per 8-byte store.
-HWY_INLINE void PackRowsScalar(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], CapWriters* w) {
+// mask: a table set's codes (stream s: cl + 256 * (s & mask)); 0: one table.
+HWY_INLINE void PackRowsScalar(const uint8_t* exps, uint32_t rows, const uint32_t* cl, CapWriters* w,
+                               uint32_t mask = 0) {
   for (uint32_t s0 = 0; s0 < kCapStreams; s0 += 4) {
     uint64_t a[4];
     uint32_t n[4];
@@ -53,7 +55,7 @@ HWY_INLINE void PackRowsScalar(const uint8_t* exps, uint32_t rows, const uint32_
       const uint8_t* row = exps + r * kCapStreams + s0;
       for (uint32_t q = 0; q < 4; ++q)
         for (uint32_t i = 0; i < 4; ++i) {
-          const uint32_t x = cl[row[q * kCapStreams + i]];
+          const uint32_t x = cl[256 * ((s0 + i) & mask) + row[q * kCapStreams + i]];
           a[i] |= uint64_t{x & 0xFFFFu} << n[i];
           n[i] += x >> 16;
         }
@@ -104,8 +106,12 @@ HWY_INLINE hn::Vec<D64> JoinFour(const uint16_t* row, hn::Vec<D64>* len) {
   return hn::Or(w, hn::Shl(hn::And(x3, code_mask), l012));
 }
 
-HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first,
-                             uint32_t last, CapWriters* wr) {
+// kSet: a table set's block (FORMAT.md 4.9), stream s coded with
+// cl + 256 * (s & mask): the entries come from a per-stream lookup instead
+// of the byte tables (which hold one table).
+template <bool kSet>
+HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t* cl, uint32_t first,
+                             uint32_t last, CapWriters* wr, uint32_t mask) {
   const D8 d8;
   const D16 d16;
   const D64 d64;
@@ -118,7 +124,7 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t 
   static_assert(sizeof(uintptr_t) == 8, "write pointers in u64 lanes");
 
   // Byte tables per 16-value window: low code byte, and code >> 8 | len << 4.
-  const uint32_t windows = (last - first) / 16 + 1;
+  const uint32_t windows = kSet ? 0 : (last - first) / 16 + 1;
   alignas(16) uint8_t lo_tab[16][16], hi_tab[16][16];
   for (uint32_t w = 0; w < windows; ++w)
     for (uint32_t x = 0; x < 16; ++x) {
@@ -161,7 +167,14 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t 
     const uint32_t rc = rows - r0 < kPackChunkRows ? rows - r0 : kPackChunkRows;
     const uint8_t* src = exps + size_t{r0} * kCapStreams;
     // Entries code | len << 12, element order.
-    for (size_t k = 0; k < size_t{rc} * kCapStreams; k += N8) {
+    if (kSet) {
+      for (size_t r = 0; r < rc; ++r)
+        for (uint32_t s = 0; s < kCapStreams; ++s) {
+          const uint32_t v = cl[256 * (s & mask) + src[r * kCapStreams + s]];
+          ent[r * kCapStreams + s] = static_cast<uint16_t>((v & 0xFFFu) | ((v >> 16) << 12));
+        }
+    }
+    for (size_t k = 0; !kSet && k < size_t{rc} * kCapStreams; k += N8) {
       const V8 e = hn::LoadU(d8, src + k);
       V8 lo = hn::Zero(d8), hi = hn::Zero(d8);
       for (uint32_t w = 0; w < windows; ++w) {
@@ -231,11 +244,19 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t 
 void CapPackRows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
                  CapWriters* w) {
 #if HWY_TARGET != HWY_SCALAR
-  PackRowsSimd(exps, rows, cl, first, last, w);
+  PackRowsSimd<false>(exps, rows, cl, first, last, w, 0);
 #else
   (void)first;
   (void)last;
   PackRowsScalar(exps, rows, cl, w);
+#endif
+}
+
+void CapPackRowsSet(const uint8_t* exps, uint32_t rows, const uint32_t* cl, uint32_t mask, CapWriters* w) {
+#if HWY_TARGET != HWY_SCALAR
+  PackRowsSimd<true>(exps, rows, cl, 0, 0, w, mask);
+#else
+  PackRowsScalar(exps, rows, cl, w, mask);
 #endif
 }
 

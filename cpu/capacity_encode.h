@@ -25,6 +25,9 @@ struct CapWriters {
 // ones): a stream's slot needs 16 bytes of slack.
 void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
                    CapWriters* w);
+// The same with a table set's codes (FORMAT.md 4.9): stream s takes its
+// entries from cl + 256 * (s & mask).
+void cap_pack_rows_set(const uint8_t* exps, uint32_t rows, const uint32_t* cl, uint32_t mask, CapWriters* w);
 
 // bf16 split of m elements: residual bytes (FORMAT.md 2) to res (stream:
 // non-temporal stores), exponents to exps, and their counts added to counts. *window: the start of

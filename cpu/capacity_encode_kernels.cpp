@@ -12,6 +12,7 @@ namespace splitzip {
 namespace cpu {
 
 HWY_EXPORT(CapPackRows);
+HWY_EXPORT(CapPackRowsSet);
 HWY_EXPORT(CapSplitCountBf16);
 HWY_EXPORT(CapSplitCountFp16);
 HWY_EXPORT(CapSplitCountFp32);
@@ -19,6 +20,10 @@ HWY_EXPORT(CapSplitCountFp32);
 void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
                    CapWriters* w) {
   HWY_DYNAMIC_DISPATCH(CapPackRows)(exps, rows, cl, first, last, w);
+}
+
+void cap_pack_rows_set(const uint8_t* exps, uint32_t rows, const uint32_t* cl, uint32_t mask, CapWriters* w) {
+  HWY_DYNAMIC_DISPATCH(CapPackRowsSet)(exps, rows, cl, mask, w);
 }
 
 void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,

@@ -12,6 +12,7 @@ namespace splitzip {
 namespace cpu {
 
 HWY_EXPORT(CapDecodeRows);
+HWY_EXPORT(CapDecodeRowsSet);
 HWY_EXPORT(CapTranspose);
 HWY_EXPORT(CapTransposeJoinBf16);
 HWY_EXPORT(CapTransposeJoinBf16Hashed);
@@ -23,6 +24,11 @@ HWY_EXPORT(CapacityTarget);
 bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
                      CapPrefetch* pf) {
   return HWY_DYNAMIC_DISPATCH(CapDecodeRows)(in, lk, lens, consumed, pf);
+}
+
+bool cap_decode_rows_set(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint32_t mask,
+                         uint64_t* consumed, CapPrefetch* pf) {
+  return HWY_DYNAMIC_DISPATCH(CapDecodeRowsSet)(in, lk, lens, mask, consumed, pf);
 }
 
 void cap_transpose(const uint8_t* rows, size_t stride, uint32_t n16, uint8_t* exps) {

@@ -191,6 +191,10 @@ struct CapPrefetch {
 // past each stream. False: a stream ran out (malformed).
 bool cap_decode_rows(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint64_t* consumed,
                      CapPrefetch* pf);
+// The same for a table set's block (FORMAT.md 4.9): stream s decodes with
+// lk[s & mask] and lens + 256 * (s & mask) (T = mask + 1 tables).
+bool cap_decode_rows_set(const CapStreamIn* in, const CapLookup* lk, const uint8_t* lens, uint32_t mask,
+                         uint64_t* consumed, CapPrefetch* pf);
 // lk->steps from lk->multi: steps[x] = multi[x] >> 24 for the 4096 windows.
 void cap_steps(const uint32_t* multi, uint8_t* steps);
 // rows[s * stride + i] is the

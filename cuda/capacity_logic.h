@@ -388,6 +388,9 @@ SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, CapDe
     c->handled = 0;
     s = Status::unsupported_mode;
   }
+  // Table sets (FORMAT.md 4.9) are not in the CUDA kernels yet: refused,
+  // never decoded as per-block tables.
+  if (s == Status::ok && h.has_tables()) s = Status::unsupported_mode;
   if (s == Status::ok) {
     c->h = h;
     c->L = capacity_layout_of(h);

@@ -113,6 +113,10 @@ class CudaBackend final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
+    if (args.tables != nullptr) {  // table sets (FORMAT.md 4.9): the cpu and reference backends
+      out.status = Status::unsupported_mode;
+      return out;
+    }
     // check_compress_args refused a pair codec_of() does not take.
     const Codec codec = codec_of(args.dtype, args.mode);
     if (!available()) {

@@ -111,6 +111,7 @@ struct KokkosEncode {
     return kokkos_impl::histogram(space, a.dtype, a.src, a.n, counts);
   }
   Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan& p, FrameHeader* h) {
+    if (a.tables != nullptr) return Status::unsupported_mode;  // table sets (FORMAT.md 4.9): cpu, reference
     Status s = Status::invalid_argument;  // FORMAT.md 4.6
     visit_codec_dtype<Codec::capacity>(static_cast<uint32_t>(a.dtype),
                                        [&](auto t) { s = capacity_encode<decltype(t)>(space, a, p.n_checks, h); });
@@ -192,6 +193,7 @@ struct KokkosDecode {
     return Status::ok;
   }
   Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
+    if (h.has_tables()) return Status::unsupported_mode;  // table sets (FORMAT.md 4.9): cpu, reference
     Status s = Status::invalid_argument;  // FORMAT.md 4.6
     visit_codec_dtype<Codec::capacity>(h.dtype,
                                        [&](auto t) { s = capacity_decode<decltype(t)>(space, h, frame(a), out(a)); });

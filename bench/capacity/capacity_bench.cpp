@@ -12,6 +12,13 @@
 // --variants: the coder alternatives' sizes on this input (docs/DESIGN.md section 2).
 // --target NAME: the cpu kernels forced to one Highway target (AVX2 on an
 // AVX-512 host, say); the rows' names say which.
+//   capacity_bench pages DIR REPS [calib-all]
+// Table sets on pages (docs/DESIGN.md, "capacity table sets"): DIR's
+// layer*_{k,v}.bf16 files of [2 sequences][...] (../shared/data/kv/smollm2),
+// a set per file calibrated on sequence 0, pages of 32 and 64 KiB of
+// sequence 1 coded one call each with and without the set, against one
+// 256 MiB buffer (sequence 1 of every file, tiled) and a memcpy of it, all
+// in one run, one thread, checksum on; best of REPS alternating runs.
 #include <omp.h>
 
 #include <algorithm>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "core/capacity/format.h"
+#include "core/capacity/tables.h"
 #include "core/reference.h"
 #include "cpu/capacity_codec.h"
 #include "cpu/cpu_targets.h"
@@ -218,7 +226,161 @@ void variants(const std::vector<uint8_t>& in, Dtype d) {
 
 }  // namespace
 
+namespace {
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::vector<uint8_t> b;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fseek(f, 0, SEEK_END);
+    b.resize(static_cast<size_t>(std::ftell(f)));
+    std::fseek(f, 0, SEEK_SET);
+    if (std::fread(b.data(), 1, b.size(), f) != b.size()) b.clear();
+    std::fclose(f);
+  }
+  return b;
+}
+
+struct PageCase {
+  std::string name;
+  uint64_t page = 0;      // bytes; 0: the 256 MiB buffer
+  uint32_t T = 0;         // 0: per-block tables
+  double enc = 0, dec = 0;  // best seconds
+  uint64_t in_bytes = 0, out_bytes = 0;
+  bool exact = true;
+};
+
+// calib_all: the sets are calibrated on both sequences (no block lacks a
+// symbol: every block shared), else on sequence 0 only.
+int pages_main(const std::string& dir, int reps, bool calib_all) {
+  std::vector<std::vector<uint8_t>> test;  // sequence 1 of each file
+  std::vector<std::vector<uint8_t>> calib;
+  for (int layer = 0; layer < 64; ++layer)
+    for (const char* kv : {"k", "v"}) {
+      char name[64];
+      std::snprintf(name, sizeof name, "/layer%02d_%s.bf16", layer, kv);
+      auto b = read_file(dir + name);
+      if (b.empty()) continue;
+      const size_t half = b.size() / 2;
+      calib.emplace_back(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(calib_all ? b.size() : half));
+      test.emplace_back(b.begin() + static_cast<std::ptrdiff_t>(half), b.end());
+    }
+  if (test.empty()) {
+    std::fprintf(stderr, "no layer*_{k,v}.bf16 in %s\n", dir.c_str());
+    return 2;
+  }
+  std::vector<uint8_t> big(uint64_t{256} << 20);
+  for (uint64_t off = 0, i = 0; off < big.size(); ++i) {
+    const auto& t = test[i % test.size()];
+    const uint64_t k = std::min<uint64_t>(t.size(), big.size() - off);
+    std::memcpy(big.data() + off, t.data(), k);
+    off += k;
+  }
+  const uint32_t Ts[] = {1, 2, 8, 32};
+  std::vector<std::vector<CapTables>> sets(4);
+  for (int ti = 0; ti < 4; ++ti)
+    for (const auto& c : calib) {
+      CapTables ts;
+      const void* bufs[1] = {c.data()};
+      const uint64_t n[1] = {c.size() / 2};
+      if (cap_tables_from_samples(Dtype::bf16, Ts[ti], bufs, n, 1, &ts) != Status::ok) return 1;
+      sets[ti].push_back(ts);
+    }
+  std::vector<PageCase> cases;
+  cases.push_back({"256 MiB buffer, per-block tables", 0, 0});
+  for (uint64_t page : {uint64_t{32768}, uint64_t{65536}}) {
+    cases.push_back({std::to_string(page >> 10) + " KiB pages, per-block tables", page, 0});
+    for (uint32_t T : Ts) cases.push_back({std::to_string(page >> 10) + " KiB pages, set T=" + std::to_string(T), page, T});
+  }
+  std::vector<uint8_t> frames(compress_bound(Dtype::bf16, big.size() / 2)), out(big.size());
+  double memcpy_best = 1e30;
+  auto code = [&](PageCase& c) {
+    // The units: the big buffer, or every page of every file.
+    struct Unit { const uint8_t* p; uint64_t bytes; const CapTables* set; };
+    std::vector<Unit> units;
+    if (c.page == 0) {
+      units.push_back({big.data(), big.size(), nullptr});
+    } else {
+      int ti = 0;
+      while (c.T != 0 && Ts[ti] != c.T) ++ti;
+      for (size_t f = 0; f < test.size(); ++f)
+        for (uint64_t off = 0; off < test[f].size(); off += c.page)
+          units.push_back({test[f].data() + off, std::min<uint64_t>(c.page, test[f].size() - off),
+                           c.T != 0 ? &sets[ti][f] : nullptr});
+    }
+    std::vector<uint64_t> at(units.size() + 1, 0), sizes(units.size());
+    for (size_t u = 0; u < units.size(); ++u) at[u + 1] = at[u] + compress_bound(Dtype::bf16, units[u].bytes / 2);
+    if (frames.size() < at.back()) frames.resize(at.back());
+    double t0 = now();
+    for (size_t u = 0; u < units.size(); ++u) {
+      CompressArgs a;
+      a.dtype = Dtype::bf16;
+      a.src = units[u].p;
+      a.n = units[u].bytes / 2;
+      a.dst = frames.data() + at[u];
+      a.capacity = at[u + 1] - at[u];
+      a.checksum = true;
+      a.threads = 1;
+      a.mode = Mode::capacity;
+      a.tables = units[u].set;
+      const FrameOutcome o = capacity_compress_frame(a);
+      if (o.status != Status::ok) c.exact = false;
+      sizes[u] = o.frame_size;
+    }
+    const double te = now() - t0;
+    uint64_t in_b = 0, out_b = 0, o_at = 0;
+    t0 = now();
+    for (size_t u = 0; u < units.size(); ++u) {
+      DecompressArgs a;
+      a.src = frames.data() + at[u];
+      a.src_size = sizes[u];
+      a.dst = out.data() + o_at;
+      a.capacity = units[u].bytes;
+      a.threads = 1;
+      const CapTables* sl[1] = {units[u].set};
+      a.tables = units[u].set != nullptr ? sl : nullptr;
+      a.n_tables = units[u].set != nullptr ? 1 : 0;
+      const FrameOutcome o = capacity_decompress_frame(a);
+      if (o.status != Status::ok) c.exact = false;
+      o_at += units[u].bytes;
+    }
+    const double td = now() - t0;
+    o_at = 0;
+    for (size_t u = 0; u < units.size(); ++u) {
+      if (std::memcmp(out.data() + o_at, units[u].p, units[u].bytes) != 0) c.exact = false;
+      o_at += units[u].bytes;
+      in_b += units[u].bytes;
+      out_b += sizes[u];
+    }
+    c.enc = c.enc == 0 ? te : std::min(c.enc, te);
+    c.dec = c.dec == 0 ? td : std::min(c.dec, td);
+    c.in_bytes = in_b;
+    c.out_bytes = out_b;
+  };
+  for (int r = 0; r < reps; ++r) {
+    double t0 = now();
+    std::memcpy(out.data(), big.data(), big.size());
+    memcpy_best = std::min(memcpy_best, now() - t0);
+    for (auto& c : cases) code(c);
+  }
+  const double mc = big.size() / memcpy_best / 1e9;
+  const PageCase& b = cases[0];
+  const double be = b.in_bytes / b.enc / 1e9, bd = b.in_bytes / b.dec / 1e9;
+  std::printf("memcpy (256 MiB, same run): %.2f GB/s\n\n", mc);
+  std::printf("| case | ratio | encode GB/s | decode GB/s | encode / memcpy | decode / memcpy | encode / 256 MiB | decode / 256 MiB | round trip exact |\n");
+  std::printf("|---|--:|--:|--:|--:|--:|--:|--:|---|\n");
+  for (const auto& c : cases) {
+    const double e = c.in_bytes / c.enc / 1e9, d = c.in_bytes / c.dec / 1e9;
+    std::printf("| %s | %.4f | %.2f | %.2f | %.3f | %.3f | %.2f | %.2f | %s |\n", c.name.c_str(),
+                double(c.in_bytes) / c.out_bytes, e, d, e / mc, d / mc, e / be, d / bd, c.exact ? "yes" : "NO");
+  }
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "pages")
+    return pages_main(argv[2], std::atoi(argv[3]), argc >= 5 && std::string(argv[4]) == "calib-all");
   if (argc < 5) {
     std::fprintf(stderr,
                  "usage: capacity_bench FILE DTYPE THREADS REPS [--ref] [--variants] [--memcpy] [--fast-cpu] "
