@@ -14,17 +14,19 @@ each at its best in Python:
                      array, one frame (bytes) per page, checksum on (the
                      default); decompress_batch(frames, rows) into one array
   splitzip capacity + tables
-                     the same calls with tables= a capacity table set
+                     the same calls with tables= capacity table sets
                      (calibrate(mode="capacity"), 32 tables), held out: every
-                     layer file holds two halves of whole sequences (smollm2:
-                     sequence 0 | 1; stories260k: sequences 0-7 | 8-15); set A
-                     is calibrated on the first halves of all files, set B on
-                     the second halves, and a page is coded with the set of
-                     the half it does not start in (two batch calls per
-                     direction, pages grouped by set). Pages of 256 KiB and
-                     up (smollm2; 512 KiB and up for stories260k) reach past
-                     their half, so part of such a page was in its set's
-                     calibration data: those rows are not held out.
+                     layer file (one layer, K or V) holds two halves of whole
+                     sequences (smollm2: sequence 0 | 1; stories260k:
+                     sequences 0-7 | 8-15). Each file gets two sets, one
+                     calibrated on each half, and a page is coded with its
+                     file's set of the other half (one batch call per set and
+                     direction: 2 per layer file). Pages longer than a half
+                     (256 KiB and up on smollm2, 512 KiB and up on
+                     stories260k) use two sets pooled over all files' halves
+                     instead, and reach past their half, so part of such a
+                     page was in its set's calibration data: those rows are
+                     not held out.
   zstd -1            python-zstandard's batch calls: multi_compress_to_buffer /
                      multi_decompress_to_buffer (one C loop over the pages)
   Blosc2 shuffle + zstd -1
@@ -113,30 +115,40 @@ class Splitzip:
 
 
 class SplitzipTables(Splitzip):
-    """Capacity mode with a held-out table set per page (the docstring)."""
+    """Capacity mode with held-out table sets (the docstring): one set per
+    layer file (layer and K/V) and half, a page coded with its file's set
+    calibrated on the other half; pages longer than a half-file use the
+    sets pooled over all files (their half)."""
 
     def __init__(self, file_elems):
         super().__init__("capacity")
         self.file_elems = file_elems
-        self.sets = None
 
     def calibrate(self, raw):
         half = self.file_elems // 2
         files = raw.reshape(-1, self.file_elems)
-        # One sample per half-file: each as one frame's elements (table i mod 32).
-        self.sets = [self.sz.calibrate([f[h * half:(h + 1) * half].view(self.bf16) for f in files],
-                                       mode="capacity") for h in (0, 1)]
+        # sets[f][h]: file f's set calibrated on its half h (one sample: as one frame's elements).
+        self.sets = [[self.sz.calibrate(f[h * half:(h + 1) * half].view(self.bf16), mode="capacity")
+                      for h in (0, 1)] for f in files]
+        self.pooled = [self.sz.calibrate([f[h * half:(h + 1) * half].view(self.bf16) for f in files],
+                                         mode="capacity") for h in (0, 1)]
 
     def setup(self, pages):
         n = pages.shape[1]
-        start_half = [((i * n) % self.file_elems) >= self.file_elems // 2 for i in range(pages.shape[0])]
-        # The set of the other half: pages starting in half 0 use set B (index 1).
+        half = self.file_elems // 2
+        groups = {}
+        for i in range(pages.shape[0]):
+            f, off = divmod(i * n, self.file_elems)
+            h = int(off >= half)
+            # the set of the other half: of the page's file, or pooled when the page is longer than a half
+            key = (f, 1 - h) if n <= half else (-1, 1 - h)
+            groups.setdefault(key, []).append(i)
         self.groups = []
-        for h in (0, 1):
-            idx = np.array([i for i, s in enumerate(start_half) if int(s) == h], dtype=np.int64)
-            if idx.size:
-                src = np.ascontiguousarray(pages[idx]).view(self.bf16)
-                self.groups.append((idx, src, np.zeros_like(src), self.sets[1 - h]))
+        for (f, h), idx in groups.items():
+            idx = np.array(idx, dtype=np.int64)
+            src = np.ascontiguousarray(pages[idx]).view(self.bf16)
+            t = self.sets[f][h] if f >= 0 else self.pooled[h]
+            self.groups.append((idx, src, np.zeros_like(src), t))
         self.shape = pages.shape
 
     def encode(self):
