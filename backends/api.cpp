@@ -49,6 +49,50 @@ Result guarded(F&& f) {
   }
 }
 
+// The caller's table sets as the core's list. Up to kInline sets need no
+// allocation (a page decode is a few microseconds).
+class SetList {
+ public:
+  SetList() = default;
+  SetList(const SetList&) = delete;  // data_ may point into inline_
+  SetList& operator=(const SetList&) = delete;
+  Status init(const DecompressOptions& opts) {
+    if (opts.n_tables == 0) return Status::ok;
+    if (opts.tables == nullptr) return Status::invalid_argument;
+    const CapTables** p = inline_;
+    if (opts.n_tables > kInline) {
+      heap_.resize(opts.n_tables);
+      p = heap_.data();
+    }
+    for (size_t i = 0; i < opts.n_tables; ++i) {
+      if (opts.tables[i].empty()) return Status::invalid_argument;
+      p[i] = opts.tables[i].tables();
+    }
+    data_ = p;
+    size_ = opts.n_tables;
+    return Status::ok;
+  }
+  void apply(DecompressArgs& a) const {
+    a.tables = data_;
+    a.n_tables = size_;
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  const CapTables* inline_[kInline] = {};
+  std::vector<const CapTables*> heap_;
+  const CapTables* const* data_ = nullptr;
+  uint64_t size_ = 0;
+};
+
+// The compress options' table set: capacity mode only, not empty.
+Status apply_tables(const CompressOptions& opts, CompressArgs& a) {
+  if (opts.tables == nullptr) return Status::ok;
+  if (opts.tables->empty() || opts.mode != Mode::capacity) return Status::invalid_argument;
+  a.tables = opts.tables->tables();
+  return Status::ok;
+}
+
 Result decompress_impl(const void* src, uint64_t src_size, void* dst, uint64_t capacity,
                        const DecompressOptions& opts, bool stream) {
   Result r;
@@ -60,6 +104,9 @@ Result decompress_impl(const void* src, uint64_t src_size, void* dst, uint64_t c
   a.max_output = opts.max_output_bytes;
   a.verify_checksum = opts.verify_checksum;
   a.threads = opts.threads;
+  SetList sets;
+  if ((r.status = sets.init(opts)) != Status::ok) return r;
+  sets.apply(a);
   if ((r.status = check_decompress_args(a)) != Status::ok) return r;
   const Backend* be = nullptr;
   if ((r.status = select(opts.backend, src, dst, capacity, Direction::decode, &be)) != Status::ok) return r;
@@ -95,6 +142,7 @@ Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst, uint6
     a.checksum = opts.checksum;
     a.threads = opts.threads;
     a.mode = opts.mode;
+    if ((r.status = apply_tables(opts, a)) != Status::ok) return r;
     if ((r.status = check_compress_args(a)) != Status::ok) return r;
     // FORMAT.md 4.8: the descriptor follows the payload; the backend gets the rest of the room.
     const uint64_t desc = opts.tensor != nullptr ? tensor_desc_size(*opts.tensor) : 0;
@@ -200,6 +248,8 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
     // would: after the other arguments, so the same status comes out).
     const bool codebook_ok = opts.codebook == nullptr ||
                              (validate_codebook(*opts.codebook) == Status::ok && opts.codebook->dtype == dtype);
+    CompressArgs tabled;
+    const Status tables_status = apply_tables(opts, tabled);
     for (size_t i = 0; i < count; ++i) {
       CompressArgs a;
       a.dtype = dtype;
@@ -212,10 +262,11 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
       a.checksum = opts.checksum;
       a.threads = 1;  // parallel across items, not inside one
       a.mode = opts.mode;
+      a.tables = tabled.tables;
       results[i].backend = be->name();
       CompressArgs unbooked = a;
       unbooked.codebook = nullptr;
-      results[i].status = check_compress_args(unbooked);
+      results[i].status = tables_status != Status::ok ? tables_status : check_compress_args(unbooked);
       if (results[i].status == Status::ok && !codebook_ok) results[i].status = Status::bad_codebook;
       // The item's tensor descriptor (else the batch's) follows its payload, as in compress().
       const TensorDesc* t = items[i].tensor != nullptr ? items[i].tensor : opts.tensor;
@@ -267,8 +318,11 @@ Status decompress_batch(const DecompressItem* items, size_t count, Result* resul
     std::vector<size_t> index;
     args.reserve(count);
     index.reserve(count);
+    SetList sets;  // one list for every item
+    const Status sets_status = sets.init(opts);
     for (size_t i = 0; i < count; ++i) {
       DecompressArgs a;
+      sets.apply(a);
       a.src = items[i].src;
       a.src_size = items[i].src_size;
       a.dst = items[i].dst;
@@ -277,6 +331,7 @@ Status decompress_batch(const DecompressItem* items, size_t count, Result* resul
       a.verify_checksum = opts.verify_checksum;
       a.threads = 1;
       results[i].backend = be->name();
+      if ((results[i].status = sets_status) != Status::ok) continue;
       if ((results[i].status = check_decompress_args(a)) != Status::ok) continue;
       args.push_back(a);
       index.push_back(i);

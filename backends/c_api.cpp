@@ -8,8 +8,14 @@
 
 namespace sz = splitzip;
 
+// The C handle of a table set: the C++ one (copies share the parsed set).
+struct sz_tables {
+  sz::TableSet set;
+};
+
 static_assert(static_cast<int>(sz::Status::internal_error) == SZ_INTERNAL_ERROR, "status numbering");
 static_assert(static_cast<int>(sz::Status::checksum_mismatch) == SZ_CHECKSUM_MISMATCH, "status numbering");
+static_assert(static_cast<int>(sz::Status::missing_tables) == SZ_MISSING_TABLES, "status numbering");
 static_assert(static_cast<int>(sz::Dtype::fp8_e5m2) == SZ_FP8_E5M2, "dtype numbering");
 static_assert(sz::kFormatVersion == SZ_FORMAT_VERSION && sz::kMinFormatVersion == SZ_MIN_FORMAT_VERSION,
               "format version");
@@ -60,18 +66,30 @@ void from_info(const sz::FrameInfo& info, sz_frame_info* out) {
   out->checksum_blocks = info.checksum_blocks;
   out->has_tensor = info.has_tensor ? 1 : 0;
   out->mode = static_cast<int>(info.mode);
+  out->has_tables = info.has_tables ? 1 : 0;
+  out->tables_id = info.tables_id;
   from_codebook(info.codebook, &out->codebook);
 }
 
-sz::DecompressOptions to_options(const sz_decompress_options* o) {
-  sz::DecompressOptions d;
-  if (o != nullptr) {
-    d.backend = o->backend;
-    d.threads = o->threads;
-    d.max_output_bytes = o->max_output_bytes;
-    d.verify_checksum = o->skip_checksum == 0;
+// sets: storage for the C++ sets, which must outlive *d. A NULL handle in
+// the list is INVALID_ARGUMENT.
+sz_status to_options(const sz_decompress_options* o, std::vector<sz::TableSet>* sets, sz::DecompressOptions* d) {
+  if (o == nullptr) return SZ_OK;
+  d->backend = o->backend;
+  d->threads = o->threads;
+  d->max_output_bytes = o->max_output_bytes;
+  d->verify_checksum = o->skip_checksum == 0;
+  if (o->n_tables > 0) {
+    if (o->tables == nullptr) return SZ_INVALID_ARGUMENT;
+    sets->reserve(o->n_tables);
+    for (size_t i = 0; i < o->n_tables; ++i) {
+      if (o->tables[i] == nullptr) return SZ_INVALID_ARGUMENT;
+      sets->push_back(o->tables[i]->set);
+    }
+    d->tables = sets->data();
+    d->n_tables = sets->size();
   }
-  return d;
+  return SZ_OK;
 }
 
 bool to_tensor(const sz_tensor_desc* in, sz::TensorDesc* out) {
@@ -108,6 +126,7 @@ sz_status to_compress_options(const sz_compress_options* opts, sz::Codebook* cb,
     if (!to_tensor(opts->tensor, td)) return SZ_INVALID_ARGUMENT;
     o->tensor = td;
   }
+  if (opts->tables != nullptr) o->tables = &opts->tables->set;
   return SZ_OK;
 }
 
@@ -194,7 +213,10 @@ sz_status sz_compress(sz_dtype dtype, const void* src, uint64_t n_elems, void* d
 sz_status sz_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
                         const sz_decompress_options* opts, sz_result* result) {
   return guard([&] {
-    const sz::Result r = sz::decompress(src, src_size, dst, dst_capacity, to_options(opts));
+    sz::DecompressOptions o;
+    std::vector<sz::TableSet> sets;
+    if (const sz_status st = to_options(opts, &sets, &o); st != SZ_OK) return st;
+    const sz::Result r = sz::decompress(src, src_size, dst, dst_capacity, o);
     fill(r, result);
     return to_c(r.status);
   });
@@ -204,7 +226,10 @@ sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
                                uint64_t dst_capacity, const sz_decompress_options* opts,
                                sz_result* result) {
   return guard([&] {
-    const sz::Result r = sz::decompress_frames(src, src_size, dst, dst_capacity, to_options(opts));
+    sz::DecompressOptions o;
+    std::vector<sz::TableSet> sets;
+    if (const sz_status st = to_options(opts, &sets, &o); st != SZ_OK) return st;
+    const sz::Result r = sz::decompress_frames(src, src_size, dst, dst_capacity, o);
     fill(r, result);
     return to_c(r.status);
   });
@@ -240,7 +265,14 @@ sz_status sz_decompress_batch(const sz_decompress_item* items, size_t count, con
     std::vector<sz::DecompressItem> in(count);
     for (size_t i = 0; i < count; ++i) in[i] = {items[i].src, items[i].src_size, items[i].dst, items[i].dst_capacity};
     std::vector<sz::Result> rs(count);
-    const sz::Status s = sz::decompress_batch(in.data(), count, rs.data(), to_options(opts));
+    sz::DecompressOptions o;
+    std::vector<sz::TableSet> sets;
+    if (const sz_status st = to_options(opts, &sets, &o); st != SZ_OK) {
+      for (auto& r : rs) r.status = static_cast<sz::Status>(st);
+      fill_batch(rs, statuses, results);
+      return st;
+    }
+    const sz::Status s = sz::decompress_batch(in.data(), count, rs.data(), o);
     fill_batch(rs, statuses, results);
     return to_c(s);
   });
@@ -347,6 +379,63 @@ sz_status sz_codebook_load(const char* path, sz_codebook* out) {
   if (s == sz::Status::ok) from_codebook(c, out);
   return to_c(s);
 }
+
+namespace {
+sz_status new_tables(sz::TableSet&& set, sz_tables** out) {
+  *out = new sz_tables{std::move(set)};
+  return SZ_OK;
+}
+}  // namespace
+
+sz_status sz_tables_calibrate(sz_dtype dtype, const void* const* buffers, const uint64_t* n_elems, size_t n_buffers,
+                              uint32_t table_count, sz_tables** out) {
+  return guard([&] {
+    if (out == nullptr) return SZ_INVALID_ARGUMENT;
+    *out = nullptr;
+    sz::TableSet set;
+    const sz::Status s = sz::calibrate_tables(to_dtype(dtype), buffers, n_elems, n_buffers, &set, table_count);
+    return s == sz::Status::ok ? new_tables(std::move(set), out) : to_c(s);
+  });
+}
+
+sz_status sz_tables_from_bytes(const void* src, uint64_t size, sz_tables** out) {
+  return guard([&] {
+    if (out == nullptr) return SZ_INVALID_ARGUMENT;
+    *out = nullptr;
+    sz::TableSet set;
+    const sz::Status s = sz::TableSet::from_bytes(src, size, &set);
+    return s == sz::Status::ok ? new_tables(std::move(set), out) : to_c(s);
+  });
+}
+
+sz_status sz_tables_load(const char* path, sz_tables** out) {
+  return guard([&] {
+    if (out == nullptr) return SZ_INVALID_ARGUMENT;
+    *out = nullptr;
+    sz::TableSet set;
+    const sz::Status s = sz::TableSet::load(path, &set);
+    return s == sz::Status::ok ? new_tables(std::move(set), out) : to_c(s);
+  });
+}
+
+sz_status sz_tables_save(const sz_tables* t, const char* path) {
+  return guard([&] { return t == nullptr ? SZ_INVALID_ARGUMENT : to_c(t->set.save(path)); });
+}
+
+void sz_tables_free(sz_tables* t) { delete t; }
+
+uint64_t sz_tables_serialized_size(const sz_tables* t) { return t == nullptr ? 0 : t->set.serialized_size(); }
+
+sz_status sz_tables_to_bytes(const sz_tables* t, void* dst, uint64_t capacity, uint64_t* written) {
+  return guard([&] {
+    if (written != nullptr) *written = 0;
+    return t == nullptr ? SZ_INVALID_ARGUMENT : to_c(t->set.to_bytes(dst, capacity, written));
+  });
+}
+
+uint64_t sz_tables_id(const sz_tables* t) { return t == nullptr ? 0 : t->set.id(); }
+int32_t sz_tables_dtype(const sz_tables* t) { return t == nullptr ? 0 : static_cast<int32_t>(t->set.dtype()); }
+uint32_t sz_tables_count(const sz_tables* t) { return t == nullptr ? 0 : t->set.table_count(); }
 
 uint64_t sz_xxh64(const void* data, uint64_t size, uint64_t seed) {
   if (data == nullptr && size > 0) return 0;

@@ -15,6 +15,8 @@ FrameInfo info_of(const FrameHeader& h) {
   info.stored = h.stored();
   info.has_checksum = h.has_checksum();
   info.has_tensor = h.has_tensor();
+  info.has_tables = h.has_tables();
+  info.tables_id = h.has_tables() ? h.tables_id() : 0;
   info.chunk_log2 = h.chunk_log2;
   info.n_elems = h.n_elems;
   info.escape_count = h.escape_count;

@@ -64,6 +64,13 @@ typedef enum sz_status {
 
 typedef enum sz_dtype { SZ_BF16 = 1, SZ_FP16 = 2, SZ_FP32 = 3, SZ_FP8_E5M2 = 4, SZ_FP8_E4M3 = 5 } sz_dtype;
 
+/* A capacity table set (FORMAT.md 4.9, 13): calibrated Huffman code lengths
+ * shared by many capacity frames, each of which names the set by id. An
+ * opaque, immutable handle: made by sz_tables_calibrate / _from_bytes /
+ * _load, released by sz_tables_free; one handle may serve any number of
+ * calls at once. */
+typedef struct sz_tables sz_tables;
+
 typedef struct sz_codebook {
   int32_t dtype;       /* an sz_dtype value */
   uint8_t count;       /* entries in use, 1..16 */
@@ -94,6 +101,8 @@ typedef struct sz_compress_options {
   int mode;                    /* SZ_MODE_FAST (0) or SZ_MODE_CAPACITY (1); recorded in the
                                   frame (byte 49), decoders need no flag */
   const sz_tensor_desc* tensor; /* non-NULL: record it in the frame (FORMAT.md 4.8) */
+  const sz_tables* tables;      /* SZ_MODE_CAPACITY only: code with this calibrated set (the
+                                   frame names its id); NULL: each block its own tables */
 } sz_compress_options;
 
 typedef struct sz_decompress_options {
@@ -101,6 +110,8 @@ typedef struct sz_decompress_options {
   int threads;
   uint64_t max_output_bytes; /* 0: bounded by dst_capacity only */
   int skip_checksum;         /* non-zero: do not verify a stored checksum */
+  const sz_tables* const* tables; /* n_tables sets frames may name; a frame naming another */
+  size_t n_tables;                /* set fails with SZ_MISSING_TABLES */
 } sz_decompress_options;
 
 /* Output of the codec calls; may be NULL. */
@@ -133,6 +144,8 @@ typedef struct sz_frame_info {
    * SZ_MODE_FAST). A capacity frame keeps the byte size of its coded
    * exponents in escape_count and has no codebook (FORMAT.md 4.6). */
   int mode;
+  int has_tables;     /* flag TABLES (format v3): the frame names a capacity table set */
+  uint64_t tables_id; /* its id (sz_tables_id), 0 when has_tables is 0 */
 } sz_frame_info;
 
 /* One frame of a stream, as the iterator yields it. */
@@ -222,6 +235,22 @@ sz_status sz_codebook_serialize(const sz_codebook* cb, uint8_t out[SZ_CODEBOOK_F
 sz_status sz_codebook_deserialize(const void* src, uint64_t size, sz_codebook* out);
 sz_status sz_codebook_save(const sz_codebook* cb, const char* path);
 sz_status sz_codebook_load(const char* path, sz_codebook* out);
+
+/* Table sets. table_count 0: the default. Handles from these calls are
+ * freed with sz_tables_free (NULL is fine). */
+sz_status sz_tables_calibrate(sz_dtype dtype, const void* const* buffers, const uint64_t* n_elems,
+                              size_t n_buffers, uint32_t table_count, sz_tables** out);
+/* Parses and validates a set file's bytes (all size bytes of src). */
+sz_status sz_tables_from_bytes(const void* src, uint64_t size, sz_tables** out);
+sz_status sz_tables_load(const char* path, sz_tables** out);
+sz_status sz_tables_save(const sz_tables* t, const char* path);
+void sz_tables_free(sz_tables* t);
+/* Bytes of the set file (0 for NULL), and the file into the caller's dst. */
+uint64_t sz_tables_serialized_size(const sz_tables* t);
+sz_status sz_tables_to_bytes(const sz_tables* t, void* dst, uint64_t capacity, uint64_t* written);
+uint64_t sz_tables_id(const sz_tables* t);          /* what frames name; 0 for NULL */
+int32_t sz_tables_dtype(const sz_tables* t);        /* an sz_dtype value; 0 for NULL */
+uint32_t sz_tables_count(const sz_tables* t);       /* tables in the set; 0 for NULL */
 
 /* XXH64 (format v1) and XXH3-64 seed 0 (format v2), from libxxhash. */
 uint64_t sz_xxh64(const void* data, uint64_t size, uint64_t seed);

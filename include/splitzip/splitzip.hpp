@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "splitzip/export.h"
 
@@ -59,8 +60,8 @@ enum class Status : int32_t {
   // The chosen backend does not implement the frame's (or the requested)
   // coding mode (FORMAT.md 4.1 byte 49); another backend may.
   unsupported_mode = 28,
-  // The requested (dtype, mode) pair has no format yet (capacity x
-  // fp8_e4m3); the message names the pair and what to use instead.
+  // The requested (dtype, mode) pair has no format; every pair of format
+  // v3 has one, so no call returns it now (the value stays reserved).
   undefined_mode = 29,
   // The frame names a capacity table set (FORMAT.md 4.9) the decoder was
   // not given.
@@ -118,6 +119,41 @@ Status codebook_deserialize(const void* src, uint64_t size, Codebook* out);
 Status codebook_save(const Codebook& cb, const char* path);
 Status codebook_load(const char* path, Codebook* out);
 
+// Capacity table set (FORMAT.md 4.9, 13): calibrated Huffman code lengths
+// that capacity frames share instead of carrying their own tables, as a
+// codebook is for the fast mode (or a dictionary for zstd). A frame names
+// its set by id; the decoder must be given that set (MISSING_TABLES
+// otherwise). Cheap to copy: copies share one immutable parsed set.
+struct CapTables;  // core/capacity/tables.h
+class TableSet {
+ public:
+  TableSet() = default;  // empty: holds no set
+  bool empty() const { return t_ == nullptr; }
+  uint64_t id() const;            // the id frames name; 0 when empty
+  Dtype dtype() const;            // bf16 when empty
+  uint32_t table_count() const;   // tables in the set; 0 when empty
+  uint64_t serialized_size() const;  // bytes of the set file; 0 when empty
+  // The set file's bytes (FORMAT.md 13) into dst; *written = their count.
+  Status to_bytes(void* dst, uint64_t capacity, uint64_t* written) const;
+  // Parses and validates a set file's bytes (the whole of src).
+  static Status from_bytes(const void* src, uint64_t size, TableSet* out);
+  Status save(const char* path) const;                 // never leaves a partial file
+  static Status load(const char* path, TableSet* out);
+  const CapTables* tables() const { return t_.get(); }  // for the codec layer
+
+ private:
+  friend Status calibrate_tables(Dtype, const void* const*, const uint64_t*, size_t, TableSet*, uint32_t);
+  std::shared_ptr<const CapTables> t_;
+};
+
+// One table set from sample buffers of one dtype (held-out KV of the model
+// the frames will hold), each buffer as a frame's elements would be (its
+// element i codes with table i mod table_count). table_count: a power of 2
+// in 1..32; 0 = kDefaultTableCount (FORMAT.md 13.1).
+inline constexpr uint32_t kDefaultTableCount = 32;
+Status calibrate_tables(Dtype dtype, const void* const* buffers, const uint64_t* n_elems,
+                        size_t n_buffers, TableSet* out, uint32_t table_count = 0);
+
 // Exponent coding (FORMAT.md 4.1 byte 49): fast = the 4-bit codebook code
 // (ratio <= 4/3, fastest); capacity = per-block Huffman-coded exponents
 // (FORMAT.md 4.6, higher ratio). Recorded in each frame: decoders need no flag.
@@ -155,6 +191,9 @@ struct CompressOptions {
   const char* backend = nullptr;  // null: $SPLITZIP_BACKEND, else dispatch
   int threads = 0;                // 0: backend default (all cores for big buffers)
   Mode mode = Mode::fast;         // capacity: codebook and chunk_log2 are not used
+  // Capacity mode only: code with this calibrated set (the frame names its
+  // id and carries no tables); null: each block its own tables.
+  const TableSet* tables = nullptr;
 };
 
 struct DecompressOptions {
@@ -162,6 +201,10 @@ struct DecompressOptions {
   int threads = 0;
   uint64_t max_output_bytes = 0;  // 0: bounded by dst_capacity only
   bool verify_checksum = true;    // verify the content checksum when the frame carries one
+  // The table sets frames may name (an array of n_tables); a frame naming
+  // another set fails with MISSING_TABLES, never wrong data.
+  const TableSet* tables = nullptr;
+  size_t n_tables = 0;
 };
 
 struct Result {
@@ -191,8 +234,8 @@ Result decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_ca
 Result decompress_frames(const void* src, uint64_t src_size, void* dst,
                          uint64_t dst_capacity, const DecompressOptions& opts = {});
 
-// Batched pages (paged KV caches: vLLM / SGLang blocks). Each item is an
-// independent frame, exactly the bytes compress() / decompress() write for
+// Batched pages (paged KV caches: vLLM / SGLang blocks), one codebook or
+// table set for all of them (the options'). Each item is an independent frame, exactly the bytes compress() / decompress() write for
 // it alone: pages are evicted and fetched one by one, so a page must decode
 // without its neighbours. Threads run across items (opts.threads: 0 = the
 // backend default, all cores once the batch is large), each item on one
@@ -237,6 +280,8 @@ struct FrameInfo {
   Mode mode = Mode::fast;            // v2 byte 49; stored frames are fast (0)
   Codebook codebook;
   bool has_tensor = false;           // v2 flag TENSOR: a tensor descriptor (FORMAT.md 4.8)
+  bool has_tables = false;           // v3 flag TABLES: the frame names a capacity table set (FORMAT.md 4.9)
+  uint64_t tables_id = 0;            // that set's id; 0 without TABLES
 };
 
 // The tensor descriptor of the frame at src (rules 1-11 on its header, then

@@ -7,6 +7,8 @@
     back = splitzip_kv.decompress(frame)              # numpy bfloat16, bit-exact
     cb = splitzip_kv.calibrate([kv])                  # offline codebook
     frame = splitzip_kv.compress(kv, codebook=cb, checksum=False)  # checksum is on by default
+    ts = splitzip_kv.calibrate([kv], mode="capacity") # offline capacity table set
+    frame = splitzip_kv.compress(kv, tables=ts)       # capacity mode; decompress(frame, tables=ts)
 
 See docs/PYTHON.md in the repository for the full reference. Distribution
 name: splitzip-kv (the PyPI name "splitzip" belongs to an unrelated tool).
@@ -42,7 +44,7 @@ from ._api import (
     xxh3_64,
     xxh64,
 )
-from ._core import Codebook
+from ._core import Codebook, TableSet
 from ._dtypes import DTYPES
 from ._errors import SplitzipError
 from .files import load_file, restore, safetensors_bytes, save_file
@@ -50,8 +52,9 @@ from .files import load_file, restore, safetensors_bytes, save_file
 #: Version of the splitzip library inside (one source: the CMake project version).
 __version__: str = _core.version()
 
-#: Newest frame format version this build writes (2, or 3 for fp8_e4m3 in the
-#: capacity mode; it also reads MIN_FORMAT_VERSION on).
+#: Newest frame format version this build writes and reads (3: fp8_e4m3 in the
+#: capacity mode, and frames that name a table set; others are written as 2);
+#: it also reads MIN_FORMAT_VERSION on.
 FORMAT_VERSION = _core.FORMAT_VERSION
 MIN_FORMAT_VERSION = _core.MIN_FORMAT_VERSION
 HEADER_SIZE = _core.HEADER_SIZE
@@ -66,6 +69,7 @@ __all__ = [
     "MIN_FORMAT_VERSION",
     "Result",
     "SplitzipError",
+    "TableSet",
     "__version__",
     "backend_unavailable_reason",
     "backends",

@@ -193,6 +193,28 @@ def _check_codebook(codebook):
         raise TypeError(f"codebook must be a splitzip_kv.Codebook or None, got {type(codebook).__name__}")
 
 
+def _check_tables(tables):
+    """The one TableSet a compress call codes with, or None."""
+    if tables is not None and not isinstance(tables, _core.TableSet):
+        raise TypeError(f"tables must be a splitzip_kv.TableSet or None, got {type(tables).__name__} "
+                        "(TableSet.load(path) reads a set file)")
+    return tables
+
+
+def _decode_tables(tables):
+    """tables= of the decode calls: None, a TableSet or a sequence of them."""
+    if tables is None or isinstance(tables, _core.TableSet):
+        return tables
+    if isinstance(tables, (str, bytes, bytearray)) or not hasattr(tables, "__iter__"):
+        raise TypeError("tables must be a splitzip_kv.TableSet, a sequence of them, or None, "
+                        f"got {type(tables).__name__} (TableSet.load(path) reads a set file)")
+    sets = list(tables)
+    for t in sets:
+        if not isinstance(t, _core.TableSet):
+            raise TypeError(f"tables must hold splitzip_kv.TableSet objects, got {type(t).__name__}")
+    return sets
+
+
 def compress_bound(dtype, n):
     """Largest frame that n values of dtype can produce (FORMAT.md section 5)."""
     n = _check_int("n", n, 0, 2**64 - 1)
@@ -202,15 +224,20 @@ def compress_bound(dtype, n):
 _MODES = {"fast": 0, "capacity": 1}
 
 
-def _mode(mode):
-    """Header byte 49 for mode="fast" | "capacity" (FORMAT.md 4.6)."""
+def _mode(mode, tables=None):
+    """Header byte 49 for mode="fast" | "capacity" (FORMAT.md 4.6); None:
+    capacity with a table set, else fast."""
+    if mode is None:
+        mode = "fast" if tables is None else "capacity"
     if not isinstance(mode, str) or mode not in _MODES:
         raise invalid(f"mode must be 'fast' or 'capacity', got {mode!r}")
+    if tables is not None and mode != "capacity":
+        raise invalid("a table set codes the capacity mode: pass mode='capacity' (or leave mode unset)")
     return _MODES[mode]
 
 
 def compress(array, codebook=None, backend=None, checksum=True, chunk_log2=10, *, dtype=None,
-             threads=0, mode="fast", name=None):
+             threads=0, mode=None, name=None, tables=None):
     """Compresses array into one frame.
 
     Returns ``bytes`` for host data. A CUDA torch tensor gives a uint8 tensor
@@ -219,7 +246,11 @@ def compress(array, codebook=None, backend=None, checksum=True, chunk_log2=10, *
     ``codebook=None`` means the buffer's own top-16 exponents.
     ``mode="capacity"``: per-block Huffman-coded exponents (smaller frames,
     slower; the codebook is not used). The mode is recorded in the frame:
-    decompress needs no flag.
+    decompress needs no flag. ``mode=None`` (default): fast, or capacity
+    when ``tables`` is given.
+    ``tables``: a TableSet from ``calibrate(..., mode="capacity")`` or
+    ``TableSet.load``: the frame names the set instead of carrying tables
+    (faster and smaller on pages); decompress then needs ``tables=`` too.
     ``checksum=False`` opts out of the block checksum (on by default).
     A numpy array or torch tensor records its shape, dtype and kind (and
     ``name`` when given) in the frame (FORMAT.md 4.8), so decompress()
@@ -228,12 +259,13 @@ def compress(array, codebook=None, backend=None, checksum=True, chunk_log2=10, *
     ``tensor_desc_size`` bytes to the frame, beyond compress_bound().
     """
     _check_codebook(codebook)
+    _check_tables(tables)
     _check_common(chunk_log2, threads)
-    m = _mode(mode)
+    m = _mode(mode, tables)
     src, dname, device = _source(array, _want(dtype))
     spec = _tensor_spec(array, dname, name)
     if device == _DL_CPU:
-        data, _ = _core.compress(src, dname, codebook, chunk_log2, checksum, backend, threads, m, spec)
+        data, _ = _core.compress(src, dname, codebook, chunk_log2, checksum, backend, threads, m, spec, tables)
         return data
     name = dname
     if device != _DL_CUDA:
@@ -248,34 +280,35 @@ def compress(array, codebook=None, backend=None, checksum=True, chunk_log2=10, *
     n = src.numel() * src.element_size() // _core.dtype_bytes(name)
     out = torch.empty(compress_bound(name, n), dtype=torch.uint8, device=src.device)
     # The descriptor is written on the host only: device frames carry none.
-    size, _ = _core.compress_into(src, out, name, codebook, chunk_log2, checksum, backend, threads, m)
+    size, _ = _core.compress_into(src, out, name, codebook, chunk_log2, checksum, backend, threads, m, tables)
     return out[:size]
 
 
 def compress_into(array, out, codebook=None, backend=None, checksum=True, chunk_log2=10, *,
-                  dtype=None, threads=0, mode="fast"):
+                  dtype=None, threads=0, mode=None, tables=None):
     """Compresses array into the caller's buffer ``out`` (zero copy).
 
     ``out`` needs at least ``compress_bound(dtype, n)`` bytes to be safe
-    from DST_TOO_SMALL. Returns ``Result(size, backend)``. ``mode`` as in
-    compress(). The frame carries no tensor descriptor (use compress() for
+    from DST_TOO_SMALL. Returns ``Result(size, backend)``. ``mode`` and
+    ``tables`` as in compress(). The frame carries no tensor descriptor (use compress() for
     shape round trips).
     """
     _check_codebook(codebook)
+    _check_tables(tables)
     _check_common(chunk_log2, threads)
-    m = _mode(mode)
+    m = _mode(mode, tables)
     src, name, _ = _source(array, _want(dtype))
     dst = _target(out, None)
     size, ran = _core.compress_into(src, dst, name, codebook, chunk_log2, checksum, backend,
-                                    threads, m)
+                                    threads, m, tables)
     return Result(size, ran)
 
 
 def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log2=10, *,
-                   dtype=None, threads=0, mode="fast"):
+                   dtype=None, threads=0, mode=None, tables=None):
     """Compresses each array of ``arrays`` (pages of a paged KV cache) into
     its own frame, in one call: the GIL released once, threads across the
-    pages, one codebook (or none) for all of them.
+    pages, one codebook or table set (or none) for all of them.
 
     ``arrays``: a sequence of pages, or one numpy array / torch tensor of
     2+ dimensions whose rows (axis 0) are the pages (a paged cache's
@@ -285,13 +318,15 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
     ``compress(page, ...)``: a numpy array or torch tensor records its shape
     and dtype (a flat numpy array needs no record), so decompress_batch()
     and decompress() give each page back as it was. Pages stay
-    independently decodable. ``mode`` as in compress(). All pages hold one
+    independently decodable. ``mode`` and ``tables`` as in compress()
+    (with a set, decompress_batch needs ``tables=`` too). All pages hold one
     dtype and live in host memory. An error in any page raises
     SplitzipError naming the first failing page.
     """
     _check_codebook(codebook)
+    _check_tables(tables)
     _check_common(chunk_log2, threads)
-    m = _mode(mode)
+    m = _mode(mode, tables)
     want = _want(dtype)
     if (isinstance(arrays, np.ndarray) or _is_tensor(arrays)) and arrays.ndim >= 2:
         if len(arrays) == 0:
@@ -302,7 +337,7 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
         if src.ndim < 2:  # a byte view of a foreign dtype: rows again
             src = src.reshape(len(arrays), -1)
         return _core.compress_batch(src, name, codebook, chunk_log2, checksum, backend, threads, m,
-                                    _tensor_spec(arrays[0], name, None), True)
+                                    _tensor_spec(arrays[0], name, None), True, tables)
     prepared, names, specs = [], set(), []
     for a in arrays:
         src, name, device = _source(a, want, "page")
@@ -316,7 +351,7 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
         raise invalid(f"pages hold different dtypes: {sorted(names)}")
     return _core.compress_batch(prepared, names.pop() if names else None, codebook, chunk_log2,
                                 checksum, backend, threads, m,
-                                specs if any(s is not None for s in specs) else None)
+                                specs if any(s is not None for s in specs) else None, False, tables)
 
 
 def _new_output(name, n, shape, origin):
@@ -335,7 +370,7 @@ def _new_output(name, n, shape, origin):
 
 
 def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_checksum=True,
-                     max_output_bytes=0):
+                     max_output_bytes=0, tables=None):
     """Decodes a list of frames (one frame each, e.g. from compress_batch) in
     one call: the GIL released once, threads across the frames.
 
@@ -344,11 +379,14 @@ def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_check
     tensor where a torch tensor was compressed. With ``outs`` (one writable
     host buffer per frame, or one array of 2+ dimensions whose rows take
     the frames) decodes into them in place and returns ``outs``.
-    ``max_output_bytes`` bounds each frame. An error in any frame raises
+    ``max_output_bytes`` bounds each frame. ``tables``: the TableSet (or a
+    sequence of them) frames may name; a frame naming another raises
+    MISSING_TABLES with the set's id. An error in any frame raises
     SplitzipError naming the first failing frame (the other outputs may
     have been written).
     """
     _check_common(None, threads, max_output_bytes)
+    tables = _decode_tables(tables)
     srcs = frames if isinstance(frames, list) else list(frames)
     if not all(type(f) is bytes for f in srcs):  # bytes go to _core as they are
         srcs = []
@@ -366,7 +404,7 @@ def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_check
         dst = _target(outs, kinds.pop() if kinds else None)
         if dst.ndim < 2:  # a byte view of a foreign dtype: rows again
             dst = dst.reshape(len(outs), -1)
-        _core.decompress_batch(srcs, dst, backend, threads, int(max_output_bytes), verify_checksum, True)
+        _core.decompress_batch(srcs, dst, backend, threads, int(max_output_bytes), verify_checksum, True, tables)
         return outs
     if outs is None:
         results = [_new_output(*o) for o in _core.batch_outputs(srcs)]
@@ -376,7 +414,7 @@ def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_check
         if len(results) != len(srcs):
             raise invalid(f"{len(srcs)} frames but {len(results)} outputs")
         dsts = [_target(out, o[0]) for out, o in zip(results, _core.batch_outputs(srcs))]
-    _core.decompress_batch(srcs, dsts, backend, threads, int(max_output_bytes), verify_checksum)
+    _core.decompress_batch(srcs, dsts, backend, threads, int(max_output_bytes), verify_checksum, False, tables)
     return results
 
 
@@ -462,8 +500,9 @@ def _check_out_shape(out, desc):
         raise invalid(f"out= has shape {tuple(shape)} but the frame records shape {tuple(desc['shape'])}")
 
 
-def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
+def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum, tables=None):
     _check_common(None, threads, max_output_bytes)
+    tables = _decode_tables(tables)
     src, device = _frame_source(buf)
     summary = _summary(src, device)
     count, expect, total = summary[:3]
@@ -498,19 +537,19 @@ def _decode(buf, out, backend, threads, max_output_bytes, verify_checksum):
                 t = torch.empty(n, dtype=_dtypes.torch_dtype(expect))
                 dst = _target(t, expect)
                 size, ran = _core.decompress_into(src, dst, expect, count != 1, backend,
-                                                  threads, int(max_output_bytes), verify_checksum)
+                                                  threads, int(max_output_bytes), verify_checksum, tables)
                 return Result(size, ran), t.reshape(shape)
     else:
         result = out
         _check_out_shape(out, _shape_of(src, device, summary))
     dst = _target(result, None if expect == "none" else expect)
     size, ran = _core.decompress_into(src, dst, expect, count != 1, backend, threads,
-                                      int(max_output_bytes), verify_checksum)
+                                      int(max_output_bytes), verify_checksum, tables)
     return Result(size, ran), result
 
 
 def decompress(buf, out=None, *, backend=None, threads=0, verify_checksum=True,
-               max_output_bytes=0):
+               max_output_bytes=0, tables=None):
     """Decodes every frame in buf (one frame or frames back to back).
 
     Returns a numpy array of the frames' dtype (bf16, fp8_e5m2 and fp8_e4m3
@@ -524,15 +563,18 @@ def decompress(buf, out=None, *, backend=None, threads=0, verify_checksum=True,
     With ``out=`` the values are written into that buffer in place and
     ``out`` is returned; it must hold the frame's dtype (or raw integers of
     the same width, or uint8 bytes) and have room for the decoded bytes.
+    ``tables``: the TableSet (or a sequence of them) that frames coded with
+    a set name (``frame_info()["tables_id"]``); a frame naming a set not
+    given raises SplitzipError MISSING_TABLES with its id, never wrong data.
     """
-    _, result = _decode(buf, out, backend, threads, max_output_bytes, verify_checksum)
+    _, result = _decode(buf, out, backend, threads, max_output_bytes, verify_checksum, tables)
     return result
 
 
 def decompress_into(buf, out, *, backend=None, threads=0, verify_checksum=True,
-                    max_output_bytes=0):
+                    max_output_bytes=0, tables=None):
     """Like decompress(buf, out=out) but returns Result(size, backend)."""
-    result, _ = _decode(buf, out, backend, threads, max_output_bytes, verify_checksum)
+    result, _ = _decode(buf, out, backend, threads, max_output_bytes, verify_checksum, tables)
     return result
 
 
@@ -583,12 +625,26 @@ def frames(buf):
     return list(iter_frames(buf))
 
 
-def calibrate(arrays, *, dtype=None):
-    """One codebook from the pooled exponent histogram of the arrays.
+def calibrate(arrays, *, dtype=None, mode="fast", table_count=None):
+    """Offline calibration from sample arrays (held-out KV of the model).
 
+    ``mode="fast"`` (default): one Codebook from the pooled exponent
+    histogram (FORMAT.md section 3). ``mode="capacity"``: one TableSet for
+    ``compress(..., tables=)`` (FORMAT.md 4.9, 13.1); each array is taken as
+    a frame's values would be (element i codes with table i mod
+    ``table_count``), so pass pages or layers, not a concatenation cut at
+    odd offsets. ``table_count``: a power of 2 in 1..32 (default 32).
     ``arrays`` is an array or an iterable of arrays, all of one dtype, in
-    host memory (FORMAT.md section 3 defines the rule).
+    host memory.
     """
+    if mode not in ("fast", "capacity"):
+        raise invalid(f"mode must be 'fast' or 'capacity', got {mode!r}")
+    if table_count is not None:
+        if mode != "capacity":
+            raise invalid("table_count applies to mode='capacity' only")
+        table_count = _check_int("table_count", table_count, 1, 32)
+        if table_count & (table_count - 1):
+            raise invalid(f"table_count={table_count} is not a power of 2 (1, 2, 4, 8, 16 or 32)")
     if isinstance(arrays, (np.ndarray, bytes, bytearray, memoryview)) or _is_tensor(arrays) \
             or hasattr(arrays, "__dlpack__"):
         arrays = [arrays]
@@ -601,6 +657,8 @@ def calibrate(arrays, *, dtype=None):
             names.add(name)
     if len(names) > 1:
         raise invalid(f"calibration arrays hold different dtypes: {sorted(names)}")
+    if mode == "capacity":
+        return _core.calibrate_tables(prepared, names.pop() if names else None, table_count or 0)
     return _core.calibrate(prepared, names.pop() if names else None)
 
 

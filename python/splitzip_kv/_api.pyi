@@ -2,9 +2,9 @@
 # Type stub of splitzip_kv._api (the public functions). Sources and
 # destinations are numpy arrays, torch tensors, buffer-protocol objects or
 # DLPack producers, hence `Any` for those; return types are exact.
-from typing import Any, Dict, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Literal, NamedTuple, Optional, Sequence, Union, overload
 
-from ._core import Codebook
+from ._core import Codebook, TableSet
 
 class Result(NamedTuple):
     size: int
@@ -22,8 +22,9 @@ def compress(
     *,
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
-    mode: Literal["fast", "capacity"] = ...,
+    mode: Optional[Literal["fast", "capacity"]] = ...,
     name: Optional[str] = ...,
+    tables: Optional[TableSet] = ...,
 ) -> Any: ...
 def compress_into(
     array: Any,
@@ -35,7 +36,8 @@ def compress_into(
     *,
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
-    mode: Literal["fast", "capacity"] = ...,
+    mode: Optional[Literal["fast", "capacity"]] = ...,
+    tables: Optional[TableSet] = ...,
 ) -> Result: ...
 def compress_batch(
     arrays: Iterable[Any],  # pages, or one array whose rows (axis 0) are the pages
@@ -46,7 +48,8 @@ def compress_batch(
     *,
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
-    mode: Literal["fast", "capacity"] = ...,
+    mode: Optional[Literal["fast", "capacity"]] = ...,
+    tables: Optional[TableSet] = ...,
 ) -> List[bytes]: ...
 def decompress_batch(
     frames: Iterable[Any],
@@ -56,6 +59,7 @@ def decompress_batch(
     threads: int = ...,
     verify_checksum: bool = ...,
     max_output_bytes: int = ...,
+    tables: Union[TableSet, Sequence[TableSet], None] = ...,
 ) -> Any: ...
 def decompress(
     buf: Any,
@@ -65,6 +69,7 @@ def decompress(
     threads: int = ...,
     verify_checksum: bool = ...,
     max_output_bytes: int = ...,
+    tables: Union[TableSet, Sequence[TableSet], None] = ...,
 ) -> Any: ...
 def decompress_into(
     buf: Any,
@@ -74,12 +79,28 @@ def decompress_into(
     threads: int = ...,
     verify_checksum: bool = ...,
     max_output_bytes: int = ...,
+    tables: Union[TableSet, Sequence[TableSet], None] = ...,
 ) -> Result: ...
 def frame_info(buf: Any, offset: int = ...) -> Dict[str, Any]: ...
 def tensor_desc(buf: Any, offset: int = ...) -> Optional[Dict[str, Any]]: ...
 def iter_frames(buf: Any) -> Iterator[Dict[str, Any]]: ...
 def frames(buf: Any) -> List[Dict[str, Any]]: ...
-def calibrate(arrays: Union[Any, Iterable[Any]], *, dtype: Optional[_Dtype] = ...) -> Codebook: ...
+@overload
+def calibrate(
+    arrays: Union[Any, Iterable[Any]],
+    *,
+    dtype: Optional[_Dtype] = ...,
+    mode: Literal["fast"] = ...,
+    table_count: None = ...,
+) -> Codebook: ...
+@overload
+def calibrate(
+    arrays: Union[Any, Iterable[Any]],
+    *,
+    dtype: Optional[_Dtype] = ...,
+    mode: Literal["capacity"],
+    table_count: Optional[int] = ...,
+) -> TableSet: ...
 def backends() -> Dict[str, bool]: ...
 def backend_unavailable_reason(name: str) -> Optional[str]: ...
 def xxh64(data: Any, seed: int = ...) -> int: ...

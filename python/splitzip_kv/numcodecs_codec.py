@@ -23,6 +23,12 @@ whole byte, 4.6.7). ``codebook``: a calibrated table for the fast mode
 (``splitzip_kv.calibrate``), given as a ``Codebook``, a ``.szcb`` path or
 ``{"dtype": "bf16", "entries": [...]}``; the config (and so the Zarr
 metadata) always carries the last form, so the array needs no side file.
+``tables``: the path of a capacity table set file (``.szct``, from
+``splitzip calibrate --mode capacity`` or ``TableSet.save``) for
+``mode="capacity"``: chunks are coded with it (frames name the set instead
+of carrying tables) and decoded with it. The config keeps the path, so
+reading the array needs that file at that path (a missing or other set is
+an error naming the set's id, never wrong data).
 
 Data types: with ``zarr>=3.1`` and ``ml_dtypes``, importing this module
 registers ``bfloat16``, ``float8_e4m3fn`` and ``float8_e5m2`` as Zarr 3 data
@@ -51,7 +57,7 @@ class SplitzipCodec(Codec):
     codec_id = "splitzip"
 
     def __init__(self, dtype=None, checksum=True, chunk_log2=10, threads=1, view=None, mode="fast",
-                 codebook=None):
+                 codebook=None, tables=None):
         if mode not in _MODES:
             raise ValueError(f"splitzip codec: mode must be 'fast' or 'capacity', not {mode!r}")
         self.mode = mode
@@ -63,6 +69,16 @@ class SplitzipCodec(Codec):
             {"dtype": self._codebook.dtype, "entries": list(self._codebook.entries)}
         if self._codebook is not None and mode != "fast":
             raise ValueError("splitzip codec: a codebook is for mode='fast' (the capacity mode builds its own tables)")
+        # tables: a set file's path, kept as such in the config.
+        if tables is not None and not (isinstance(tables, str) or hasattr(tables, "__fspath__")):
+            raise TypeError(f"splitzip codec: tables must be a .szct file path, not {type(tables).__name__}")
+        if tables is not None and mode != "capacity":
+            raise ValueError("splitzip codec: a table set is for mode='capacity'")
+        self.tables = None if tables is None else str(tables.__fspath__() if hasattr(tables, "__fspath__") else tables)
+        self._tables = None
+        if self.tables is not None:
+            from ._core import TableSet
+            self._tables = TableSet.load(self.tables)
         self.dtype = None if dtype is None else _dtypes.normalize(dtype)
         # view: numpy dtype name the decoded values are returned as (same
         # width), e.g. "uint16" for bf16 kept in uint16 storage (Zarr 3 has
@@ -79,12 +95,14 @@ class SplitzipCodec(Codec):
         if self.dtype is not None and _dtypes.from_numpy(arr.dtype) is None:
             arr = arr.reshape(-1).view(np.uint8)  # raw storage read as self.dtype
         kw = {} if self._codebook is None else {"codebook": self._codebook}
+        if self._tables is not None:
+            kw["tables"] = self._tables
         return _api.compress(arr, checksum=self.checksum, chunk_log2=self.chunk_log2,
                              threads=self.threads, dtype=self.dtype, mode=self.mode, **kw)
 
     def decode(self, buf, out=None):
         frame = ensure_contiguous_ndarray(buf).reshape(-1).view(np.uint8)
-        dec = _api.decompress(frame, threads=self.threads)
+        dec = _api.decompress(frame, threads=self.threads, tables=self._tables)
         if self.view is not None:
             dec = dec.view(np.dtype(self.view))
         if out is not None:
@@ -94,7 +112,7 @@ class SplitzipCodec(Codec):
     def __repr__(self):
         return (f"SplitzipCodec(dtype={self.dtype!r}, checksum={self.checksum}, "
                 f"chunk_log2={self.chunk_log2}, threads={self.threads}, view={self.view!r}, mode={self.mode!r}, "
-                f"codebook={self.codebook!r})")
+                f"codebook={self.codebook!r}, tables={self.tables!r})")
 
 
 def _codebook_of(cb):
@@ -129,7 +147,7 @@ try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
 
     from zarr.abc.codec import ArrayBytesCodec
 
-    _CONFIG_KEYS = ("dtype", "checksum", "chunk_log2", "threads", "view", "mode", "codebook")
+    _CONFIG_KEYS = ("dtype", "checksum", "chunk_log2", "threads", "view", "mode", "codebook", "tables")
 
     @dataclass(frozen=True, init=False)
     class SplitzipZarrCodec(ArrayBytesCodec):
@@ -146,6 +164,8 @@ try:  # Zarr 3 array-to-bytes codec, when zarr >= 3.1.3 is installed
             codec = SplitzipCodec(**codec_config)  # validates
             if codec.codebook is not None:  # embedded in the array metadata, not a path
                 codec_config["codebook"] = codec.codebook
+            if codec.tables is not None:  # a path (str) in the metadata
+                codec_config["tables"] = codec.tables
             object.__setattr__(self, "codec_config", dict(codec_config))
             object.__setattr__(self, "_codec", codec)
 

@@ -55,7 +55,7 @@ void check_disjoint(const ArrayRef& a, const ArrayRef& o) {
 
 splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t chunk_log2,
                                            bool checksum, const OptStr& backend, int threads,
-                                           int mode) {
+                                           int mode, const splitzip::TableSet* tables = nullptr) {
   check_chunk(chunk_log2);
   if (mode != static_cast<int>(splitzip::Mode::fast) && mode != static_cast<int>(splitzip::Mode::capacity))
     raise_status(Status::invalid_argument, "mode must be 'fast' or 'capacity'");
@@ -63,7 +63,14 @@ splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t
     raise_status(Status::invalid_argument, std::string("codebook is for ") +
                                                splitzip::dtype_name(cb->dtype) + ", data is " +
                                                splitzip::dtype_name(d));
+  if (tables && tables->dtype() != d)
+    raise_status(Status::invalid_argument, std::string("table set is for ") +
+                                               splitzip::dtype_name(tables->dtype()) + ", data is " +
+                                               splitzip::dtype_name(d));
+  if (tables && mode != static_cast<int>(splitzip::Mode::capacity))
+    raise_status(Status::invalid_argument, "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
   splitzip::CompressOptions o;
+  o.tables = tables;
   o.codebook = cb;
   o.chunk_log2 = chunk_log2;
   o.checksum = checksum;
@@ -99,6 +106,7 @@ nb::dict info_dict(const splitzip::FrameInfo& fi, uint64_t offset) {
   d["checksum_blocks"] = fi.checksum_blocks;
   d["codebook"] = fi.stored || capacity ? nb::none() : nb::cast(fi.codebook);
   d["tensor"] = fi.has_tensor;
+  d["tables_id"] = fi.has_tables ? nb::object(nb::int_(fi.tables_id)) : nb::none();
   return d;
 }
 
@@ -215,14 +223,14 @@ nb::object finish_frame_bytes(nb::object holder, uint64_t size, uint64_t bound) 
 // compress() into a new bytes object: allocate the bound, shrink in place.
 nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook* cb,
                             uint32_t chunk_log2, bool checksum, const OptStr& backend,
-                            int threads, int mode, nb::handle tensor) {
+                            int threads, int mode, nb::handle tensor, const splitzip::TableSet* tables) {
   ArrayRef a = import_array(src, false, "array");
   if (!a.host_readable())
     raise_status(Status::unsupported_memory,
                  "a device array compresses into a device buffer: use compress_into()");
   const Dtype d = resolve_dtype(a, dtype, "array");
   const uint64_t n = element_count(a, d, "array");
-  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
+  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode, tables);
   splitzip::TensorDesc td;
   std::string name_store;
   if (tensor_from(tensor, d, n, &td, &name_store)) opts.tensor = &td;
@@ -239,12 +247,12 @@ nb::tuple compress_to_bytes(nb::handle src, const OptStr& dtype, const Codebook*
 
 nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, const Codebook* cb,
                         uint32_t chunk_log2, bool checksum, const OptStr& backend, int threads,
-                        int mode) {
+                        int mode, const splitzip::TableSet* tables) {
   ArrayRef a = import_array(src, false, "array");
   ArrayRef o = import_array(dst, true, "out");
   const Dtype d = resolve_dtype(a, dtype, "array");
   const uint64_t n = element_count(a, d, "array");
-  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
+  const auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode, tables);
   check_disjoint(a, o);
   splitzip::Result r;
   {
@@ -261,7 +269,8 @@ nb::tuple compress_into(nb::handle src, nb::handle dst, const OptStr& dtype, con
 // frames (any destination). multi: decode a frame stream.
 nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& expect, bool multi,
                           const OptStr& backend, int threads, uint64_t max_output_bytes,
-                          bool verify_checksum) {
+                          bool verify_checksum, nb::handle tables) {
+  const std::vector<splitzip::TableSet> sets = table_sets(tables);
   ArrayRef a = import_array(src, false, "frame");
   ArrayRef o = import_array(dst, true, "out");
   if (expect == "none") {
@@ -281,12 +290,15 @@ nb::tuple decompress_into(nb::handle src, nb::handle dst, const std::string& exp
   opts.threads = threads;
   opts.max_output_bytes = max_output_bytes;
   opts.verify_checksum = verify_checksum;
+  opts.tables = sets.data();
+  opts.n_tables = sets.size();
   splitzip::Result r;
   {
     nb::gil_scoped_release unlocked;
     r = multi ? splitzip::decompress_frames(a.data, a.nbytes, o.data, o.nbytes, opts)
               : splitzip::decompress(a.data, a.nbytes, o.data, o.nbytes, opts);
   }
+  if (r.status == Status::missing_tables) raise_status(r.status, missing_tables_hint(a.data, a.nbytes, sets));
   check(r, "decompress into a " + std::to_string(o.nbytes) + "-byte buffer");
   return nb::make_tuple(r.size, backend_str(r.backend));
 }
@@ -323,7 +335,7 @@ std::pair<const void*, uint64_t> frame_ref(nb::handle f, std::vector<ArrayRef>& 
 // failing page raises with its index.
 nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codebook* cb, uint32_t chunk_log2,
                            bool checksum, const OptStr& backend, int threads, int mode, nb::handle specs,
-                           bool stacked) {
+                           bool stacked, const splitzip::TableSet* tables) {
   std::vector<ArrayRef> refs;
   Rows rows;
   if (stacked) {
@@ -343,7 +355,7 @@ nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codeboo
                                                std::to_string(spec.size()) + " tensor specs");
   const Dtype d = resolve_dtype(refs[0], dtype, "page");
   const OptStr name(splitzip::dtype_name(d));
-  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode);
+  auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode, tables);
   std::vector<splitzip::CompressItem> items(count);
   std::vector<nb::object> holders(count);
   std::vector<splitzip::TensorDesc> tds(spec.empty() ? 1 : count);
@@ -419,7 +431,8 @@ nb::list batch_outputs(nb::handle frames) {
 // stacked into row i of the one array outs; returns the bytes written per
 // item.
 nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& backend, int threads,
-                             uint64_t max_output_bytes, bool verify_checksum, bool stacked) {
+                             uint64_t max_output_bytes, bool verify_checksum, bool stacked, nb::handle tables) {
+  const std::vector<splitzip::TableSet> sets = table_sets(tables);
   std::vector<ArrayRef> keep, dst;
   std::vector<std::pair<const void*, uint64_t>> src;
   for (nb::handle f : frames) src.push_back(frame_ref(f, keep));
@@ -449,6 +462,8 @@ nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& b
   opts.threads = threads;
   opts.max_output_bytes = max_output_bytes;
   opts.verify_checksum = verify_checksum;
+  opts.tables = sets.data();
+  opts.n_tables = sets.size();
   std::vector<splitzip::Result> res(items.size());
   {
     nb::gil_scoped_release unlocked;
@@ -456,6 +471,9 @@ nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& b
   }
   nb::list sizes;
   for (size_t i = 0; i < res.size(); ++i) {
+    if (res[i].status == Status::missing_tables)
+      raise_status(res[i].status, "decompress_batch frame " + std::to_string(i) + ": " +
+                                      missing_tables_hint(items[i].src, items[i].src_size, sets));
     check(res[i], "decompress_batch frame " + std::to_string(i));
     sizes.append(res[i].size);
   }
@@ -471,7 +489,9 @@ nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& b
 // codec. Returns None, or (part, status name or None, message) for the first
 // part refused, which the caller turns into ChunkError.
 nb::object decode_chunk_parts(nb::handle value, nb::handle spans, nb::handle dests, nb::handle dest_errors,
-                              const std::string& name, uint64_t elems, const OptStr& backend, int threads) {
+                              const std::string& name, uint64_t elems, const OptStr& backend, int threads,
+                              nb::handle tables) {
+  const std::vector<splitzip::TableSet> sets = table_sets(tables);
   const ArrayRef v = host_source(value, "value");
   const Dtype want = parse_dtype_name(name);
   std::vector<std::pair<uint64_t, uint64_t>> sp;
@@ -487,6 +507,8 @@ nb::object decode_chunk_parts(nb::handle value, nb::handle spans, nb::handle des
   opts.backend = backend ? backend->c_str() : nullptr;
   opts.threads = threads;
   opts.verify_checksum = true;
+  opts.tables = sets.data();
+  opts.n_tables = sets.size();
   const auto* base = static_cast<const uint8_t*>(v.data);
   const nb::object no_status = nb::none();
   for (size_t i = 0; i < sp.size(); ++i) {
@@ -517,6 +539,9 @@ nb::object decode_chunk_parts(nb::handle value, nb::handle spans, nb::handle des
       nb::gil_scoped_release unlocked;
       r = splitzip::decompress(f, size, o.data, o.nbytes, opts);
     }
+    if (r.status == Status::missing_tables)
+      return nb::make_tuple(i, splitzip::status_name(r.status),
+                            status_text(r.status, missing_tables_hint(f, size, sets)));
     if (!r.ok())
       return nb::make_tuple(i, splitzip::status_name(r.status),
                             status_text(r.status, "decompress into a " + std::to_string(o.nbytes) + "-byte buffer",
@@ -587,13 +612,14 @@ std::vector<uint64_t> key_hashes(nb::handle keys) {
 // size per chunk (0 for a failed chunk) and (chunk, message) per failure.
 nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys, nb::handle src,
                         nb::handle part_offsets, uint32_t parts, uint64_t elems, const std::string& dtype,
-                        uint32_t dtype_id, const Codebook* cb, const OptStr& backend, int threads, int mode) {
+                        uint32_t dtype_id, const Codebook* cb, const OptStr& backend, int threads, int mode,
+                        const splitzip::TableSet* tables) {
   const ArrayRef o = import_array(out, true, "out");
   const ArrayRef a = host_source(src, "source");
   if (!o.host_readable()) raise_status(Status::unsupported_memory, "out must be in host memory");
   check_disjoint(a, o);
   const Dtype d = parse_dtype_name(dtype);
-  const auto opts = compress_options(cb, d, splitzip::kDefaultChunkLog2, true, backend, threads, mode);
+  const auto opts = compress_options(cb, d, splitzip::kDefaultChunkLog2, true, backend, threads, mode, tables);
   std::vector<uint64_t> st1;
   const auto [offs, n] = u64_array(out_offsets, "out_offsets", st1);
   std::vector<uint64_t> st2;
@@ -692,7 +718,8 @@ nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys,
 nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle value_sizes, nb::handle keys,
                        nb::handle dst, nb::handle part_offsets, uint32_t parts, uint64_t elems,
                        const std::string& dtype, uint32_t dtype_id, bool exact, const OptStr& backend,
-                       int threads) {
+                       int threads, nb::handle tables) {
+  const std::vector<splitzip::TableSet> sets = table_sets(tables);
   const ArrayRef v = host_source(buf, "value");
   const ArrayRef o = import_array(dst, true, "destination");
   if (!o.host_readable()) raise_status(Status::unsupported_memory, "destination must be in host memory");
@@ -721,6 +748,8 @@ nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle valu
   opts.backend = backend ? backend->c_str() : nullptr;
   opts.threads = threads;
   opts.verify_checksum = true;
+  opts.tables = sets.data();
+  opts.n_tables = sets.size();
   const auto* vb = static_cast<const uint8_t*>(v.data);
   auto* db = static_cast<uint8_t*>(o.data);
   std::vector<std::string> why(n);
@@ -804,9 +833,11 @@ nb::list decode_chunks(nb::handle buf, nb::handle value_offsets, nb::handle valu
     for (size_t k = 0; k < items.size(); ++k) {
       const auto [c, j] = who[k];
       if (res[k].ok() || bad[c]) continue;  // the first failing part of a chunk names it
+      const std::string ctx = res[k].status == Status::missing_tables
+                                  ? missing_tables_hint(items[k].src, items[k].src_size, sets)
+                                  : "decompress into a " + std::to_string(part_bytes) + "-byte buffer";
       refuse(c, "part " + std::to_string(j) + ": " + splitzip::status_name(res[k].status) + ": " +
-                    status_text(res[k].status, "decompress into a " + std::to_string(part_bytes) + "-byte buffer",
-                                res[k].corrupt_block));
+                    status_text(res[k].status, ctx, res[k].corrupt_block));
     }
   }
   nb::list out;
@@ -939,6 +970,29 @@ Codebook calibrate_py(nb::handle arrays, const OptStr& dtype) {
   return cb;
 }
 
+splitzip::TableSet calibrate_tables_py(nb::handle arrays, const OptStr& dtype, uint32_t table_count) {
+  std::vector<ArrayRef> refs;
+  for (nb::handle item : arrays) refs.push_back(host_source(item, "calibration array"));
+  if (refs.empty()) raise_status(Status::invalid_argument, "calibrate() needs at least one array");
+  const Dtype d = resolve_dtype(refs[0], dtype, "calibration array");
+  const OptStr name(splitzip::dtype_name(d));
+  std::vector<const void*> ptrs;
+  std::vector<uint64_t> counts;
+  for (const auto& r : refs) {
+    resolve_dtype(r, name, "calibration array");
+    ptrs.push_back(r.data);
+    counts.push_back(element_count(r, d, "calibration array"));
+  }
+  splitzip::TableSet t;
+  Status s;
+  {
+    nb::gil_scoped_release unlocked;
+    s = splitzip::calibrate_tables(d, ptrs.data(), counts.data(), ptrs.size(), &t, table_count);
+  }
+  check(s, std::string("calibrate(mode='capacity') on ") + splitzip::dtype_name(d));
+  return t;
+}
+
 }  // namespace
 
 void bind_codec(nb::module_& m) {
@@ -957,10 +1011,11 @@ void bind_codec(nb::module_& m) {
   });
   m.def("compress", &compress_to_bytes, nb::arg("array"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("tensor").none() = nb::none());
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("tensor").none() = nb::none(),
+        nb::arg("tables").none() = nb::none());
   m.def("compress_into", &compress_into, nb::arg("array"), nb::arg("out"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
-        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
+        nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("tables").none() = nb::none());
   m.def("tensor_desc", &tensor_desc_py, nb::arg("frame"), nb::arg("offset") = 0);
   m.def("tensor_desc_size", [](const std::string& dtype, nb::handle spec) {
     const Dtype d = parse_dtype_name(dtype);
@@ -973,26 +1028,29 @@ void bind_codec(nb::module_& m) {
   });
   m.def("decompress_into", &decompress_into, nb::arg("frame"), nb::arg("out"), nb::arg("expect"),
         nb::arg("multi"), nb::arg("backend").none(), nb::arg("threads"),
-        nb::arg("max_output_bytes"), nb::arg("verify_checksum"));
+        nb::arg("max_output_bytes"), nb::arg("verify_checksum"), nb::arg("tables").none() = nb::none());
   m.def("compress_batch", &compress_batch_py, nb::arg("arrays"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("specs").none() = nb::none(),
-        nb::arg("stacked") = false);
+        nb::arg("stacked") = false, nb::arg("tables").none() = nb::none());
   m.def("batch_outputs", &batch_outputs, nb::arg("frames"));
   m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
-        nb::arg("verify_checksum"), nb::arg("stacked") = false);
+        nb::arg("verify_checksum"), nb::arg("stacked") = false, nb::arg("tables").none() = nb::none());
   m.def("encode_chunks", &encode_chunks, nb::arg("out"), nb::arg("out_offsets"), nb::arg("keys"), nb::arg("src"),
         nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"), nb::arg("dtype"), nb::arg("dtype_id"),
-        nb::arg("codebook").none(), nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"));
+        nb::arg("codebook").none(), nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"),
+        nb::arg("tables").none() = nb::none());
   m.def("decode_chunks", &decode_chunks, nb::arg("buf"), nb::arg("value_offsets"), nb::arg("value_sizes"),
         nb::arg("keys"), nb::arg("dst"), nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"),
-        nb::arg("dtype"), nb::arg("dtype_id"), nb::arg("exact"), nb::arg("backend").none(), nb::arg("threads"));
+        nb::arg("dtype"), nb::arg("dtype_id"), nb::arg("exact"), nb::arg("backend").none(), nb::arg("threads"),
+        nb::arg("tables").none() = nb::none());
   m.def("copy_spans", &copy_spans, nb::arg("buf"), nb::arg("dst_offsets"), nb::arg("src_offsets"),
         nb::arg("lengths"));
   m.def("frame_info", &frame_info_py, nb::arg("frame"), nb::arg("offset") = 0);
   m.def("decode_chunk_parts", &decode_chunk_parts, nb::arg("value"), nb::arg("spans"), nb::arg("dests"),
-        nb::arg("dest_errors"), nb::arg("dtype"), nb::arg("elems"), nb::arg("backend").none(), nb::arg("threads"));
+        nb::arg("dest_errors"), nb::arg("dtype"), nb::arg("elems"), nb::arg("backend").none(), nb::arg("threads"),
+        nb::arg("tables").none() = nb::none());
   nb::class_<FrameIter>(m, "FrameIter")
       .def(nb::init<nb::handle>(), nb::arg("frames"))
       .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
@@ -1001,6 +1059,8 @@ void bind_codec(nb::module_& m) {
   m.def("header_info", &header_info_py, nb::arg("header"), nb::arg("available"),
         nb::arg("offset") = 0);
   m.def("calibrate", &calibrate_py, nb::arg("arrays"), nb::arg("dtype").none());
+  m.def("calibrate_tables", &calibrate_tables_py, nb::arg("arrays"), nb::arg("dtype").none(),
+        nb::arg("table_count") = 0);
   m.def("backends", [] {
     nb::list out;
     for (size_t i = 0; i < splitzip::backend_count(); ++i) {

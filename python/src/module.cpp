@@ -26,5 +26,6 @@ NB_MODULE(_core, m) {
       nanobind::arg("name"), "Why a backend cannot run here, or None when it can.");
   splitzip_py::register_status_translator();
   splitzip_py::bind_codebook(m);
+  splitzip_py::bind_tables(m);
   splitzip_py::bind_codec(m);
 }

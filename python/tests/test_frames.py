@@ -15,7 +15,10 @@ def test_frame_info_fields():
     x = kv_like("fp16", 3000)
     frame = splitzip_kv.compress(x, checksum=True, chunk_log2=8)
     info = splitzip_kv.frame_info(frame)
-    assert info["version"] == 2 and splitzip_kv.FORMAT_VERSION == 3  # v3 only for fp8_e4m3 in mode 1
+    # Encoders write the lowest version that expresses the frame: 2 here;
+    # FORMAT_VERSION (3) is the newest they write (fp8_e4m3 in mode 1, a table set).
+    assert info["version"] == 2 and splitzip_kv.FORMAT_VERSION == 3
+    assert info["tables_id"] is None
     assert splitzip_kv.MIN_FORMAT_VERSION == 1
     assert info["dtype"] == "fp16"
     assert info["n_elems"] == 3000

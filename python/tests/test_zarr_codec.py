@@ -126,3 +126,35 @@ def test_numcodecs_codebook_config():
         SplitzipCodec(mode="capacity", codebook=cb)
     with pytest.raises(ValueError, match="dtype"):
         SplitzipCodec(codebook={"entries": [127]})
+
+
+def test_table_set_file_in_codec_config(tmp_path):
+    import json
+
+    import splitzip_kv
+    rng = np.random.default_rng(10)
+    cal = rng.standard_normal((8, 4096)).astype(ml_dtypes.bfloat16)
+    x = rng.standard_normal((8, 4096)).astype(ml_dtypes.bfloat16)
+    ts = splitzip_kv.calibrate(cal, mode="capacity")
+    path = tmp_path / "kv.szct"
+    ts.save(path)
+    codec = numcodecs.get_codec({"id": "splitzip", "mode": "capacity", "tables": str(path)})
+    assert codec.get_config()["tables"] == str(path)
+    assert numcodecs.get_codec(codec.get_config()).tables == str(path)
+    frame = codec.encode(x)
+    assert splitzip_kv.frame_info(frame)["tables_id"] == ts.id
+    assert codec.decode(frame).tobytes() == x.tobytes()
+    with pytest.raises(splitzip_kv.SplitzipError, match="MISSING_TABLES"):
+        SplitzipCodec(mode="capacity").decode(frame)
+    with pytest.raises(ValueError, match="mode='capacity'"):
+        SplitzipCodec(tables=str(path))
+    with pytest.raises(TypeError, match="path"):
+        SplitzipCodec(mode="capacity", tables=ts)
+    store = zarr.storage.LocalStore(tmp_path / "a.zarr")
+    a = zarr.create_array(store, shape=x.shape, chunks=(2, 4096), dtype=x.dtype,
+                          serializer=SplitzipZarrCodec(mode="capacity", tables=path), compressors=None)
+    a[...] = x
+    meta = json.loads((tmp_path / "a.zarr" / "zarr.json").read_text())
+    assert meta["codecs"][0]["configuration"]["tables"] == str(path)
+    b = zarr.open_array(zarr.storage.LocalStore(tmp_path / "a.zarr"), mode="r")
+    assert b[...].tobytes() == x.tobytes()

@@ -347,6 +347,70 @@ PY
   expect_no_leftovers x.sz
 }
 
+case_tables() {
+  cp "$DATA"/layer0*_k.bf16 "$DATA"/layer0*_v.bf16 .
+  # a table set from other layers than the ones compressed
+  expect_rc 0 "$SZ" calibrate --mode capacity -o k.szct layer00_k.bf16 layer01_k.bf16
+  expect_err "table set "
+  head -c 4 k.szct | grep -q SZCT || die "table set magic"
+  expect_rc 0 "$SZ" calibrate --mode capacity --table-count 4 -o k4.szct layer00_k.bf16
+  [ "$(stat -c %s k4.szct)" -lt "$(stat -c %s k.szct)" ] || die "--table-count 4 is not smaller"
+  expect_rc 1 "$SZ" calibrate --mode capacity --table-count 3 -o k3.szct layer00_k.bf16
+  expect_err "power of 2"
+  expect_rc 1 "$SZ" calibrate --table-count 4 -o k.szcb layer00_k.bf16
+  expect_err "capacity only"
+  id=$(python3 -c "import struct; b=open('k.szct','rb').read(); print('%016x' % struct.unpack('<Q', b[-8:])[0])")
+  local src=layer03_k.bf16
+  # --tables implies --mode capacity; frames name the set (inspect shows its id)
+  expect_rc 0 "$SZ" compress --tables k.szct -o t.sz "$src"
+  "$SZ" inspect --json t.sz > t.json || die "inspect t.sz"
+  json_field t.json "j['tables_id']=='$id' and j['coding']=='capacity' and j['version']==3" | grep -qx True ||
+    die "inspect: $(cat t.json)"
+  "$SZ" inspect t.sz | grep -q "tables: set $id" || die "inspect text lacks the set id"
+  expect_rc 0 "$SZ" compress --mode capacity -o own.sz "$src"
+  "$SZ" inspect --json own.sz > own.json
+  json_field own.json "j['tables_id'] is None and j['version']==2" | grep -qx True || die "own tables: $(cat own.json)"
+  # decoding needs the set: the message names the id and the flag
+  expect_rc 1 "$SZ" decompress -o t.out t.sz
+  expect_err "MISSING_TABLES"
+  expect_err "$id"
+  expect_err "--tables FILE"
+  expect_no_leftovers t.out
+  expect_rc 1 "$SZ" decompress --tables k4.szct -o t.out t.sz
+  expect_err "$id"
+  expect_rc 0 "$SZ" decompress --tables k4.szct --tables k.szct -o t.out t.sz
+  cmp -s t.out "$src" || die "$src differs through its table set"
+  expect_rc 0 "$SZ" verify --tables k.szct t.sz "$src"
+  expect_rc 1 "$SZ" verify t.sz "$src"
+  expect_err "MISSING_TABLES"
+  # the command-less mode takes --tables both ways
+  expect_rc 0 "$SZ" -q --tables k.szct -o z.sz "$src"
+  cmp -s z.sz t.sz || die "splitzip --tables differs from compress --tables"
+  expect_rc 0 "$SZ" -d -q --tables k.szct -o z.out z.sz
+  cmp -s z.out "$src" || die "splitzip -d --tables"
+  expect_rc 1 "$SZ" -t z.sz
+  expect_err "MISSING_TABLES"
+  # --tables with the fast mode, a set for another dtype, damaged and missing set files
+  expect_rc 1 "$SZ" compress --tables k.szct --mode fast -o x.sz "$src"
+  expect_err "capacity mode"
+  expect_rc 1 "$SZ" compress --tables k.szct -1 -o x.sz "$src"
+  expect_err "capacity mode"
+  expect_rc 1 "$SZ" compress --tables k.szct --dtype fp16 -o x.sz "$src"
+  expect_err "is for bf16"
+  python3 -c "b=bytearray(open('k.szct','rb').read()); b[20]^=1; open('bad.szct','wb').write(b)"
+  expect_rc 3 "$SZ" compress --tables bad.szct -o x.sz "$src"
+  expect_err "not a valid table set file"
+  expect_rc 0 "$SZ" calibrate -q -o k.szcb layer00_k.bf16
+  expect_rc 3 "$SZ" decompress --tables k.szcb -o x.out t.sz
+  expect_err "BAD_MAGIC"
+  expect_rc 2 "$SZ" compress --tables absent.szct -o x.sz "$src"
+  expect_no_leftovers x.sz x.out
+  # bench with the set: capacity rows by default
+  expect_rc 0 "$SZ" bench --tables k.szct --seconds 0.05 --backend reference --frame-size 32K --json "$src" > b.json
+  json_field b.json "j['tables']=='k.szct' and all(r['mode']=='capacity' and r['roundtrip_ok'] for r in j['results'])" |
+    grep -qx True || die "bench --tables: $(cat b.json)"
+}
+
 case_concat() {
   cp "$DATA/layer00_k.bf16" a.bf16
   cp "$DATA/layer02_v.f32" b.f32

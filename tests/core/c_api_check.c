@@ -158,6 +158,27 @@ int splitzip_c_api_selftest(void) {
   CHECK(sz_backend_available("reference") == 1 && sz_backend_available("bogus") == 0);
   CHECK(sz_xxh64("", 0, 0) == 0xEF46DB3751D8E999ull);
   CHECK(sz_xxh3_64("", 0) == 0x2D06800538D394C2ull);
+  /* Table sets from C: a handle, its bytes into a caller buffer and back. */
+  CHECK(strcmp(sz_status_name(SZ_MISSING_TABLES), "MISSING_TABLES") == 0);
+  {
+    sz_tables* t = NULL;
+    sz_tables* back = NULL;
+    uint8_t set[8192];
+    uint64_t written = 0;
+    bufs[0] = src;
+    ns[0] = N;
+    CHECK(sz_tables_calibrate(SZ_BF16, bufs, ns, 1, 4, &t) == SZ_OK && t != NULL);
+    CHECK(sz_tables_count(t) == 4 && sz_tables_dtype(t) == SZ_BF16 && sz_tables_id(t) != 0);
+    CHECK(sz_tables_serialized_size(t) <= sizeof set);
+    CHECK(sz_tables_to_bytes(t, set, sizeof set, &written) == SZ_OK && written == sz_tables_serialized_size(t));
+    CHECK(sz_tables_from_bytes(set, written, &back) == SZ_OK && sz_tables_id(back) == sz_tables_id(t));
+    memset(&copts, 0, sizeof copts);
+    copts.tables = t; /* fast mode (0): a set is refused */
+    CHECK(sz_compress(SZ_BF16, src, N, frame, cap, &copts, &res) == SZ_INVALID_ARGUMENT);
+    sz_tables_free(back);
+    sz_tables_free(t);
+    CHECK(sz_tables_calibrate(SZ_BF16, bufs, ns, 1, 3, &t) == SZ_INVALID_ARGUMENT && t == NULL);
+  }
 done:
   free(two);
   free(src);

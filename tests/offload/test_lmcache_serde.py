@@ -263,3 +263,40 @@ def test_torch_fp8_dtype_names(name, expect):
     with pytest.raises(ValueError, match="not supported"):
         lmcache_serde.SplitzipSerializer().estimate_serialized_size(
             MemoryLayoutDesc(shapes=[(2, 4)], dtypes=[_TorchLikeDtype("int8")]))
+
+
+def test_table_set_from_config(tmp_path):
+    """A capacity table set named in the serde config (a path, bytes or a
+    TableSet): records name the set, decode byte-exact with it, and are
+    refused with the set's id (never decoded to wrong KV) without it."""
+    import splitzip_kv
+    kv = lmcache_kv()
+    dtype = torch.bfloat16 if REAL else ml_dtypes.bfloat16
+    # Calibrated on other KV than the record's (the bundled layers' V cache).
+    tables = splitzip_kv.calibrate([np.ascontiguousarray(kv[1])], mode="capacity")
+    path = tmp_path / "model.szct"
+    tables.save(path)
+    for spec in (str(path), path, tables.to_bytes(), tables, [tables]):
+        proc_kw = {"tables": spec}
+        ser = lmcache_serde.SplitzipSerializer(**proc_kw)
+        assert ser.mode == "capacity" and ser.tables.id == tables.id
+        tmp = memory_obj((ser.estimate_serialized_size(layout_of(kv)),), torch.uint8 if REAL else np.uint8)
+        n = ser.serialize(memory_obj(kv), tmp, key(20))
+        dst = memory_obj(kv.shape, dtype)
+        lmcache_serde.SplitzipDeserializer(**proc_kw).deserialize(tmp, dst, key(20))
+        assert as_bits(dst) == as_bits(memory_obj(kv))
+    # Without the set (or with another): refused, naming the status and the id.
+    other = splitzip_kv.calibrate([np.ascontiguousarray(kv[0])], mode="capacity", table_count=2)
+    for given in (None, other):
+        dst = memory_obj(kv.shape, dtype)
+        with pytest.raises(ChunkError, match=f"MISSING_TABLES.*{tables.id:016x}"):
+            lmcache_serde.SplitzipDeserializer(tables=given).deserialize(tmp, dst, key(20))
+        assert not any(as_bits(dst))
+    # An old set kept in the list still reads its records.
+    lmcache_serde.SplitzipDeserializer(tables=[other, path]).deserialize(tmp, memory_obj(kv.shape, dtype), key(20))
+    with pytest.raises(ValueError, match="capacity"):
+        lmcache_serde.SplitzipSerializer(mode="fast", tables=tables)
+    with pytest.raises(ValueError, match="tables must be"):
+        lmcache_serde.SplitzipSerializer(tables=3)
+    with pytest.raises(splitzip_kv.SplitzipError, match="IO_ERROR"):
+        lmcache_serde.make_processor({"tables": str(tmp_path / "absent.szct")})

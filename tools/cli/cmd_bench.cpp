@@ -33,6 +33,8 @@ const char kUsage[] =
     "                   one frame (default: 262144 elements, 512 KiB of bf16).\n"
     "                   Frames are coded as one batch (compress_batch)\n"
     "  --codebook F     a codebook from `splitzip calibrate` (fast mode)\n"
+    "  --tables F       a table set from `splitzip calibrate --mode capacity`\n"
+    "                   (capacity mode; default --mode capacity with it)\n"
     "  -T, --threads N  worker threads (default: backend's choice)\n"
     "  --seconds S      time spent per measurement (default 1)\n"
     "  --checksum       store the XXH3 block checksums (the default)\n"
@@ -71,6 +73,7 @@ int cmd_bench(int argc, char** argv) {
                              {"mode", 0, true},
                              {"frame-size", 0, true},
                              {"codebook", 0, true},
+                             {"tables", 0, true},
                              {"threads", 'T', true},
                              {"seconds", 0, true},
                              {"checksum", 0, false},
@@ -89,8 +92,11 @@ int cmd_bench(int argc, char** argv) {
   if (chunk_log2 < splitzip::kMinChunkLog2 || chunk_log2 > splitzip::kMaxChunkLog2)
     fail(kExitUsage, "bench: --chunk-log2 must be in 6..15");
 
+  splitzip::TableSet tables;
+  const bool has_tables = a.value("tables") != nullptr;
+  if (has_tables) tables = load_tables_file(*a.value("tables"));
   std::vector<splitzip::Mode> modes;
-  for (const std::string& m : split_list(a.value("mode") ? *a.value("mode") : "fast")) {
+  for (const std::string& m : split_list(a.value("mode") ? *a.value("mode") : has_tables ? "capacity" : "fast")) {
     if (m == "fast") modes.push_back(splitzip::Mode::fast);
     else if (m == "capacity") modes.push_back(splitzip::Mode::capacity);
     else fail(kExitUsage, "bench: --mode takes fast, capacity or fast,capacity, not '" + m + "'");
@@ -158,10 +164,13 @@ int cmd_bench(int argc, char** argv) {
         co.checksum = checksum;
         co.mode = mode;
         co.codebook = has_codebook ? &codebook : nullptr;
+        co.tables = has_tables && mode == splitzip::Mode::capacity ? &tables : nullptr;
         co.chunk_log2 = static_cast<uint32_t>(chunk_log2);
         splitzip::DecompressOptions dopt;
         dopt.backend = b.c_str();
         dopt.threads = threads;
+        dopt.tables = has_tables ? &tables : nullptr;
+        dopt.n_tables = has_tables ? 1 : 0;
 
         const uint64_t nf = v.n_elems ? (v.n_elems + fe - 1) / fe : 1;
         row.frames = nf;
@@ -225,6 +234,8 @@ int cmd_bench(int argc, char** argv) {
     j["seconds"] = secs;
     j["checksum"] = checksum;
     j["codebook"] = has_codebook ? *a.value("codebook") : std::string("dynamic");
+    if (has_tables) j["tables"] = *a.value("tables");
+    else j["tables"] = nullptr;
     j["memcpy_gbps"] = mgb;
     Json results = Json::array();
     for (const Row& r : rows) {
@@ -248,9 +259,10 @@ int cmd_bench(int argc, char** argv) {
     j["results"] = std::move(results);
     std::printf("%s\n", json_text(j).c_str());
   } else {
-    std::printf("%s: %s, %" PRIu64 " elements, %" PRIu64 " bytes, threads %d, checksum %s, codebook %s\n",
+    std::printf("%s: %s, %" PRIu64 " elements, %" PRIu64 " bytes, threads %d, checksum %s, codebook %s%s%s\n",
                 input.path().c_str(), v.what.c_str(), v.n_elems, bytes, threads, checksum ? "on" : "off",
-                has_codebook ? a.value("codebook")->c_str() : "dynamic");
+                has_codebook ? a.value("codebook")->c_str() : "dynamic", has_tables ? ", tables " : "",
+                has_tables ? a.value("tables")->c_str() : "");
     std::printf("%-10s %-8s %10s %7s %8s %9s %16s %16s  %s\n", "backend", "mode", "frame", "frames", "ratio", "escape%",
                 "encode GB/s", "decode GB/s", "round trip");
     std::printf("%-10s %-8s %10s %7s %8s %9s %9.2f (1.00x) %9.2f (1.00x)  -\n", "memcpy", "-", "-", "-", "-", "-", mgb,

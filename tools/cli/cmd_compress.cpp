@@ -50,6 +50,9 @@ const char kUsage[] =
     "  --chunk-log2 N     chunk size 2^N elements, 6..15 (default 10)\n"
     "  --mode M           fast (4-bit exponent codes, default) | capacity (per-block\n"
     "                     Huffman exponents: smaller, slower); decoders need no flag\n"
+    "  --tables F         code with a table set from `splitzip calibrate --mode\n"
+    "                     capacity` (implies --mode capacity): frames name the set\n"
+    "                     instead of carrying tables; decompress needs --tables F\n"
     "  -1..-22, --fast[=N], --ultra\n"
     "                     zstd's levels: -1..-3 and --fast are --mode fast, -4..-22\n"
     "                     --mode capacity; --ultra changes nothing\n"
@@ -160,6 +163,14 @@ int cmd_compress(int argc, char** argv) {
       fail(kExitUsage, "compress: codebook " + *a.value("codebook") + " is for " + splitzip::dtype_name(cb.dtype) +
                            " but the input is " + splitzip::dtype_name(v.dtype));
   }
+  splitzip::TableSet tables;
+  const bool have_tables = a.value("tables") != nullptr;
+  if (have_tables) {
+    tables = load_tables_file(*a.value("tables"));
+    if (tables.dtype() != v.dtype && !v.whole_file)
+      fail(kExitUsage, "compress: table set " + *a.value("tables") + " is for " + splitzip::dtype_name(tables.dtype()) +
+                           " but the input is " + splitzip::dtype_name(v.dtype));
+  }
   const uint32_t w = splitzip::dtype_bytes(v.dtype);
   uint64_t frame_size_opt = 0;
   if (a.has("frame-size")) {
@@ -197,7 +208,8 @@ int cmd_compress(int argc, char** argv) {
   opts.chunk_log2 = static_cast<uint32_t>(chunk_log2);
   opts.checksum = !a.has("no-checksum");
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
-  opts.mode = coding_mode_option(a, "compress");
+  opts.mode = tables_mode_option(a, "compress", have_tables);
+  opts.tables = have_tables ? &tables : nullptr;
   // Small frames (the default): N coders, one frame each, one thread per
   // frame (positional mode: N workers; streaming: 2N+2 slots). Big frames
   // (--frame-size over kBigFrameBytes): one frame at a time coded with N
@@ -222,6 +234,8 @@ int cmd_compress(int argc, char** argv) {
     const uint64_t n = s.in_size / splitzip::dtype_bytes(d);
     splitzip::CompressOptions o = opts;
     if (o.codebook && o.codebook->dtype != d) o.codebook = nullptr;
+    // A whole safetensors file: the set codes the tensors of its dtype.
+    if (o.tables && (o.tables->dtype() != d || o.mode != splitzip::Mode::capacity)) o.tables = nullptr;
     if (have_desc && s.index == 0) o.tensor = &desc;  // once, in the first frame
     const uint64_t cap = splitzip::compress_bound(d, n) + (o.tensor ? splitzip::tensor_desc_size(desc) : 0);
     s.out.reserve(cap);
@@ -350,11 +364,12 @@ int cmd_compress(int argc, char** argv) {
       std::snprintf(coded, sizeof coded, "escapes %llu (%.4f%%)", static_cast<unsigned long long>(escapes), 100.0 * e);
     std::fprintf(stderr,
                  "splitzip: %s -> %s: %s, %llu elements, %llu frame(s), %u thread(s), backend %s, %llu -> %llu "
-                 "bytes, ratio %.4f, %s, checksum %s\n",
+                 "bytes, ratio %.4f, %s, checksum %s%s\n",
                  in_path.c_str(), out_path.c_str(), v.what.c_str(), static_cast<unsigned long long>(v.n_elems),
                  static_cast<unsigned long long>(frames), coders_wanted, backends.empty() ? "?" : backends.c_str(),
                  static_cast<unsigned long long>(v.bytes), static_cast<unsigned long long>(out.written()), ratio,
-                 coded, opts.checksum ? "xxh3 blocks" : "off");
+                 coded, opts.checksum ? "xxh3 blocks" : "off",
+                 have_tables ? (", table set " + tables_id_text(tables.id())).c_str() : "");
   }
   return kExitOk;
 }

@@ -31,6 +31,8 @@ const char kUsage[] =
     "  Decodes every frame of IN.sz ('-' = stdin) and writes the raw elements;\n"
     "  a stream made from a .npy or .safetensors file gives back that file.\n"
     "  --backend B        force a backend (default: $SPLITZIP_BACKEND, else dispatch)\n"
+    "  --tables F         a table set file the frames name (made by `splitzip\n"
+    "                     calibrate --mode capacity`); repeat for several sets\n"
     "  --max-size SIZE    refuse streams that decode to more than SIZE bytes\n"
     "                     (default 64G; 0 = no limit). Checked from the headers\n"
     "                     before anything is allocated or written.\n"
@@ -57,7 +59,8 @@ std::string default_output(const std::string& in) {
 // (rules 1-10) and, when the bytes left in the stream are known, that the
 // frame fits in them (rule 11). Throws CliError naming the frame.
 splitzip::FrameInfo check_header(const uint8_t* hdr, uint64_t got, bool avail_known, uint64_t avail,
-                                 uint64_t index, uint64_t offset, const std::string& what) {
+                                 uint64_t index, uint64_t offset, const std::string& what,
+                                 const std::vector<splitzip::TableSet>& sets) {
   std::string where = "decompress: " + what + ": " + frame_where(static_cast<size_t>(index), offset);
   if (got < splitzip::kHeaderSize) {
     if (index > 0) where += " (" + std::to_string(got) + " trailing bytes)";
@@ -67,6 +70,12 @@ splitzip::FrameInfo check_header(const uint8_t* hdr, uint64_t got, bool avail_kn
   splitzip::Status st = splitzip::frame_header_info(hdr, &fi);
   if (st == splitzip::Status::ok && avail_known && fi.frame_size > avail) st = splitzip::Status::truncated;
   if (st != splitzip::Status::ok) fail(exit_code_for(st), where + ": " + status_text(st));
+  // The set a frame names is in its header: refuse before anything is written.
+  if (fi.has_tables && std::none_of(sets.begin(), sets.end(), [&](const splitzip::TableSet& t) {
+        return t.id() == fi.tables_id && t.dtype() == fi.dtype;
+      }))
+    fail(exit_code_for(splitzip::Status::missing_tables),
+         where + ": " + status_text(splitzip::Status::missing_tables) + ": " + missing_tables_hint(fi.tables_id));
   return fi;
 }
 
@@ -95,7 +104,8 @@ std::vector<uint8_t> read_frame(const InputFd& in, uint64_t off, uint64_t size, 
 // A regular file is scanned header by header (64-byte preads, no data read)
 // before any output exists: a bad header anywhere, or a total over
 // --max-size, fails with nothing written.
-ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string& what) {
+ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string& what,
+                        const std::vector<splitzip::TableSet>& sets) {
   ScanResult r;
   ContainerRestorer restorer;
   uint64_t off = 0;
@@ -110,7 +120,7 @@ ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string&
       if (n == 0) break;
       got += static_cast<uint64_t>(n);
     }
-    const splitzip::FrameInfo fi = check_header(hdr, got, true, avail, r.frames, off, what);
+    const splitzip::FrameInfo fi = check_header(hdr, got, true, avail, r.frames, off, what, sets);
     std::string prefix;
     if (fi.has_tensor) {
       const std::vector<uint8_t> f = read_frame(in, off, fi.frame_size, what);
@@ -137,7 +147,7 @@ ScanResult scan_headers(const InputFd& in, uint64_t max_size, const std::string&
 }  // namespace
 
 int cmd_decompress(int argc, char** argv) {
-  std::vector<OptSpec> specs = {{"backend", 0, true}, {"max-size", 0, true}};
+  std::vector<OptSpec> specs = {{"backend", 0, true}, {"max-size", 0, true}, {"tables", 0, true}};
   add_specs(specs, output_option_specs());
   add_specs(specs, {{"quiet", 'q', false}, {"verbose", 'v', false}, {"help", 'h', false}});
   Args a("decompress", specs, argc, argv, 2);
@@ -163,10 +173,13 @@ int cmd_decompress(int argc, char** argv) {
   // and the total bounded before any output. Pipes are checked frame by
   // frame as they arrive (on failure a file output is removed; stdout keeps
   // what was written and the exit code says it failed).
+  const std::vector<splitzip::TableSet> tables = load_tables_files(a);
   ScanResult scan;
-  if (in.regular()) scan = scan_headers(in, max_size, what);
+  if (in.regular()) scan = scan_headers(in, max_size, what, tables);
 
   splitzip::DecompressOptions opts;
+  opts.tables = tables.data();
+  opts.n_tables = tables.size();
   opts.backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
   opts.max_output_bytes = max_size;
   opts.verify_checksum = true;
@@ -227,7 +240,7 @@ int cmd_decompress(int argc, char** argv) {
           if (in.read_at(s.in.data(), s.in_size, s.aux[0]) != s.in_size)
             fail(kExitIo, "decompress: " + what + ": the input shrank while it was read");
           // The header again, from the bytes actually decoded.
-          const splitzip::FrameInfo fi = check_header(s.in.data(), s.in_size, true, s.in_size, i, s.aux[0], what);
+          const splitzip::FrameInfo fi = check_header(s.in.data(), s.in_size, true, s.in_size, i, s.aux[0], what, tables);
           if (fi.frame_size != s.in_size)
             fail(kExitIo, "decompress: " + what + ": the input changed while it was read");
           decode(s, fi, false);
@@ -264,7 +277,7 @@ int cmd_decompress(int argc, char** argv) {
       if (got == 0) return FramePipeline::Produced::none;
       const bool known = in.regular();
       const splitzip::FrameInfo fi =
-          check_header(s.in.data(), got, known, known ? in.size() - in_off : 0, s.index, in_off, what);
+          check_header(s.in.data(), got, known, known ? in.size() - in_off : 0, s.index, in_off, what, tables);
       if (fi.decoded_size > UINT64_MAX - decoded_total)
         fail(kExitLimit, "decompress: " + what + ": decoded size of the stream overflows 64 bits");
       if (max_size && decoded_total + fi.decoded_size > max_size)

@@ -19,7 +19,8 @@ const char kUsage[] =
     "usage: splitzip inspect [--json] IN.sz\n"
     "  Prints each frame's header: dtype, mode and coding (fast or capacity),\n"
     "  chunk size, element and escape counts (fast) or exponent bytes (capacity),\n"
-    "  escape rate, sizes, ratio, the predicted ratio, the codebook and\n"
+    "  escape rate, sizes, ratio, the predicted ratio, the codebook (or the\n"
+    "  id of the table set a capacity frame names) and\n"
     "  the checksum (v2: its block size and block count). Reads headers only\n"
     "  (use `verify` to decode) and each frame's tensor descriptor, one frame at\n"
     "  a time. An empty file is a stream of 0 frames.\n"
@@ -113,6 +114,8 @@ void frame_json(Json& j, const splitzip::FrameView& f) {
   Json cb = Json::array();
   for (unsigned c = 0; c < i.codebook.count && c < 16; ++c) cb.push_back(static_cast<uint64_t>(i.codebook.entries[c]));
   j["codebook"] = std::move(cb);
+  if (i.has_tables) j["tables_id"] = tables_id_text(i.tables_id);
+  else j["tables_id"] = nullptr;
 }
 
 void frame_text(const splitzip::FrameView& f, size_t index) {
@@ -127,7 +130,10 @@ void frame_text(const splitzip::FrameView& f, size_t index) {
                 i.escape_count, rate(8 * i.escape_count, i.n_elems));
     std::printf("  frame %" PRIu64 " bytes, decoded %" PRIu64 " bytes, ratio %.4f\n", i.frame_size, i.decoded_size,
                 rate(i.decoded_size, i.frame_size));
-    std::printf("  codebook: none (per-block Huffman tables)\n");
+    if (i.has_tables)
+      std::printf("  tables: set %s (calibrated; decode with --tables FILE)\n", tables_id_text(i.tables_id).c_str());
+    else
+      std::printf("  codebook: none (per-block Huffman tables)\n");
   } else {
     std::printf("  elements %" PRIu64 ", escapes %" PRIu64 " (rate %.4f%%)\n", i.n_elems, i.escape_count, 100.0 * e);
     std::printf("  frame %" PRIu64 " bytes, decoded %" PRIu64 " bytes, ratio %.4f (predicted %.4f)\n", i.frame_size,

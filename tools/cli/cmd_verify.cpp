@@ -27,6 +27,7 @@ const char kUsage[] =
     "  v2, so frames of format v1 are checked by (1) only.\n"
     "  A corrupt v2 frame with checksums names its first corrupt checksum block.\n"
     "  --backend B     backend for both decoding and re-encoding\n"
+    "  --tables F      a table set file the frames name (repeat for several sets)\n"
     "  -T, --threads N worker threads\n"
     "  --dtype/--format/--tensor   how to read ORIGINAL (as for compress; a raw\n"
     "                  ORIGINAL defaults to the frames' dtype)\n"
@@ -68,6 +69,7 @@ bool reencode_stored(const splitzip::FrameView& f, const uint8_t* orig, splitzip
 int cmd_verify(int argc, char** argv) {
   std::vector<OptSpec> specs = input_option_specs();
   specs.insert(specs.end(), {{"backend", 0, true},
+                             {"tables", 0, true},
                              {"threads", 'T', true},
                              {"quiet", 'q', false},
                              {"verbose", 'v', false},
@@ -147,7 +149,10 @@ int cmd_verify(int argc, char** argv) {
   };
 
   const char* backend = a.value("backend") ? a.value("backend")->c_str() : nullptr;
+  const std::vector<splitzip::TableSet> tables = load_tables_files(a);
   splitzip::DecompressOptions dopts;
+  dopts.tables = tables.data();
+  dopts.n_tables = tables.size();
   dopts.backend = backend;
   dopts.threads = threads_option(a);
   dopts.verify_checksum = true;
@@ -218,6 +223,9 @@ int cmd_verify(int argc, char** argv) {
     } else {
       copts.mode = f.info.mode;  // mode 1 (capacity) frames carry no codebook
       copts.codebook = f.info.mode == splitzip::Mode::capacity ? nullptr : &f.info.codebook;
+      // A frame that names a set decoded above, so the set is among the given ones.
+      for (const splitzip::TableSet& t : tables)
+        if (f.info.has_tables && t.id() == f.info.tables_id) copts.tables = &t;
       r = splitzip::compress(f.info.dtype, o, f.info.n_elems, enc.data(), cap, copts);
     }
     check_status(r.status, where + ": re-encode failed");

@@ -16,7 +16,8 @@ std::vector<OptSpec> input_option_specs() {
 
 std::vector<OptSpec> coding_option_specs() {
   return {{"codebook", 0, true},   {"backend", 0, true}, {"checksum", 0, false},   {"no-checksum", 0, false},
-          {"chunk-log2", 0, true}, {"mode", 0, true},    {"frame-size", 0, true}, {kLevelOption, 0, true}};
+          {"chunk-log2", 0, true}, {"mode", 0, true},    {"frame-size", 0, true}, {kLevelOption, 0, true},
+          {"tables", 0, true}};
 }
 
 splitzip::Mode coding_mode_option(const Args& a, const char* command) {
@@ -98,6 +99,42 @@ splitzip::Codebook load_codebook_file(const std::string& path) {
   const splitzip::Status s = splitzip::codebook_deserialize(b.data(), b.size(), &cb);
   check_status(s, path + ": not a valid codebook file");
   return cb;
+}
+
+splitzip::TableSet load_tables_file(const std::string& path) {
+  InputBytes b = InputBytes::open(path);
+  splitzip::TableSet t;
+  check_status(splitzip::TableSet::from_bytes(b.data(), b.size(), &t),
+               path + ": not a valid table set file (make one with `splitzip calibrate --mode capacity`)");
+  return t;
+}
+
+std::vector<splitzip::TableSet> load_tables_files(const Args& a) {
+  std::vector<splitzip::TableSet> sets;
+  for (const std::string& p : a.values("tables")) sets.push_back(load_tables_file(p));
+  return sets;
+}
+
+splitzip::Mode tables_mode_option(const Args& a, const char* command, bool have_tables) {
+  const splitzip::Mode m = coding_mode_option(a, command);
+  if (!have_tables) return m;
+  if (a.values("tables").size() > 1)
+    fail(kExitUsage, std::string(command) + ": compression takes one --tables set");
+  const bool explicit_mode = a.value("mode") != nullptr || !a.values(kLevelOption).empty();
+  if (explicit_mode && m != splitzip::Mode::capacity)
+    fail(kExitUsage, std::string(command) + ": --tables codes the capacity mode; it conflicts with the fast mode");
+  return splitzip::Mode::capacity;
+}
+
+std::string tables_id_text(uint64_t id) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(id));
+  return hex;
+}
+
+std::string missing_tables_hint(uint64_t id) {
+  return "table set " + tables_id_text(id) +
+         ": pass its file with --tables FILE (the one `splitzip calibrate --mode capacity` wrote for this data)";
 }
 
 std::string codebook_text(const splitzip::Codebook& cb) {

@@ -50,6 +50,21 @@ uint32_t coder_threads_option(const Args& a);
 // Loads a .szcb codebook file; throws CliError with the status on failure.
 splitzip::Codebook load_codebook_file(const std::string& path);
 
+// Loads a table set file (`calibrate --mode capacity`); throws CliError with
+// the status on failure. load_tables_files: every --tables value, in order.
+splitzip::TableSet load_tables_file(const std::string& path);
+std::vector<splitzip::TableSet> load_tables_files(const Args& a);
+
+// coding_mode_option, where a --tables set makes the mode capacity (a fast
+// mode asked for by --mode or a level is then a usage error, as is more
+// than one set).
+splitzip::Mode tables_mode_option(const Args& a, const char* command, bool have_tables);
+
+// A table set id as 16 hex digits, as inspect prints it.
+std::string tables_id_text(uint64_t id);
+// What MISSING_TABLES means for a frame naming set `id`, and the flag to pass.
+std::string missing_tables_hint(uint64_t id);
+
 // "bf16 [3]: 120 121 119" style list of a codebook's entries.
 std::string codebook_text(const splitzip::Codebook& cb);
 

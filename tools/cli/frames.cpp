@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "tools/cli/commands.h"
 #include "tools/cli/errors.h"
 
 namespace szcli {
@@ -37,6 +38,12 @@ StreamFrames read_stream(const uint8_t* p, uint64_t size, const std::string& wha
 std::string decode_failure_text(const splitzip::Result& r, const splitzip::FrameView& f, uint64_t data_offset) {
   std::string t = status_text(r.status);
   const splitzip::FrameInfo& i = f.info;
+  if (r.status == splitzip::Status::missing_tables) {
+    // The id may lie past the header the caller read: ask the whole frame.
+    splitzip::FrameInfo full = i;
+    if (!full.has_tables && f.data != nullptr) (void)splitzip::frame_info(f.data, f.size, &full);
+    if (full.has_tables) t += ": " + missing_tables_hint(full.tables_id);
+  }
   if (r.status == splitzip::Status::checksum_mismatch && r.corrupt_block != ~uint64_t{0} &&
       i.checksum_block_log2 != 0 && i.checksum_block_log2 < 64) {
     const uint64_t block = uint64_t{1} << i.checksum_block_log2;

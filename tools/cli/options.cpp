@@ -46,6 +46,7 @@ const KnownOption kKnownOptions[] = {
     {0, "max-size", nullptr},
     {0, "backend", nullptr},
     {0, "codebook", nullptr},
+    {0, "tables", nullptr},
     {0, "checksum", nullptr},
     {0, "no-checksum", nullptr},
     {0, "chunk-log2", nullptr},

@@ -30,7 +30,8 @@ const char kTopUsage[] =
     "(when it is not a terminal) and write stdout.\n"
     "\n"
     "Commands:\n"
-    "  calibrate   build a codebook file from sample tensors\n"
+    "  calibrate   build a codebook (or, --mode capacity, a table set) file from\n"
+    "              sample tensors\n"
     "  compress    compress a tensor file into splitzip frames\n"
     "  decompress  decode a stream of frames\n"
     "  inspect     print frame headers (--json for JSON)\n"
@@ -59,6 +60,9 @@ const char kTopUsage[] =
     "  --codebook F, --backend B, --checksum, --no-checksum, --chunk-log2 N,\n"
     "  --mode M, --frame-size SIZE, --sync, --no-sync\n"
     "                     as for compress (--backend, --sync, --no-sync also for -d)\n"
+    "  --tables F         a table set from `splitzip calibrate --mode capacity`:\n"
+    "                     compression codes with it (--mode capacity); -d and -t\n"
+    "                     decode frames that name it (repeat for several sets)\n"
     "  -1..-22, --fast[=N], --ultra\n"
     "                     zstd's levels: -1..-3 and --fast are --mode fast, -4..-22\n"
     "                     --mode capacity; --ultra changes nothing (compression only)\n"
@@ -111,6 +115,7 @@ struct Forwarded {
 const Forwarded kForwarded[] = {
     {"dtype", true, true, false, false},     {"format", true, true, false, false},
     {"tensor", true, true, false, false},    {"codebook", true, true, false, false},
+    {"tables", true, true, true, true},
     {"checksum", false, true, false, false}, {"no-checksum", false, true, false, false},
     {"chunk-log2", true, true, false, false}, {"mode", true, true, false, false},
     {"frame-size", true, true, false, false}, {"backend", true, true, true, true},

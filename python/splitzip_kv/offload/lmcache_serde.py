@@ -29,6 +29,19 @@ Serializer kwargs (the "serde" dict): ``backend`` (splitzip backend name),
 or "capacity" (per-block Huffman-coded exponents: smaller records, slower).
 Each frame records its mode, so the deserializer reads records of either
 mode without being told.
+
+``tables``: a capacity table set calibrated offline for the model
+(``splitzip calibrate --mode capacity -o model.szct ...`` or
+``splitzip_kv.calibrate(samples, mode="capacity").save(...)``), given as a
+set file's path, its bytes or a ``TableSet``; or a list of those. The
+serializer codes with the first (the capacity mode: frames name the set
+by id instead of carrying tables); the deserializer accepts every set in
+the list, so records written with an older set stay readable while its
+file is listed. A record naming a set not configured is refused
+(``ChunkError`` naming MISSING_TABLES and the set's id), never decoded
+to wrong KV.
+
+    {"type": "...", ..., "serde": {"type": "splitzip", "tables": "/models/llama3-8b.szct"}}
 """
 
 import math
@@ -159,6 +172,27 @@ def _kv_tensor(obj):
     return t, plan.shape, plan.dtype
 
 
+def load_tables(spec):
+    """The table sets a serde configuration names, as a list of TableSet:
+    ``spec`` is None, a TableSet, a set file's bytes, a path (str or
+    os.PathLike), or a list / tuple of those."""
+    if spec is None:
+        return []
+    items = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    sets = []
+    for item in items:
+        if isinstance(item, _core.TableSet):
+            sets.append(item)
+        elif isinstance(item, (bytes, bytearray, memoryview)):
+            sets.append(_core.TableSet.from_bytes(item))
+        elif isinstance(item, str) or hasattr(item, "__fspath__"):
+            sets.append(_core.TableSet.load(item))
+        else:
+            raise ValueError("splitzip serde: tables must be a set file path, its bytes or a "
+                             f"splitzip_kv.TableSet (or a list of them), not {type(item).__name__}")
+    return sets
+
+
 def _encode_error(text):
     """The codec's status as a SplitzipError (a ValueError), e.g. an undefined
     dtype x mode pair, from the native call's "part i: STATUS: message"."""
@@ -169,9 +203,18 @@ def _encode_error(text):
     return ValueError(f"splitzip serde: {text}")
 
 
+_UNSET = object()  # mode not given: fast, or capacity with a table set
+
+
 class SplitzipSerializer(_Serializer):
-    def __init__(self, backend=None, threads=0, mode="fast"):
+    def __init__(self, backend=None, threads=0, mode=_UNSET, tables=None):
+        sets = load_tables(tables)
+        self.tables = sets[0] if sets else None
+        if mode is _UNSET:
+            mode = "capacity" if self.tables is not None else "fast"
         _chunk.check_mode(mode, "splitzip serde: mode")
+        if self.tables is not None and mode != "capacity":
+            raise ValueError("splitzip serde: a table set codes the capacity mode; mode='fast' conflicts")
         _api._check_common(None, threads)
         self.mode = mode
         self._mode = _api._mode(mode)
@@ -206,17 +249,18 @@ class SplitzipSerializer(_Serializer):
         sizes, errors = _core.encode_chunks(
             out, plan.at, [_object_key(key, plan.shape, plan.dtype, plan.key_suffix)], _flat_bytes(t), plan.row_offsets,
             plan.rows, plan.row_elems, plan.dtype, plan.dtype_id, None, self.backend, self.threads,
-            self._mode)
+            self._mode, self.tables if self.tables is not None and self.tables.dtype == plan.dtype else None)
         if errors:
             raise _encode_error(errors[0][1])
         return plan.prefix_size + sizes[0]
 
 
 class SplitzipDeserializer(_Deserializer):
-    def __init__(self, backend=None, threads=0):
+    def __init__(self, backend=None, threads=0, tables=None):
         _api._check_common(None, threads)
         self.backend = backend
         self.threads = int(threads)
+        self.tables = load_tables(tables)
 
     def deserialize(self, src, dst, key=None):
         buf = _flat_bytes(src)
@@ -240,7 +284,7 @@ class SplitzipDeserializer(_Deserializer):
         # Checks and every row's decode in one call (chunk.decode_many's native call).
         why = _core.decode_chunks(buf, plan.at, [buf.size - p], [k], _flat_bytes(t),
                                   plan.row_offsets, plan.rows, plan.row_elems, plan.dtype, plan.dtype_id,
-                                  False, self.backend, self.threads)[0]
+                                  False, self.backend, self.threads, self.tables)[0]
         if why is not None:
             _flat_bytes(dst)[...] = 0  # never leave partly decoded KV behind
             raise _chunk.ChunkError(k, why)
@@ -253,11 +297,12 @@ def make_processor(kwargs=None):
     workers = int(kw.pop("max_workers", 1))
     backend = kw.pop("backend", None)
     threads = int(kw.pop("threads", 0))
-    mode = kw.pop("mode", "fast")
+    mode = kw.pop("mode", _UNSET)
+    tables = load_tables(kw.pop("tables", None))  # read once, shared by both sides
     if kw:
         raise ValueError(f"splitzip serde: unknown options {sorted(kw)}")
-    return AsyncSerdeProcessor(SplitzipSerializer(backend, threads, mode),
-                               SplitzipDeserializer(backend, threads), max_workers=workers)
+    return AsyncSerdeProcessor(SplitzipSerializer(backend, threads, mode, tables),
+                               SplitzipDeserializer(backend, threads, tables), max_workers=workers)
 
 
 def register(name="splitzip"):
