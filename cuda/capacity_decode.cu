@@ -45,7 +45,8 @@ __global__ void __launch_bounds__(kThreads) cap_dec_setup_kernel(CapDecArgs a) {
     const uint64_t i = base + threadIdx.x;
     CapDecCtl c{};
     uint64_t nb = 0, nc = 0;
-    if (i < a.count) cap_dec_plan(cap_item(a, i), a.limit, a.verify != 0, &c, &nb, &nc);
+    if (i < a.count)
+      cap_dec_plan(cap_item(a, i), a.limit, a.verify != 0, a.set != nullptr ? &a.set->tables : nullptr, &c, &nb, &nc);
     uint64_t tb = 0, th = 0;
     const uint64_t eb = block_excl_scan64(nb, scratch, &tb);
     const uint64_t eh = block_excl_scan64(nc, scratch, &th);
@@ -58,6 +59,9 @@ __global__ void __launch_bounds__(kThreads) cap_dec_setup_kernel(CapDecArgs a) {
     block_carry += tb;
     hash_carry += th;
   }
+  // The set's decode tables (FORMAT.md 4.9), a thread per table: read by
+  // the blocks kernel, after this one in stream order.
+  if (a.set != nullptr && threadIdx.x < a.set->tables.count) cap_set_lut(a.set, threadIdx.x);
   if (threadIdx.x == 0) {
     w.totals->blocks = block_carry < a.lay.blocks_bound ? block_carry : a.lay.blocks_bound;
     w.totals->checks = hash_carry < a.lay.hashes_bound ? hash_carry : a.lay.hashes_bound;
@@ -99,32 +103,36 @@ struct BlockShared {
   CapTable table;
   uint16_t code[256];
   uint16_t lut[kCapTableSize];
-  int32_t head;  // checks c-e of the current block
+  int32_t head;     // checks c-e of the current block
+  uint32_t body;    // its own bytes' start: 1 after a kind byte (FORMAT.md 4.9)
+  uint32_t shared;  // a kind-1 block: streams coded with the set's tables
 };
 
 // One warp per block: table checks, decode table, lane s = stream s.
 template <class T>
-__device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapWs& w, uint64_t b) {
+__device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapWs& w, const CapSetDev* set, uint64_t b) {
   const uint32_t lane = threadIdx.x;
   const CapDecCtl& c = sh.ctl;
   CapDecCtl* gctl = w.ctl + sh.owner;
   const uint8_t* blk = c.src + c.L.blk_off + w.offs[c.block_begin + b];
   const uint64_t size = cap_index_entry(c.src, c.L, b);
   if (lane == 0) {
-    sh.head = static_cast<int32_t>(cap_parse_block(blk, size, cap_symbol_limit(c.h.dtype), &sh.table));
-    if (sh.head == static_cast<int32_t>(Status::ok) && sh.table.symbols > 1) cap_codes(sh.table, sh.code);
+    sh.head = static_cast<int32_t>(cap_dec_open(c, blk, size, &sh.table, &sh.body, &sh.shared));
+    if (sh.head == static_cast<int32_t>(Status::ok) && !sh.shared && sh.table.symbols > 1) cap_codes(sh.table, sh.code);
   }
   __syncwarp();
   const int32_t head = sh.head;
+  const uint32_t body = sh.body, shared = sh.shared;
   __syncwarp();  // every lane has read head before lane 0 moves to the next block
   if (head != static_cast<int32_t>(Status::ok)) {
     if (lane == 0) atomicMin(reinterpret_cast<unsigned long long*>(&gctl->err), cap_error_word(b, static_cast<Status>(head)));
     return;
   }
-  if (sh.table.symbols > 1)
+  if (!shared && sh.table.symbols > 1)
     for (uint32_t e = sh.table.first + lane; e <= sh.table.last; e += 32) cap_fill_symbol(sh.table, sh.code, e, sh.lut);
   __syncwarp();
-  const Status s = cap_dec_lane<T>(c, blk, sh.table, sh.lut, b, lane);
+  const Status s = shared ? cap_dec_shared_lane<T>(c, blk + body, *set, b, lane)
+                          : cap_dec_lane<T>(c, blk + body, sh.table, sh.lut, b, lane);
   // The block's status is its first failing stream's (FORMAT.md 4.6.5).
   const uint32_t bad = __ballot_sync(0xFFFFFFFFu, s != Status::ok);
   if (bad != 0 && lane == static_cast<uint32_t>(__ffs(bad) - 1))
@@ -137,9 +145,10 @@ __device__ __forceinline__ void cap_dec_block(BlockShared& sh, const CapWs& w, u
 struct CapDecBlockOp {
   BlockShared* sh;
   const CapWs* w;
+  const CapSetDev* set;
   uint64_t b;
   template <class T>
-  __device__ __forceinline__ void operator()(T) const { cap_dec_block<T>(*sh, *w, b); }
+  __device__ __forceinline__ void operator()(T) const { cap_dec_block<T>(*sh, *w, set, b); }
 };
 
 // Grid-stride over the exponent blocks of all frames. The dtype is the
@@ -163,7 +172,7 @@ __global__ void __launch_bounds__(kCapDecThreads) cap_dec_blocks_any(CapDecArgs 
     if (sh.ctl.status != static_cast<int32_t>(Status::ok)) continue;  // failed frame or hole
     const uint64_t b = g - sh.ctl.block_begin;
     // The header was parsed as a capacity frame: codec_of() took the pair.
-    visit_codec_dtype<Codec::capacity>(sh.ctl.h.dtype, CapDecBlockOp{&sh, &w, b});
+    visit_codec_dtype<Codec::capacity>(sh.ctl.h.dtype, CapDecBlockOp{&sh, &w, a.set, b});
   }
 }
 

@@ -55,6 +55,9 @@ __global__ void __launch_bounds__(kThreads) cap_setup_kernel(CapEncArgs a) {
     block_carry += tb;
     hash_carry += th;
   }
+  // The set's codes (FORMAT.md 4.9), a thread per table: read by the write
+  // kernel, after this one in stream order.
+  if (a.set != nullptr && threadIdx.x < a.set->tables.count) cap_set_codes(a.set, threadIdx.x);
   if (threadIdx.x == 0) {
     // Blocks past the bound belong to failed buffers only.
     w.totals->blocks = block_carry < a.lay.blocks_bound ? block_carry : a.lay.blocks_bound;
@@ -80,6 +83,7 @@ __device__ __forceinline__ void cap_load_owner(const CapWs& w, uint64_t count, u
 struct CountShared {
   uint32_t counts[256];
   uint32_t bits[kCapStreams];
+  uint32_t misfit;  // with a set: some symbol lacks a code in its stream's table
   CapTable table;
   CapMergeScratch merge;  // package-merge work arrays: shared, not local memory
   HashShared hash;
@@ -106,13 +110,31 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_count_kernel(CapEncArgs a)
     for (uint32_t e = t; e < 256; e += kCapEncThreads) sh.counts[e] = 0;
     if (t < kCapStreams) sh.bits[t] = 0;
     __syncthreads();
+    if (t == 0) sh.misfit = 0;
     for (uint32_t j = t; j < m; j += kCapEncThreads) atomicAdd(&sh.counts[cap_exp<T>(bsrc, j)], 1u);
     __syncthreads();
-    if (t == 0) cap_code_lengths(sh.counts, &sh.table, &sh.merge);  // the one rule (core/capacity/format.h)
-    __syncthreads();
-    if (sh.table.symbols > 1) atomicAdd(&sh.bits[t % kCapStreams], cap_stream_bits_part<T>(bsrc, m, sh.table.len, t));
-    __syncthreads();
-    if (t == 0) cap_finish_rec(w.recs[g], sh.table, sh.bits);
+    bool shared_kind = false;
+    if (a.set != nullptr) {  // FORMAT.md 4.9: the set's codes where every symbol has one
+      uint32_t misfit = 0;
+      const uint32_t bits = cap_set_bits_part<T>(bsrc, m, a.set->tables, t, &misfit);
+      atomicAdd(&sh.bits[t % kCapStreams], bits);
+      if (misfit) atomicOr(&sh.misfit, 1u);
+      __syncthreads();
+      shared_kind = sh.misfit == 0;  // uniform
+      if (shared_kind) {
+        if (t == 0) cap_finish_shared_rec(w.recs[g], sh.bits);
+      } else if (t < kCapStreams) {
+        sh.bits[t] = 0;
+      }
+      __syncthreads();
+    }
+    if (!shared_kind) {
+      if (t == 0) cap_code_lengths(sh.counts, &sh.table, &sh.merge);  // the one rule (core/capacity/format.h)
+      __syncthreads();
+      if (sh.table.symbols > 1) atomicAdd(&sh.bits[t % kCapStreams], cap_stream_bits_part<T>(bsrc, m, sh.table.len, t));
+      __syncthreads();
+      if (t == 0) cap_finish_rec(w.recs[g], sh.table, sh.bits, a.set != nullptr ? kCapKindOwn : kCapNoKind);
+    }
     if (a.checksum) {
       const uint64_t bytes = n * T::kBytes;
       const uint64_t b0 = (b << kCapBlockLog2) * T::kBytes;
@@ -224,13 +246,23 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_write_kernel(CapEncArgs a)
     if (t == 0) sh.rec = w.recs[g];
     __syncthreads();
     uint8_t* blk = dst + L.blk_off + sh.rec.off;
+    const uint32_t kind = sh.rec.kind;
+    const bool shared_kind = kind == kCapKindShared;
+    if (kind != kCapNoKind) {  // FORMAT.md 4.9: the kind byte first
+      if (t == 0) blk[0] = static_cast<uint8_t>(kind);
+      ++blk;
+    }
     if (t == 0) {
-      sh.tab = cap_table_of(sh.rec);
-      write_cap_block_header(sh.tab, sh.rec.stream_bytes, blk);
-      if (sh.tab.symbols > 1) cap_codes(sh.tab, sh.code);  // the one rule (core/capacity/format.h)
+      if (shared_kind) {
+        for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + 2 * s, sh.rec.stream_bytes[s]);
+      } else {
+        sh.tab = cap_table_of(sh.rec);
+        write_cap_block_header(sh.tab, sh.rec.stream_bytes, blk);
+        if (sh.tab.symbols > 1) cap_codes(sh.tab, sh.code);  // the one rule (core/capacity/format.h)
+      }
     }
     __syncthreads();
-    if (sh.rec.symbols > 1) {
+    if (shared_kind || sh.rec.symbols > 1) {
       const uint8_t* bsrc = src + first * T::kBytes;
       uint32_t* words = sh.words[warp];
       for (uint32_t s = warp; s < kCapStreams; s += kCapEncWarps) {
@@ -245,8 +277,14 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_write_kernel(CapEncArgs a)
           uint32_t len = 0, code = 0;
           if (c < cnt) {
             const uint32_t e = cap_exp<T>(bsrc, s + kCapStreams * c);
-            len = sh.rec.len[e];
-            code = sh.code[e];
+            if (shared_kind) {  // table s mod T of the set
+              const uint32_t x = a.set->cl[cap_table_of_stream(a.set->tables, s)][e];
+              len = x >> 16;
+              code = x & 0xFFFFu;
+            } else {
+              len = sh.rec.len[e];
+              code = sh.code[e];
+            }
           }
           uint32_t incl = len;
 SZ_UNROLL

@@ -35,11 +35,20 @@
 //   [hash] v2 block hashes of the outputs (verification only).
 //   final  CTA per frame: first failing block's status, rule 19, outputs
 //          (overriding the mode-0 kernels' for the frames it handles).
+//
+// Table sets (FORMAT.md 4.9): the host copies the set into a CapSetDev in
+// device memory; the setup kernel builds its T tables' codes (encode) or
+// decode tables (decode) there, a thread per table. The count kernel picks
+// each block's kind by the normative rule (shared iff every symbol has a
+// code in its stream's table), the write kernel writes the kind byte and
+// codes a shared block's stream s with table s mod T; the blocks kernel
+// reads the kind and decodes a shared block's lane s with that table.
 #pragma once
 
 #include <cstdint>
 
 #include "core/capacity/format.h"
+#include "core/capacity/tables.h"
 #include "core/codec_args.h"
 #include "core/dtype_traits.h"
 #include "core/frame_rules.h"
@@ -63,14 +72,50 @@ constexpr uint64_t kCapNoError = ~uint64_t{0};
 static_assert(kCapStreams == 32, "one warp lane per stream");
 static_assert(kCapEncThreads % kCapStreams == 0, "threads split evenly over streams");
 
+// ---- table sets (FORMAT.md 4.9) ----
+
+// A set in device memory: the caller's tables (copied by the host), then
+// what the setup kernel builds from them. Allocated for T decode tables
+// only (cap_set_dev_bytes).
+struct CapSetDev {
+  CapTables tables;
+  uint32_t cl[kCapMaxTables][256];              // encode: code | len << 16 of table t
+  uint16_t lut[kCapMaxTables][kCapTableSize];   // decode: table t's cap_decode_table
+};
+SZ_HD uint64_t cap_set_dev_bytes(uint32_t count) {
+  return sizeof(CapSetDev) - uint64_t{kCapMaxTables - count} * kCapTableSize * sizeof(uint16_t);
+}
+
+// Encode setup kernel, thread t < T: table t's canonical codes (4.6.3).
+SZ_HD void cap_set_codes(CapSetDev* d, uint32_t t) {
+  CapTable tab;
+  cap_tables_table(d->tables, t, &tab);
+  uint16_t code[256];
+  cap_codes(tab, code);
+  for (uint32_t e = 0; e < 256; ++e) d->cl[t][e] = code[e] | (uint32_t{tab.len[e]} << 16);
+}
+
+// Decode setup kernel, thread t < T: table t's decode table.
+SZ_HD void cap_set_lut(CapSetDev* d, uint32_t t) {
+  CapTable tab;
+  cap_tables_table(d->tables, t, &tab);
+  cap_decode_table(tab, d->lut[t]);
+}
+
 // ---- encode ----
+
+// A block's kind byte (FORMAT.md 4.9): kCapKindOwn, kCapKindShared, or
+// none in a frame without a set.
+constexpr uint32_t kCapNoKind = 0xFFFFFFFFu;
 
 // Per exponent block, written by the count kernel, read by plan and write.
 struct CapBlockRec {
   uint8_t len[256];               // code lengths (FORMAT.md 4.6.3), 0 = absent
   uint32_t stream_bytes[kCapStreams];
   uint32_t symbols;
-  uint32_t table_bytes;
+  uint32_t table_bytes;           // 0 for a shared block: its sizes follow the kind byte
+  uint32_t kind;                  // kCapNoKind without a set
+  uint32_t pad_;
   uint64_t size;                  // block bytes in stream 9
   uint64_t off;                   // offset in stream 9 (plan kernel)
 };
@@ -140,6 +185,8 @@ struct CapEncArgs {
   uint32_t pad_;
   uint8_t* ws;
   CapWorkspace lay;
+  CapSetDev* set;    // device memory; null: per-block tables (no TABLES)
+  uint64_t set_id;   // set->tables.id, for the header
 };
 
 struct CapEncItem {
@@ -213,13 +260,45 @@ SZ_HD uint32_t cap_stream_bits_part(const uint8_t* blk_src, uint32_t m, const ui
   return bits;
 }
 
-// Count kernel, after the stream bits: the block's record fields.
-SZ_HD void cap_finish_rec(CapBlockRec& r, const CapTable& t, const uint32_t bits[kCapStreams]) {
+// Count kernel with a set, thread t: the bits of stream t % 32 over its
+// codes t / 32, t / 32 + 8, ... with table (t % 32) mod T; *misfit = 1
+// when one of them has no code there (the block then has its own table:
+// the kind rule of FORMAT.md 4.9, as cap_block_fits_set).
+template <class T>
+SZ_HD uint32_t cap_set_bits_part(const uint8_t* blk_src, uint32_t m, const CapTables& ts, uint32_t t,
+                                 uint32_t* misfit) {
+  const uint32_t s = t % kCapStreams, part = t / kCapStreams;
+  const uint8_t* len = ts.len[cap_table_of_stream(ts, s)];
+  uint32_t bits = 0;
+  *misfit = 0;
+  for (uint32_t j = s + kCapStreams * part; j < m; j += kCapEncThreads) {
+    const uint32_t l = len[cap_exp<T>(blk_src, j)];
+    if (l == 0) *misfit = 1;
+    bits += l;
+  }
+  return bits;
+}
+
+// Count kernel, after the stream bits: the block's record fields. kind:
+// kCapNoKind, or kCapKindOwn in a TABLES frame (one more byte).
+SZ_HD void cap_finish_rec(CapBlockRec& r, const CapTable& t, const uint32_t bits[kCapStreams],
+                          uint32_t kind = kCapNoKind) {
   for (uint32_t e = 0; e < 256; ++e) r.len[e] = t.len[e];
   r.symbols = t.symbols;
   r.table_bytes = t.bytes;
+  r.kind = kind;
   for (uint32_t s = 0; s < kCapStreams; ++s) r.stream_bytes[s] = t.symbols > 1 ? cap_stream_bytes(bits[s]) : 0;
-  r.size = cap_block_bytes(t, r.stream_bytes);
+  r.size = cap_block_bytes(t, r.stream_bytes) + (kind == kCapNoKind ? 0u : 1u);
+}
+
+// The same for a shared block (FORMAT.md 4.9): the kind byte, the 32
+// sizes, the streams of the set's codes.
+SZ_HD void cap_finish_shared_rec(CapBlockRec& r, const uint32_t bits[kCapStreams]) {
+  r.symbols = 0;
+  r.table_bytes = 0;
+  r.kind = kCapKindShared;
+  r.size = kCapSharedHeaderBytes;
+  for (uint32_t s = 0; s < kCapStreams; ++s) r.size += r.stream_bytes[s] = cap_stream_bytes(bits[s]);
 }
 
 SZ_HD CapTable cap_table_of(const CapBlockRec& r) {
@@ -262,6 +341,7 @@ SZ_HD void cap_decide(const CapEncArgs& a, uint64_t exp_bytes, CapEncCtl* c, Fra
     h->mode = kModeCapacity;
     h->version = frame_version(h->dtype, h->mode, h->flags);
     h->escape_count = exp_bytes;
+    if (a.set != nullptr) set_tables_fields(h, a.set_id);  // FORMAT.md 4.9
   }
   h->frame_size = frame_size_of(*h);
   c->frame_size = h->frame_size;
@@ -305,7 +385,7 @@ struct CapDecCtl {
   int32_t status;     // setup's status (rules 1-14, a, b); ok: blocks run
   uint32_t handled;   // 1: these kernels own the frame's outputs (mode 1, or a header that fails)
   uint32_t verify;
-  uint32_t pad_;
+  uint32_t tables;    // 1: a TABLES frame, decoded with the call's set (FORMAT.md 4.9)
   uint64_t err;       // min over failing blocks of (block << 8 | status), kCapNoError
   uint64_t n_checks;
 };
@@ -361,6 +441,7 @@ struct CapDecArgs {
   uint32_t pad_;
   uint8_t* ws;
   CapWorkspace lay;
+  CapSetDev* set;  // device memory; null: none given (a TABLES frame is MISSING_TABLES)
 };
 
 struct CapDecItem {
@@ -370,12 +451,16 @@ struct CapDecItem {
   uint64_t dst_capacity;
 };
 
-// Setup kernel, thread per frame: rules 1-13, gaps (rule 14) and check a.
+// Setup kernel, thread per frame: rules 1-13, gaps (rule 14), the set
+// (check 0 of FORMAT.md 4.9) and check a.
 // handled = 0 for a frame that is not mode 1 (the mode-0 kernels own it); a
 // header that fails is handled (same status as the mode-0 kernels: the
 // rules are core/header.h's), so alone this decoder reports it too.
 // nb / nc: the frame's blocks and checks to place (0 once it failed).
-SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, CapDecCtl* c, uint64_t* nb, uint64_t* nc) {
+// set: the call's set (device memory, or null); a TABLES frame naming
+// another id or dtype is MISSING_TABLES.
+SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, const CapTables* set, CapDecCtl* c,
+                        uint64_t* nb, uint64_t* nc) {
   *c = CapDecCtl{};
   c->src = it.src;
   c->dst = it.dst;
@@ -389,16 +474,18 @@ SZ_HD void cap_dec_plan(const CapDecItem& it, uint64_t limit, bool verify, CapDe
     c->handled = 0;
     s = Status::unsupported_mode;
   }
-  // Table sets (FORMAT.md 4.9) are not in the CUDA kernels yet: a TABLES
-  // frame is never decoded as per-block tables. The kernels are given no
-  // set (a call with sets is refused on the host: UNSUPPORTED_MODE).
-  if (s == Status::ok && h.has_tables()) s = Status::missing_tables;
   if (s == Status::ok) {
     c->h = h;
     c->L = capacity_layout_of(h);
     s = check_output_room(h, it.dst_capacity, limit, it.dst != nullptr);  // rules 12-13
   }
   if (s == Status::ok && !frame_gaps_zero(it.src, h)) s = Status::bad_padding;  // rule 14
+  if (s == Status::ok) {  // check 0 of 4.9
+    const CapTables* sets[1] = {set};
+    const CapTables* found = nullptr;
+    s = cap_frame_set(sets, set != nullptr ? 1 : 0, h.has_tables(), h.tables_id(), h.dtype, &found);
+    c->tables = found != nullptr ? 1u : 0u;
+  }
   if (s == Status::ok && !cap_high_padding_ok(it.src, c->L)) s = Status::bad_padding;  // check a
   if (s == Status::ok && verify && h.has_checksum()) {
     c->verify = 1;
@@ -451,6 +538,41 @@ SZ_HD Status cap_dec_lane(const CapDecCtl& c, const uint8_t* blk, const CapTable
     return Status::ok;
   }
   return cap_decode_stream(blk + cap_stream_at(blk, t, s), cap_stream_size(blk, t, s), s, m, table, put);
+}
+
+// Blocks kernel, lane 0: where block b's own bytes start and what it is.
+// A TABLES frame (c.tables): checks c0 and e1 of FORMAT.md 4.9 (kind
+// byte; a shared block's 32 sizes fill it), *shared = 1 for kind 1, and
+// *body = 1 (after the kind byte); else, and for kind 0, checks c-e of
+// 4.6.5 on the bytes from *body into *t.
+SZ_HD Status cap_dec_open(const CapDecCtl& c, const uint8_t* blk, uint64_t size, CapTable* t, uint32_t* body,
+                          uint32_t* shared) {
+  *body = 0;
+  *shared = 0;
+  if (c.tables) {
+    if (size < 1 || blk[0] > kCapKindShared) return Status::bad_code;  // c0
+    *body = 1;
+    if (blk[0] == kCapKindShared) {  // e1
+      *shared = 1;
+      if (size < kCapSharedHeaderBytes) return Status::bad_code;
+      const uint64_t end = 1 + cap_stream_offset_by(0, kCapStreams, [&](uint32_t k) { return load_le16(blk + 1 + 2 * k); });
+      return end == size ? Status::ok : Status::bad_code;
+    }
+  }
+  return cap_parse_block(blk + *body, size - *body, cap_symbol_limit(c.h.dtype), t);
+}
+
+// Blocks kernel, lane s of a shared block b (after cap_dec_open; body: the
+// bytes after its kind byte): stream s decoded with table s mod T of the
+// set (set: its decode tables, cap_set_lut), its elements stored. Checks f-g.
+template <class T>
+SZ_HD Status cap_dec_shared_lane(const CapDecCtl& c, const uint8_t* body, const CapSetDev& set, uint64_t b,
+                                 uint32_t s) {
+  const uint32_t m = static_cast<uint32_t>(cap_block_len(c.h.n_elems, b));
+  const CapPut<T> put{c.src, &c.L, c.h.n_elems, b << kCapBlockLog2, c.dst};
+  const uint64_t off = cap_stream_offset_by(0, s, [&](uint32_t k) { return load_le16(body + 2 * k); });
+  return cap_decode_stream(body + off, load_le16(body + 2 * s), s, m, set.lut[cap_table_of_stream(set.tables, s)],
+                           put);
 }
 
 SZ_HD uint64_t cap_error_word(uint64_t b, Status s) { return (b << 8) | static_cast<uint32_t>(s); }

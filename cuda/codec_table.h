@@ -44,6 +44,8 @@ struct EncodeJob {
   uint64_t ws_bytes = 0;
   uint64_t* d_sizes = nullptr;
   Status* d_statuses = nullptr;
+  CapSetDev* set = nullptr;  // capacity: a table set in device memory (FORMAT.md 4.9)
+  uint64_t set_id = 0;
 };
 
 // ---- nibble and e4m3: the fused encode kernel (encode.cu), which picks
@@ -109,6 +111,8 @@ inline Status enqueue_encode_of(CodecTag<Codec::capacity>, const EncodeJob& j, c
   c.checksum = j.checksum ? 1u : 0u;
   c.ws = j.ws;
   c.lay = cap_encode_workspace(j.dtype, j.elems, j.count, j.checksum);
+  c.set = j.set;
+  c.set_id = j.set_id;
   if (j.ws_bytes < c.lay.total) return Status::invalid_argument;
   return enqueue_capacity_encode(c, j.d_sizes, j.d_statuses, st);
 }

@@ -113,10 +113,6 @@ class CudaBackend final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& args) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(args)) != Status::ok) return out;
-    if (args.tables != nullptr) {  // table sets (FORMAT.md 4.9): the cpu and reference backends
-      out.status = Status::unsupported_mode;
-      return out;
-    }
     // check_compress_args refused a pair codec_of() does not take.
     const Codec codec = codec_of(args.dtype, args.mode);
     if (!available()) {
@@ -130,9 +126,11 @@ class CudaBackend final : public Backend {
     // No frame is larger than the stored one with its checks (FORMAT.md 5).
     const uint64_t largest = stored_frame_size(id, args.n, n_checks);
     const uint64_t cap = args.capacity < largest ? args.capacity : largest;
-    DeviceTemp src_tmp(st), frame_tmp(st), ws_tmp(st), small(st);
+    DeviceTemp src_tmp(st), frame_tmp(st), ws_tmp(st), small(st), set_tmp(st);
     Status s;
     const void* src = args.src;
+    CapSetDev* set = nullptr;  // FORMAT.md 4.9: the set, its codes built by the setup kernel
+    if (args.tables != nullptr && (s = upload_set(*args.tables, set_tmp, &set, st)) != Status::ok) return fail(out, s);
     if (bytes > 0 && !device_side(src)) {
       if ((s = src_tmp.alloc(bytes)) != Status::ok ||
           (s = cuda_status(cudaMemcpyAsync(src_tmp.get(), src, bytes, cudaMemcpyHostToDevice, st))) != Status::ok)
@@ -160,6 +158,8 @@ class CudaBackend final : public Backend {
     j.elems = args.n;
     j.d_sizes = &o->size;
     j.d_statuses = &o->status;
+    j.set = set;
+    j.set_id = args.tables != nullptr ? args.tables->id : 0;
     if (codec_uses_codebook(codec) && args.codebook != nullptr) {
       j.cb = args.codebook;
     } else if (codec_uses_codebook(codec)) {  // dynamic top-16 (FORMAT.md 3) on the device
@@ -179,11 +179,6 @@ class CudaBackend final : public Backend {
   }
 
   FrameOutcome decompress_frame(const DecompressArgs& args) const override {
-    if (args.n_tables > 0) {  // table sets (FORMAT.md 4.9): the cpu and reference backends
-      FrameOutcome out;
-      out.status = Status::unsupported_mode;
-      return out;
-    }
     return decode_one(args, args.max_output ? args.max_output : kNoBlock);
   }
 
@@ -248,6 +243,16 @@ class CudaBackend final : public Backend {
     return out;
   }
 
+  // A table set into device memory (a CapSetDev for its T tables); the
+  // kernels' setup builds its codes or decode tables there.
+  static Status upload_set(const CapTables& ts, DeviceTemp& tmp, CapSetDev** out, cudaStream_t st) {
+    Status s = tmp.alloc(cap_set_dev_bytes(ts.count));
+    if (s == Status::ok)
+      s = cuda_status(cudaMemcpyAsync(tmp.get(), &ts, sizeof ts, cudaMemcpyHostToDevice, st));
+    *out = s == Status::ok ? reinterpret_cast<CapSetDev*>(tmp.get()) : nullptr;
+    return s;
+  }
+
   static FrameOutcome fail(FrameOutcome& out, Status s) {
     out.status = s;
     out.frame_size = 0;
@@ -277,7 +282,7 @@ class CudaBackend final : public Backend {
       return out;
     }
     const cudaStream_t st = t_backend_stream;
-    DeviceTemp src_tmp(st), dst_tmp(st), ws_tmp(st), small(st);
+    DeviceTemp src_tmp(st), dst_tmp(st), ws_tmp(st), small(st), set_tmp(st);
     Status s;
     const bool src_on_device = device_side(args.src);
     const bool dst_on_device = args.dst == nullptr || device_side(args.dst);
@@ -291,19 +296,28 @@ class CudaBackend final : public Backend {
     // leave frames that are not mode 1 alone): no extra host sync.
     const bool mode_known = !src_on_device || !dst_on_device;
     DecodeKernels kernels = DecodeKernels::fused;
-    if (mode_known) {
+    // The one set the kernels get (FORMAT.md 4.9): the frame's among the
+    // given ones when the host reads the header; a device-to-device call
+    // with one set passes it (the device compares its id), with several it
+    // reads the header (one more sync).
+    const CapTables* set_host = args.n_tables == 1 ? args.tables[0] : nullptr;
+    if (mode_known || args.n_tables > 1) {
       uint8_t hb[64];
       FrameHeader h;
       const bool have = src_size >= 64 && read_header_bytes(args.src, hb) == Status::ok;  // device src: 1 sync
       // Header rules fail here exactly as on the device (parse_header is shared).
-      if (have && parse_header(hb, src_size, &h) == Status::ok) {
+      const bool parsed = have && parse_header(hb, src_size, &h) == Status::ok;
+      set_host = parsed && h.has_tables() ? cap_tables_find(args.tables, args.n_tables, h.tables_id(), h.dtype) : nullptr;
+      if (mode_known && parsed) {
         kernels = codec_decode_kernels(codec_of(h.dtype, h.mode));
         out_bytes = h.decoded_bytes() < args.capacity ? h.decoded_bytes() : args.capacity;
         if (!src_on_device) src_size = h.frame_size;  // stage only the frame
-      } else if (!src_on_device) {
+      } else if (mode_known && !src_on_device) {
         src_size = src_size < 64 ? src_size : 64;  // the device reports the header's status
       }
     }
+    CapSetDev* set = nullptr;
+    if (set_host != nullptr && (s = upload_set(*set_host, set_tmp, &set, st)) != Status::ok) return fail(out, s);
     if (!src_on_device && src_size > 0) {
       if ((s = src_tmp.alloc(src_size)) != Status::ok ||
           (s = cuda_status(cudaMemcpyAsync(src_tmp.get(), src, src_size, cudaMemcpyHostToDevice, st))) !=
@@ -349,6 +363,7 @@ class CudaBackend final : public Backend {
       ca.limit = limit;
       ca.verify = args.verify_checksum ? 1u : 0u;
       ca.ws = a.ws + fast_ws;
+      ca.set = set;
       if ((s = enqueue_capacity_decode(ca, CapDecDest{co, nullptr, nullptr, nullptr}, st)) != Status::ok)
         return fail(out, s);
     }

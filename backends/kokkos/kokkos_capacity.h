@@ -19,6 +19,12 @@
 // Every write has a fixed place and the first failing check is the minimum
 // of (block, stage) keys, so bytes and statuses do not depend on the
 // execution space, team size or thread count.
+//
+// Table sets (FORMAT.md 4.9): the set is copied to space memory once per
+// call, with its canonical codes (encode) or its T decode tables (decode),
+// one index per table. Step 1 then picks each block's kind by the
+// normative rule (every symbol coded by its stream's table: shared, else
+// its own table) and every block starts with the kind byte.
 #pragma once
 
 #include <string>
@@ -26,6 +32,7 @@
 #include "backends/kokkos/kokkos_encode.h"
 #include "backends/kokkos/kokkos_views.h"
 #include "core/capacity/format.h"
+#include "core/capacity/tables.h"
 #include "core/codec_args.h"
 #include "core/header.h"
 
@@ -34,6 +41,48 @@ namespace kokkos_impl {
 
 template <class ExecSpace>
 using U32s = Kokkos::View<uint32_t*, typename ExecSpace::memory_space>;
+template <class ExecSpace>
+using U16s = Kokkos::View<uint16_t*, typename ExecSpace::memory_space>;
+// A table set in space memory: one element, or none (no TABLES).
+template <class ExecSpace>
+using SetView = Kokkos::View<CapTables*, typename ExecSpace::memory_space>;
+
+// The caller's set (host memory) into space memory.
+template <class ExecSpace>
+SetView<ExecSpace> upload_set(const ExecSpace& space, const CapTables& ts) {
+  SetView<ExecSpace> v(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("splitzip::cap_set")), 1);
+  Kokkos::deep_copy(space, v,
+                    Kokkos::View<const CapTables*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>(&ts, 1));
+  return v;
+}
+
+// Table t's canonical codes (FORMAT.md 4.6.3): codes(256 t + e) = code | len << 16.
+template <class ExecSpace>
+struct CapSetCodes {
+  SetView<ExecSpace> set;
+  U32s<ExecSpace> codes;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index ti) const {
+    const auto t = static_cast<uint32_t>(ti);
+    CapTable tab;
+    cap_tables_table(set(0), t, &tab);
+    uint16_t code[256];
+    cap_codes(tab, code);
+    for (uint32_t e = 0; e < 256; ++e) codes(256u * t + e) = code[e] | (uint32_t{tab.len[e]} << 16);
+  }
+};
+
+// Table t's decode table at luts(4096 t).
+template <class ExecSpace>
+struct CapSetLuts {
+  SetView<ExecSpace> set;
+  U16s<ExecSpace> luts;
+  KOKKOS_INLINE_FUNCTION void operator()(const Index ti) const {
+    const auto t = static_cast<uint32_t>(ti);
+    CapTable tab;
+    cap_tables_table(set(0), t, &tab);
+    cap_decode_table(tab, luts.data() + uint64_t{kCapTableSize} * t);
+  }
+};
 
 // Per-block plan entries: heads(b) = first | last << 8 | symbols << 16;
 // codes(256 b + e) = canonical code (bit-reversed) | length << 16.
@@ -46,11 +95,36 @@ struct CapPlanBlocks {
   uint64_t n;
   U32s<ExecSpace> heads, codes, stream_bytes;
   U64s<ExecSpace> sizes;
+  SetView<ExecSpace> set;  // empty: per-block tables
+  U32s<ExecSpace> kinds;   // with a set: each block's kind (FORMAT.md 4.9)
+
+  // A block of a TABLES frame is shared iff every element's symbol has a
+  // length in its stream's table (the normative kind rule of 4.9, as
+  // cap_block_fits_set); then its stream sizes come from those lengths.
+  KOKKOS_INLINE_FUNCTION bool plan_shared(uint64_t b, uint64_t begin, uint32_t m) const {
+    const CapTables& ts = set(0);
+    uint32_t bits[kCapStreams];
+    for (uint32_t s = 0; s < kCapStreams; ++s) bits[s] = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+      const uint32_t s = j % kCapStreams;
+      const uint32_t l = ts.len[cap_table_of_stream(ts, s)][T::exponent(load_elem<T>(src, begin + j))];
+      if (l == 0) return false;
+      bits[s] += l;
+    }
+    uint64_t total = kCapSharedHeaderBytes;
+    for (uint32_t s = 0; s < kCapStreams; ++s) total += stream_bytes(b * kCapStreams + s) = cap_stream_bytes(bits[s]);
+    kinds(b) = kCapKindShared;
+    heads(b) = 0;
+    sizes(b) = total;
+    return true;
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index bi) const {
     const auto b = static_cast<uint64_t>(bi);
     const uint64_t begin = b << kCapBlockLog2;
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    const bool has_set = set.data() != nullptr;
+    if (has_set && plan_shared(b, begin, m)) return;
     uint32_t counts[256];
     for (uint32_t e = 0; e < 256; ++e) counts[e] = 0;
     for (uint32_t j = 0; j < m; ++j) ++counts[T::exponent(load_elem<T>(src, begin + j))];
@@ -69,7 +143,8 @@ struct CapPlanBlocks {
     }
     for (uint32_t e = 0; e < 256; ++e) codes(b * 256u + e) = code[e] | (uint32_t{t.len[e]} << 16);
     heads(b) = cap_head(t);
-    sizes(b) = cap_block_bytes(t, z);
+    sizes(b) = cap_block_bytes(t, z) + (has_set ? 1u : 0u);  // the kind byte
+    if (has_set) kinds(b) = kCapKindOwn;
   }
 };
 
@@ -82,16 +157,46 @@ struct CapWriteStreams {
   CapLayout L;
   U32s<ExecSpace> heads, codes, stream_bytes;
   U64s<ExecSpace> sizes, offsets;
+  SetView<ExecSpace> set;    // empty: per-block tables
+  U32s<ExecSpace> kinds, set_codes;
+
+  // Stream s of the block at begin, bit-packed at off; cl(e) = code | len << 16.
+  template <class CodeOf>
+  KOKKOS_INLINE_FUNCTION void pack(uint64_t off, uint64_t begin, uint32_t m, uint32_t s, CodeOf&& cl) const {
+    uint64_t acc = 0;  // LSB-first bit buffer, fewer than 8 + 12 bits pending
+    uint32_t pending = 0;
+    for (uint32_t j = s; j < m; j += kCapStreams) {
+      const uint32_t c = cl(T::exponent(load_elem<T>(src, begin + j)));
+      acc |= uint64_t{c & 0xFFFFu} << pending;
+      pending += c >> 16;
+      for (; pending >= 8; pending -= 8, acc >>= 8) frame(off++) = static_cast<uint8_t>(acc);
+    }
+    if (pending > 0) frame(off) = static_cast<uint8_t>(acc);  // high bits are 0
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Index q) const {
     const uint64_t b = static_cast<uint64_t>(q) / kCapStreams;
     const auto s = static_cast<uint32_t>(static_cast<uint64_t>(q) % kCapStreams);
+    uint64_t base = blk_off + offsets(b);
+    const uint32_t* z = stream_bytes.data() + b * kCapStreams;
+    const uint64_t begin = b << kCapBlockLog2;
+    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
+    if (s == 0) write_cap_index_entry(frame.data(), L, b, sizes(b));
+    if (set.data() != nullptr) {  // FORMAT.md 4.9: the kind byte first
+      const uint32_t kind = kinds(b);
+      if (s == 0) frame(base) = static_cast<uint8_t>(kind);
+      ++base;
+      if (kind == kCapKindShared) {  // the 32 sizes, then stream s coded with table s mod T
+        if (s == 0)
+          for (uint32_t k = 0; k < kCapStreams; ++k) store_le16(frame.data() + base + 2 * k, z[k]);
+        const uint32_t t = cap_table_of_stream(set(0), s);
+        pack(base + cap_stream_offset(0, z, s), begin, m, s, [&](uint32_t e) { return set_codes(256u * t + e); });
+        return;
+      }
+    }
     const uint32_t head = heads(b);
     const uint32_t first = head & 0xFFu, last = (head >> 8) & 0xFFu, symbols = head >> 16;
-    const uint64_t base = blk_off + offsets(b);
-    const uint32_t* z = stream_bytes.data() + b * kCapStreams;
     if (s == 0) {
-      write_cap_index_entry(frame.data(), L, b, sizes(b));
       CapTable t;
       t.first = first;
       t.last = last;
@@ -101,18 +206,8 @@ struct CapWriteStreams {
       write_cap_block_header(t, z, frame.data() + base);
     }
     if (symbols <= 1) return;  // one symbol: the table is the block
-    uint64_t off = base + cap_stream_offset(cap_table_bytes(first, last), z, s);
-    const uint64_t begin = b << kCapBlockLog2;
-    const auto m = static_cast<uint32_t>(cap_block_len(n, b));
-    uint64_t acc = 0;  // LSB-first bit buffer, fewer than 8 + 12 bits pending
-    uint32_t pending = 0;
-    for (uint32_t j = s; j < m; j += kCapStreams) {
-      const uint32_t c = codes(b * 256u + T::exponent(load_elem<T>(src, begin + j)));
-      acc |= uint64_t{c & 0xFFFFu} << pending;
-      pending += c >> 16;
-      for (; pending >= 8; pending -= 8, acc >>= 8) frame(off++) = static_cast<uint8_t>(acc);
-    }
-    if (pending > 0) frame(off) = static_cast<uint8_t>(acc);  // high bits are 0
+    pack(base + cap_stream_offset(cap_table_bytes(first, last), z, s), begin, m, s,
+         [&](uint32_t e) { return codes(b * 256u + e); });
   }
 };
 
@@ -149,8 +244,17 @@ Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n
   U32s<ExecSpace> stream_bytes(no_init("splitzip::cap_stream_bytes"), nb * kCapStreams);
   U64s<ExecSpace> sizes(no_init("splitzip::cap_block_sizes"), nb);
   U64s<ExecSpace> offsets(no_init("splitzip::cap_block_offsets"), nb);
+  SetView<ExecSpace> set;
+  U32s<ExecSpace> kinds, set_codes;
+  if (a.tables != nullptr) {  // FORMAT.md 4.9
+    set = upload_set(space, *a.tables);
+    kinds = U32s<ExecSpace>(no_init("splitzip::cap_kinds"), nb);
+    set_codes = U32s<ExecSpace>(no_init("splitzip::cap_set_codes"), 256u * a.tables->count);
+    Kokkos::parallel_for("splitzip::kokkos::cap_set_codes", Range<ExecSpace>(space, 0, a.tables->count),
+                         CapSetCodes<ExecSpace>{set, set_codes});
+  }
   Kokkos::parallel_for("splitzip::kokkos::cap_plan_blocks", Range<ExecSpace>(space, 0, static_cast<Index>(nb)),
-                       CapPlanBlocks<T, ExecSpace>{src, n, heads, codes, stream_bytes, sizes});
+                       CapPlanBlocks<T, ExecSpace>{src, n, heads, codes, stream_bytes, sizes, set, kinds});
   uint64_t exp_bytes = 0;
   Kokkos::parallel_scan("splitzip::kokkos::cap_block_offsets", Range<ExecSpace>(space, 0, static_cast<Index>(nb)),
                         ExclusiveScan<ExecSpace>{sizes, offsets}, exp_bytes);
@@ -162,7 +266,7 @@ Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n
   Kokkos::parallel_for("splitzip::kokkos::cap_write_streams",
                        Range<ExecSpace>(space, 0, static_cast<Index>(nb * kCapStreams)),
                        CapWriteStreams<T, ExecSpace>{src, frame, n, L.blk_off, L, heads, codes, stream_bytes, sizes,
-                                                     offsets});
+                                                     offsets, set, kinds, set_codes});
   Kokkos::parallel_for("splitzip::kokkos::cap_write_residuals",
                        Range<ExecSpace>(space, 0, static_cast<Index>((n + 7u) / 8u)),
                        CapWriteResiduals<T, ExecSpace>{src, frame, n, L.res_off, L.high_off});
@@ -170,6 +274,7 @@ Status capacity_encode(const ExecSpace& space, const CompressArgs& a, uint64_t n
   h->mode = kModeCapacity;
   h->version = frame_version(h->dtype, h->mode, h->flags);
   h->escape_count = exp_bytes;
+  if (a.tables != nullptr) set_tables_fields(h, a.tables->id);
   return Status::ok;
 }
 
@@ -201,7 +306,9 @@ struct CapReadIndex {
 struct CapBlockScratch {
   uint16_t table[kCapTableSize];
   uint64_t stream_off[kCapStreams];  // from the block start
+  uint32_t stream_size[kCapStreams];
   CapTable t;
+  uint32_t shared;  // a kind-1 block of a TABLES frame (FORMAT.md 4.9)
   uint32_t status;
 };
 
@@ -220,6 +327,8 @@ struct CapDecodeBlocks {
   U64s<ExecSpace> sizes, offsets;
   uint64_t n, first_block, res_off, high_off, blk_off;
   uint32_t exp_limit;
+  SetView<ExecSpace> set;  // the frame's set (TABLES), else empty
+  U16s<ExecSpace> luts;    // its decode tables, kCapTableSize each
 
   using member_type = typename Teams<ExecSpace>::member_type;
 
@@ -227,23 +336,43 @@ struct CapDecodeBlocks {
     return load_residual<T>(frame.data() + res_off, frame.data() + high_off, i);
   }
 
-  // Checks c-e (FORMAT.md 4.6.5) and the decode table; one thread.
+  // Checks c-e (FORMAT.md 4.6.5; with a set c0 and e1 of 4.9 first) and the
+  // decode table; one thread.
   KOKKOS_INLINE_FUNCTION Status open_block(const uint8_t* blk, uint64_t size, CapBlockScratch* sc) const {
-    const Status st = cap_parse_block(blk, size, exp_limit, &sc->t);
+    sc->shared = 0;
+    uint32_t body = 0;  // the kind byte before an own-table block
+    if (set.data() != nullptr) {
+      if (size < 1 || blk[0] > kCapKindShared) return Status::bad_code;  // c0
+      body = 1;
+      if (blk[0] == kCapKindShared) {  // e1: the 32 sizes fill the block
+        sc->shared = 1;
+        if (size < kCapSharedHeaderBytes) return Status::bad_code;
+        uint64_t off = kCapSharedHeaderBytes;
+        for (uint32_t s = 0; s < kCapStreams; ++s) {
+          sc->stream_off[s] = off;
+          off += sc->stream_size[s] = load_le16(blk + 1 + 2 * s);
+        }
+        return off == size ? Status::ok : Status::bad_code;
+      }
+    }
+    const Status st = cap_parse_block(blk + body, size - body, exp_limit, &sc->t);
     if (st != Status::ok || sc->t.symbols == 1) return st;
-    uint64_t off = cap_header_bytes(sc->t);
+    uint64_t off = body + cap_header_bytes(sc->t);
     for (uint32_t s = 0; s < kCapStreams; ++s) {
       sc->stream_off[s] = off;
-      off += cap_stream_size(blk, sc->t, s);
+      off += sc->stream_size[s] = cap_stream_size(blk + body, sc->t, s);
     }
     cap_decode_table(sc->t, sc->table);
     return Status::ok;
   }
 
-  // Checks f and g of stream s; writes its elements.
+  // Checks f and g of stream s; writes its elements. A shared block's
+  // stream s reads table s mod T of the set.
   KOKKOS_INLINE_FUNCTION Status decode_stream(const uint8_t* blk, const CapBlockScratch* sc, uint64_t begin,
                                               uint32_t m, uint32_t s) const {
-    return cap_decode_stream(blk + sc->stream_off[s], cap_stream_size(blk, sc->t, s), s, m, sc->table,
+    const uint16_t* table =
+        sc->shared ? luts.data() + uint64_t{kCapTableSize} * cap_table_of_stream(set(0), s) : sc->table;
+    return cap_decode_stream(blk + sc->stream_off[s], sc->stream_size[s], s, m, table,
                              [&](uint32_t j, uint32_t e) {
                                const uint64_t i = begin + j;
                                store_elem<T>(dst, i, T::join(e, residual(i)));
@@ -261,7 +390,7 @@ struct CapDecodeBlocks {
     uint64_t local = kCapNoFailure;
     if (sc->status != static_cast<uint32_t>(Status::ok)) {
       local = cap_failure(b, 0, static_cast<Status>(sc->status));
-    } else if (sc->t.symbols == 1) {
+    } else if (!sc->shared && sc->t.symbols == 1) {
       const uint32_t e = sc->t.first;
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, static_cast<Index>(m)), [&](const Index j) {
         const uint64_t i = begin + static_cast<uint64_t>(j);
@@ -286,9 +415,11 @@ struct CapDecodeBlocks {
 
 // Checks a-g of FORMAT.md 4.6.5 on the mode-1 frame frame_p with parsed
 // header h (rules 1-14 outside the streams already hold), and its values
-// into dst_p (both in space memory).
+// into dst_p (both in space memory). set: the frame's table set
+// (cap_frame_set: host memory), null without TABLES.
 template <class T, class ExecSpace>
-Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8_t* frame_p, uint8_t* dst_p) {
+Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8_t* frame_p, uint8_t* dst_p,
+                       const CapTables* host_set) {
   const CapLayout L = capacity_layout_of(h);
   const uint64_t n = h.n_elems;
   const ConstBytes<ExecSpace> frame(frame_p, L.frame_size);
@@ -312,6 +443,14 @@ Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8
   if (total != L.blk_size) return Status::bad_code;  // b
 
   const uint32_t exp_limit = 1u << T::kExpBits;  // the split's symbols (FORMAT.md 4.6.7)
+  SetView<ExecSpace> set;
+  U16s<ExecSpace> luts;
+  if (host_set != nullptr) {  // FORMAT.md 4.9: the set's T decode tables
+    set = upload_set(space, *host_set);
+    luts = U16s<ExecSpace>(no_init("splitzip::cap_set_luts"), uint64_t{kCapTableSize} * host_set->count);
+    Kokkos::parallel_for("splitzip::kokkos::cap_set_luts", Range<ExecSpace>(space, 0, host_set->count),
+                         CapSetLuts<ExecSpace>{set, luts});
+  }
   for (uint64_t b0 = 0; b0 < L.n_blocks; b0 += kLeagueBatch) {
     const uint64_t league = L.n_blocks - b0 < kLeagueBatch ? L.n_blocks - b0 : kLeagueBatch;
     uint64_t failure = kCapNoFailure;
@@ -319,7 +458,8 @@ Status capacity_decode(const ExecSpace& space, const FrameHeader& h, const uint8
         "splitzip::kokkos::cap_decode_blocks",
         Teams<ExecSpace>(space, static_cast<int>(league), Kokkos::AUTO)
             .set_scratch_size(0, Kokkos::PerTeam(sizeof(CapBlockScratch))),
-        CapDecodeBlocks<T, ExecSpace>{frame, dst, sizes, offsets, n, b0, L.res_off, L.high_off, L.blk_off, exp_limit},
+        CapDecodeBlocks<T, ExecSpace>{frame, dst, sizes, offsets, n, b0, L.res_off, L.high_off, L.blk_off, exp_limit,
+                                      set, luts},
         Kokkos::Min<uint64_t>(failure));
     if (failure != kCapNoFailure) return static_cast<Status>(failure & 0xFFu);  // c-g, first in frame order
   }

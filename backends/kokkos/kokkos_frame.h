@@ -111,8 +111,7 @@ struct KokkosEncode {
     return kokkos_impl::histogram(space, a.dtype, a.src, a.n, counts);
   }
   Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan& p, FrameHeader* h) {
-    if (a.tables != nullptr) return Status::unsupported_mode;  // table sets (FORMAT.md 4.9): cpu, reference
-    Status s = Status::invalid_argument;  // FORMAT.md 4.6
+    Status s = Status::invalid_argument;  // FORMAT.md 4.6, with a.tables 4.9
     visit_codec_dtype<Codec::capacity>(static_cast<uint32_t>(a.dtype),
                                        [&](auto t) { s = capacity_encode<decltype(t)>(space, a, p.n_checks, h); });
     return s;
@@ -193,14 +192,12 @@ struct KokkosDecode {
     return Status::ok;
   }
   Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
-    if (h.has_tables()) {  // table sets (FORMAT.md 4.9): the cpu and reference backends decode them
-      const CapTables* set = nullptr;
-      const Status s = cap_frame_set(a.tables, a.n_tables, true, h.tables_id(), h.dtype, &set);
-      return s != Status::ok ? s : Status::unsupported_mode;
-    }
-    Status s = Status::invalid_argument;  // FORMAT.md 4.6
-    visit_codec_dtype<Codec::capacity>(h.dtype,
-                                       [&](auto t) { s = capacity_decode<decltype(t)>(space, h, frame(a), out(a)); });
+    const CapTables* set = nullptr;  // FORMAT.md 4.9, check 0
+    Status s = cap_frame_set(a.tables, a.n_tables, h.has_tables(), h.tables_id(), h.dtype, &set);
+    if (s != Status::ok) return s;
+    s = Status::invalid_argument;  // FORMAT.md 4.6
+    visit_codec_dtype<Codec::capacity>(
+        h.dtype, [&](auto t) { s = capacity_decode<decltype(t)>(space, h, frame(a), out(a), set); });
     return s;
   }
   Status decode(CodecTag<Codec::e4m3>, const DecompressArgs& a, const FrameHeader& h) {

@@ -15,7 +15,9 @@
 #include "core/capacity/tables.h"
 #include "core/codec.h"
 #include "core/hash.h"
+#include "core/header.h"
 #include "core/reference.h"
+#include "tests/capacity/tables_golden.h"
 #include "tests/conformance/targets.h"
 #include "tests/support/capacity_golden.h"
 #include "tests/support/golden_cases.h"
@@ -143,66 +145,198 @@ TEST_P(Conformance, RoundTripMatchesReference) {
       }
 }
 
-// Table sets (FORMAT.md 4.9): a target that takes them writes the
-// reference's bytes at 1, 2 and 4 threads, and every target that takes them
-// decodes every such target's frames; a target that does not answers
-// UNSUPPORTED_MODE (never other bytes). Without its set every target
-// reports MISSING_TABLES. Blocks with a value the set lacks (outliers of
-// make_data beyond the calibration sample) take their own tables.
+// Table sets (FORMAT.md 4.9): every target (the Kokkos backend and the
+// CUDA kernels' emulator included) writes the reference's bytes at 1, 2 and
+// 4 threads, for sizes with partial blocks, sets of the input (shared
+// blocks) and of other data (blocks with a value the set lacks, outliers of
+// make_data, take their own tables); every target decodes every frame the
+// reference wrote with the set, and reports MISSING_TABLES without it or
+// with only another set, writing nothing.
+CapTables set_of_sample(Dtype d, uint32_t T, const std::vector<uint8_t>& sample) {
+  const void* bufs[1] = {sample.data()};
+  const uint64_t ns[1] = {sample.size() / dtype_bytes(d)};
+  CapTables ts;
+  EXPECT_EQ(cap_tables_from_samples(d, T, bufs, ns, 1, &ts), Status::ok);
+  return ts;
+}
+
+Frame compress_set(const Backend* b, Dtype d, const std::vector<uint8_t>& src, const CapTables* ts, bool checksum,
+                   int threads) {
+  const uint64_t n = src.size() / dtype_bytes(d);
+  const uint64_t capacity = compress_bound(d, n);
+  std::vector<uint8_t> dst(capacity + kGuardBytes, kGuard);
+  CompressArgs a;
+  a.dtype = d;
+  a.src = src.data();
+  a.n = n;
+  a.dst = dst.data();
+  a.capacity = capacity;
+  a.checksum = checksum;
+  a.threads = threads;
+  a.mode = Mode::capacity;
+  a.tables = ts;
+  Frame f;
+  f.out = b ? b->compress_frame(a) : reference_compress(a);
+  for (uint64_t i = capacity; i < dst.size(); ++i) EXPECT_EQ(dst[i], kGuard) << "wrote past capacity";
+  dst.resize(f.out.status == Status::ok ? f.out.frame_size : 0);
+  f.bytes = std::move(dst);
+  return f;
+}
+
+FrameOutcome decompress_set(const Backend* b, const std::vector<uint8_t>& f, uint64_t capacity,
+                            const CapTables* const* sets, uint64_t n_sets, std::vector<uint8_t>* out,
+                            int threads = 0) {
+  out->assign(capacity + kGuardBytes, kGuard);
+  DecompressArgs a;
+  a.src = f.data();
+  a.src_size = f.size();
+  a.dst = out->data();
+  a.capacity = capacity;
+  a.threads = threads;
+  a.tables = n_sets > 0 ? sets : nullptr;
+  a.n_tables = n_sets;
+  const FrameOutcome o = b ? b->decompress_frame(a) : reference_decompress(a);
+  for (uint64_t i = capacity; i < out->size(); ++i) EXPECT_EQ((*out)[i], kGuard) << "decode wrote past capacity";
+  out->resize(o.status == Status::ok ? o.decoded_size : 0);
+  return o;
+}
+
 TEST_P(Conformance, TableSetsMatchReference) {
   if (mode() != Mode::capacity) GTEST_SKIP() << "table sets are the capacity mode's";
-  const uint64_t n = 3 * 65536 + 11;
-  const auto src = make_data(dtype(), n, 29);
-  for (uint32_t T : {1u, 4u, 32u}) {
-    for (bool own_sample : {true, false}) {
-      SCOPED_TRACE("T=" + std::to_string(T) + (own_sample ? " set of this input" : " set of other data"));
-      const auto sample = own_sample ? src : make_data(dtype(), 4096, 31);
-      const void* bufs[1] = {sample.data()};
-      const uint64_t ns[1] = {sample.size() / dtype_bytes(dtype())};
-      CapTables ts;
-      ASSERT_EQ(cap_tables_from_samples(dtype(), T, bufs, ns, 1, &ts), Status::ok);
-      const CapTables* sets[1] = {&ts};
-      auto run = [&](const Backend* b, int th) {
-        std::vector<uint8_t> dst(compress_bound(dtype(), n));
-        CompressArgs a;
-        a.dtype = dtype();
-        a.src = src.data();
-        a.n = n;
-        a.dst = dst.data();
-        a.capacity = dst.size();
-        a.checksum = true;
-        a.threads = th;
-        a.mode = Mode::capacity;
-        a.tables = &ts;
-        const FrameOutcome o = b ? b->compress_frame(a) : reference_compress(a);
-        dst.resize(o.status == Status::ok ? o.frame_size : 0);
-        return std::make_pair(o.status, dst);
-      };
-      auto dec = [&](const Backend* b, const std::vector<uint8_t>& f, bool give, std::vector<uint8_t>* out) {
-        out->assign(src.size(), 0);
-        DecompressArgs a;
-        a.src = f.data();
-        a.src_size = f.size();
-        a.dst = out->data();
-        a.capacity = out->size();
-        a.tables = give ? sets : nullptr;
-        a.n_tables = give ? 1 : 0;
-        return b ? b->decompress_frame(a).status : reference_decompress(a).status;
-      };
-      const auto ref = run(nullptr, 1);
-      ASSERT_EQ(ref.first, Status::ok);
-      for (int th : {1, 2, 4}) {
-        const auto got = run(be(), th);
-        if (got.first == Status::unsupported_mode) continue;  // kokkos, cuda: not yet
-        ASSERT_EQ(got.first, Status::ok) << "threads " << th;
-        ASSERT_EQ(got.second, ref.second) << "threads " << th;
+  int shared = 0, own = 0;
+  for (uint64_t n : {uint64_t{1}, uint64_t{33}, uint64_t{4097}, uint64_t{3 * 65536 + 11}}) {
+    const auto src = make_data(dtype(), n, 29 + n);
+    for (uint32_t T : {1u, 4u, 32u}) {
+      for (bool own_sample : {true, false}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " T=" + std::to_string(T) +
+                     (own_sample ? " set of this input" : " set of other data"));
+        // 200 elements of other data: 5-bit dtypes lack some exponents there.
+        const CapTables ts = set_of_sample(dtype(), T, own_sample ? src : make_data(dtype(), 200, 31));
+        const CapTables other = set_of_sample(dtype(), T, make_data(dtype(), 777, 41));
+        const CapTables* sets[2] = {&other, &ts};
+        const Frame ref = compress_set(nullptr, dtype(), src, &ts, true, 1);
+        ASSERT_EQ(ref.out.status, Status::ok);
+        for (int th : {1, 2, 4}) {
+          const Frame got = compress_set(be(), dtype(), src, &ts, true, th);
+          ASSERT_EQ(got.out.status, Status::ok) << "threads " << th;
+          ASSERT_EQ(got.bytes, ref.bytes) << "threads " << th;
+        }
+        FrameHeader h;
+        ASSERT_EQ(parse_header(ref.bytes.data(), ref.bytes.size(), &h), Status::ok);
+        if (!h.has_tables()) continue;  // stored: the set is not named
+        const CapLayout L = capacity_layout_of(h);
+        for (uint64_t b = 0, off = L.blk_off; b < L.n_blocks; off += cap_index_entry(ref.bytes.data(), L, b++))
+          (ref.bytes[off] == kCapKindShared ? shared : own)++;
+        std::vector<uint8_t> back;
+        for (int th : {1, 2}) {
+          const FrameOutcome o = decompress_set(be(), ref.bytes, src.size(), sets, 2, &back, th);
+          ASSERT_EQ(o.status, Status::ok) << "threads " << th;
+          EXPECT_EQ(o.frame_size, ref.bytes.size());
+          ASSERT_EQ(back, src) << "threads " << th;
+        }
+        EXPECT_EQ(decompress_set(be(), ref.bytes, src.size(), nullptr, 0, &back).status, Status::missing_tables);
+        EXPECT_EQ(decompress_set(be(), ref.bytes, src.size(), sets, 1, &back).status, Status::missing_tables);
       }
-      std::vector<uint8_t> back;
-      const Status own = dec(be(), ref.second, true, &back);
-      ASSERT_TRUE(own == Status::ok || own == Status::unsupported_mode) << status_name(own);
-      if (own == Status::ok) EXPECT_EQ(back, src);
-      EXPECT_EQ(dec(be(), ref.second, false, &back), Status::missing_tables);
     }
+  }
+  EXPECT_GT(shared, 0);
+  EXPECT_GT(own, 0);
+}
+
+// Every target decodes every target's TABLES frames (encode with A, decode
+// with B), and a batch with one set gives the frames and values of single
+// calls.
+TEST_P(Conformance, TableSetsCrossTargetAndBatch) {
+  if (mode() != Mode::capacity) GTEST_SKIP() << "table sets are the capacity mode's";
+  const uint64_t n = 65536 + 700;
+  const auto src = make_data(dtype(), n, 61);
+  const CapTables ts = set_of_sample(dtype(), 8, make_data(dtype(), 5000, 62));
+  const CapTables* sets[1] = {&ts};
+  const Frame f = compress_set(be(), dtype(), src, &ts, false, 2);
+  ASSERT_EQ(f.out.status, Status::ok);
+  for (const Target& t : targets()) {
+    SCOPED_TRACE("decoder " + t.name);
+    std::vector<uint8_t> back;
+    ASSERT_EQ(decompress_set(t.backend, f.bytes, src.size(), sets, 1, &back).status, Status::ok);
+    EXPECT_EQ(back, src);
+  }
+  const std::vector<uint64_t> ns = {1, 1025, 5000, 65536 + 3, 77};
+  std::vector<std::vector<uint8_t>> srcs, dsts;
+  std::vector<CompressArgs> args(ns.size());
+  for (size_t i = 0; i < ns.size(); ++i) {
+    srcs.push_back(make_data(dtype(), ns[i], 70 + i));
+    dsts.emplace_back(compress_bound(dtype(), ns[i]));
+    args[i].dtype = dtype();
+    args[i].src = srcs[i].data();
+    args[i].n = ns[i];
+    args[i].dst = dsts[i].data();
+    args[i].capacity = dsts[i].size();
+    args[i].checksum = true;
+    args[i].mode = Mode::capacity;
+    args[i].tables = &ts;
+  }
+  std::vector<FrameOutcome> out(ns.size());
+  be()->compress_batch(args.data(), args.size(), 2, out.data());
+  std::vector<DecompressArgs> dargs(ns.size());
+  std::vector<std::vector<uint8_t>> backs(ns.size());
+  for (size_t i = 0; i < ns.size(); ++i) {
+    ASSERT_EQ(out[i].status, Status::ok);
+    const Frame single = compress_set(nullptr, dtype(), srcs[i], &ts, true, 1);
+    ASSERT_EQ(std::vector<uint8_t>(dsts[i].begin(), dsts[i].begin() + out[i].frame_size), single.bytes) << i;
+    backs[i].resize(srcs[i].size());
+    dargs[i].src = dsts[i].data();
+    dargs[i].src_size = out[i].frame_size;
+    dargs[i].dst = backs[i].data();
+    dargs[i].capacity = backs[i].size();
+    dargs[i].tables = sets;
+    dargs[i].n_tables = 1;
+  }
+  std::vector<FrameOutcome> dout(ns.size());
+  be()->decompress_batch(dargs.data(), dargs.size(), 2, dout.data());
+  for (size_t i = 0; i < ns.size(); ++i) {
+    ASSERT_EQ(dout[i].status, Status::ok) << i;
+    EXPECT_EQ(backs[i], srcs[i]) << i;
+  }
+}
+
+// Damaged TABLES frames: every target gives the reference's status (the
+// first failing check of 4.9 / 4.6.5), never OK with other data: with the
+// checksum on a flip anywhere is an error. Flips cover the kind bytes, the
+// sizes and the streams of shared and own-table blocks.
+TEST_P(Conformance, TableSetsCorruptionMatchesReference) {
+  if (mode() != Mode::capacity) GTEST_SKIP() << "table sets are the capacity mode's";
+  const uint64_t n = 2 * 65536 + 9;
+  auto src = make_data(dtype(), n, 81);
+  const CapTables ts = set_of_sample(dtype(), 4, make_data(dtype(), 3000, 82));
+  const CapTables* sets[1] = {&ts};
+  for (bool ck : {true, false}) {
+    const Frame f = compress_set(nullptr, dtype(), src, &ts, ck, 1);
+    ASSERT_EQ(f.out.status, Status::ok);
+    FrameHeader h;
+    ASSERT_EQ(parse_header(f.bytes.data(), f.bytes.size(), &h), Status::ok);
+    ASSERT_TRUE(h.has_tables());
+    const CapLayout L = capacity_layout_of(h);
+    std::vector<uint64_t> at;
+    for (uint64_t b = 0, off = L.blk_off; b < L.n_blocks; off += cap_index_entry(f.bytes.data(), L, b++))
+      for (uint64_t k : {0, 1, 2, 3, 40, 64, 65, 66, 100, 1000})
+        if (k < cap_index_entry(f.bytes.data(), L, b)) at.push_back(off + k);
+    for (uint64_t p = L.blk_off; p < L.blk_off + L.blk_size; p += 1 + L.blk_size / 61) at.push_back(p);
+    for (uint64_t p = L.index_off; p < L.index_off + L.index_size; ++p) at.push_back(p);
+    int errors = 0;
+    for (uint64_t p : at)
+      for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xFF}}) {
+        SCOPED_TRACE("checksum=" + std::to_string(ck) + " byte " + std::to_string(p) + " ^" + std::to_string(flip));
+        auto bad = f.bytes;
+        bad[p] ^= flip;
+        std::vector<uint8_t> a, b;
+        const FrameOutcome r = decompress_set(nullptr, bad, src.size(), sets, 1, &a);
+        const FrameOutcome g = decompress_set(be(), bad, src.size(), sets, 1, &b, 2);
+        ASSERT_EQ(g.status, r.status);
+        if (ck) EXPECT_NE(r.status, Status::ok);
+        if (g.status == Status::ok) EXPECT_EQ(b, a);
+        errors += g.status != Status::ok;
+      }
+    EXPECT_GT(errors, 0);
   }
 }
 
@@ -452,6 +586,45 @@ TEST_P(ConformanceGolden, ErrorVectorsAtEveryThreadCount) {
     }
   }
   EXPECT_GE(replayed, 60);
+}
+
+// The committed table-set frames (tests/golden/v3_tables, FORMAT.md 4.9)
+// on every target and thread count, and the golden-error vectors of
+// tests/golden-errors/v3_tables with their sets.
+TEST_P(ConformanceGolden, TableSetVectorsAtEveryThreadCount) {
+  bool ok = false;
+  const auto t = test::read_file(tables_golden::dir() + "/frames.txt", &ok);
+  ASSERT_TRUE(ok);
+  const std::string table(t.begin(), t.end());
+  for (const auto& c : tables_golden::cases()) {
+    const CapTables ts = tables_golden::set_of(c);
+    const CapTables* sets[1] = {&ts};
+    const auto in = tables_golden::input(c);
+    for (int th : kThreadCounts) {
+      SCOPED_TRACE(std::string(c.name) + " threads=" + std::to_string(th));
+      const Frame f = compress_set(be(), c.dtype, in, &ts, c.checksum, th);
+      ASSERT_EQ(f.out.status, Status::ok);
+      EXPECT_NE(table.find(tables_golden::line(c.name, f.bytes) + "\n"), std::string::npos);
+      std::vector<uint8_t> back;
+      ASSERT_EQ(decompress_set(be(), f.bytes, in.size(), sets, 1, &back, th).status, Status::ok);
+      ASSERT_EQ(back, in);
+    }
+  }
+  for (const auto& f : tables_golden::faults()) {
+    const auto frame = test::read_file(tables_golden::errors_dir() + "/" + f.name + ".sz", &ok);
+    ASSERT_TRUE(ok) << f.name;
+    for (const auto& c : tables_golden::cases()) {
+      if (std::string(c.name) != f.base) continue;
+      const CapTables ts = tables_golden::set_of(c);
+      const CapTables* sets[1] = {&ts};
+      for (int th : kThreadCounts) {
+        SCOPED_TRACE(std::string(f.name) + " threads=" + std::to_string(th));
+        std::vector<uint8_t> out;
+        EXPECT_EQ(decompress_set(be(), frame, c.n * dtype_bytes(c.dtype), sets, f.given ? 1 : 0, &out, th).status,
+                  f.want);
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ConformanceGolden, testing::ValuesIn(target_indices()), target_name);

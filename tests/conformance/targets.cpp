@@ -18,7 +18,9 @@ namespace {
 // compress_async (per codec, through codec_of as cuda/codec_table.h) and
 // decompress_async (both decoders: the mode is read on the device). The
 // dynamic top-16 is computed on the host with core's top_codebook, which
-// the device's codebook kernel runs (cuda/calibrate.cu).
+// the device's codebook kernel runs (cuda/calibrate.cu). Table sets
+// (FORMAT.md 4.9) reach the kernels as the backend passes them: the set
+// to encode with, and for a host frame the set its header names (or none).
 class CudaEmulatorTarget final : public Backend {
  public:
   const char* name() const override { return "cuda-emulator"; }
@@ -28,15 +30,12 @@ class CudaEmulatorTarget final : public Backend {
   FrameOutcome compress_frame(const CompressArgs& a) const override {
     FrameOutcome out;
     if ((out.status = check_compress_args(a)) != Status::ok) return out;
-    if (a.tables != nullptr) {  // as the CUDA backend: table sets are not in its kernels yet
-      out.status = Status::unsupported_mode;
-      return out;
-    }
     test::EmuResult r;
     r.status = Status::invalid_argument;
     visit_codec(codec_of(a.dtype, a.mode), [&](auto tag) {
       if constexpr (decltype(tag)::kCodec == Codec::capacity) {
-        r = test::emulate_capacity_compress(a.dtype, a.src, a.n, a.dst, a.capacity, a.chunk_log2, a.checksum);
+        r = test::emulate_capacity_compress(a.dtype, a.src, a.n, a.dst, a.capacity, a.chunk_log2, a.checksum, false,
+                                            a.tables);
       } else {
         const Codebook cb = a.codebook != nullptr ? *a.codebook : dynamic_codebook(a);
         r = test::emulate_compress(a.dtype, a.src, a.n, a.dst, a.capacity, cb, a.chunk_log2, a.checksum);
@@ -50,17 +49,19 @@ class CudaEmulatorTarget final : public Backend {
   FrameOutcome decompress_frame(const DecompressArgs& a) const override {
     FrameOutcome out;
     if ((out.status = check_decompress_args(a)) != Status::ok) return out;
-    if (a.n_tables > 0) {  // as the CUDA backend
-      out.status = Status::unsupported_mode;
-      return out;
-    }
+    // The backend's pick (cuda_backend.cu): the set the header names.
+    const CapTables* set = nullptr;
+    FrameHeader hh;
+    if (a.n_tables > 0 && parse_header(static_cast<const uint8_t*>(a.src), a.src_size, &hh) == Status::ok &&
+        hh.has_tables())
+      set = cap_tables_find(a.tables, a.n_tables, hh.tables_id(), hh.dtype);
     test::EmuDecodeItem it;
     it.src = a.src;
     it.src_size = a.src_size;
     it.dst = a.dst;
     it.dst_capacity = a.dst == nullptr ? 0 : a.capacity;
     const test::EmuResult r =
-        test::emulate_decompress_batch_async({it}, it.dst_capacity, a.max_output, a.verify_checksum).front();
+        test::emulate_decompress_batch_async({it}, it.dst_capacity, a.max_output, a.verify_checksum, false, set).front();
     out.status = r.status;
     out.corrupt_block = r.corrupt_block;
     if (r.status != Status::ok) return out;

@@ -46,11 +46,21 @@ void emu_block_hashes(const uint8_t* data, uint64_t bytes, uint64_t b0, uint64_t
     hashes[k] = xxh3_by_lanes(data + (k << kChecksumBlockLog2), check_block_len(bytes, k));
 }
 
-// One warp packing stream s of a block into its bytes at out (write kernel).
+// The device set of a call (FORMAT.md 4.9): the caller's tables, as the
+// host copies them; the setup kernels fill the rest.
+std::unique_ptr<CapSetDev> emu_set(const CapTables* ts) {
+  if (ts == nullptr) return nullptr;
+  std::unique_ptr<CapSetDev> d(new CapSetDev);
+  std::memset(static_cast<void*>(d.get()), 0xA5, sizeof(CapSetDev));  // poisoned, as device memory
+  d->tables = *ts;
+  return d;
+}
+
+// One warp packing stream s of a block into its bytes at out (write
+// kernel), with the code lengths len and codes code of its table.
 template <class T>
-void emu_pack_stream(const uint8_t* bsrc, uint32_t m, uint32_t s, const CapBlockRec& rec, const uint16_t code[256],
-                     uint8_t* out) {
-  const uint32_t z = rec.stream_bytes[s];
+void emu_pack_stream(const uint8_t* bsrc, uint32_t m, uint32_t s, uint32_t z, const uint8_t len_of[256],
+                     const uint16_t code[256], uint8_t* out) {
   std::vector<uint32_t> words(kCapStreamWords, 0xDEADBEEFu);
   for (uint32_t k = 0; k < (z + 3) / 4 + 1 && k < kCapStreamWords; ++k) words[k] = 0;
   const uint32_t cnt = cap_stream_len(m, s);
@@ -61,7 +71,7 @@ void emu_pack_stream(const uint8_t* bsrc, uint32_t m, uint32_t s, const CapBlock
       const uint32_t c = c0 + lane;
       if (c >= cnt) continue;
       const uint32_t e = cap_exp<T>(bsrc, s + kCapStreams * c);
-      len[lane] = rec.len[e];
+      len[lane] = len_of[e];
       cd[lane] = code[e];
     }
     uint32_t run = 0;
@@ -82,7 +92,7 @@ void emu_pack_stream(const uint8_t* bsrc, uint32_t m, uint32_t s, const CapBlock
 
 std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::vector<EmuEncodeItem>& items,
                                                        uint64_t total_elems, uint32_t chunk_log2, bool checksum,
-                                                       bool reverse_blocks) {
+                                                       bool reverse_blocks, const CapTables* tables) {
   const uint64_t count = items.size();
   std::vector<EmuResult> res(count);
   if (count == 0) return res;
@@ -95,6 +105,9 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
   a.lay = cap_encode_workspace(id, total_elems, count, checksum);
   Ws ws(a.lay.total);
   a.ws = ws.base;
+  const std::unique_ptr<CapSetDev> set = emu_set(tables);
+  a.set = set.get();
+  a.set_id = tables != nullptr ? tables->id : 0;
   auto* totals = reinterpret_cast<CapTotals*>(a.ws);
   auto* ctl = reinterpret_cast<CapEncCtl*>(a.ws + a.lay.ctl_off);
   auto* begins = reinterpret_cast<uint64_t*>(a.ws + a.lay.begins_off);
@@ -114,6 +127,8 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
     ctl[i] = c;
     begins[i] = c.block_begin;
   }
+  if (set)
+    for (uint32_t t = 0; t < set->tables.count; ++t) cap_set_codes(set.get(), t);  // a thread per table
   totals->blocks = std::min(block_carry, a.lay.blocks_bound);
   totals->checks = std::min(hash_carry, a.lay.hashes_bound);
   with_dtype(id, [&](auto tr) {
@@ -127,12 +142,26 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
       const uint8_t* bsrc = c.src + (b << kCapBlockLog2) * T::kBytes;
       uint32_t counts[256] = {};
       for (uint32_t j = 0; j < m; ++j) ++counts[cap_exp<T>(bsrc, j)];
-      CapTable t;
-      cap_code_lengths(counts, &t);
       uint32_t bits[kCapStreams] = {};
-      if (t.symbols > 1)
-        for (uint32_t th = 0; th < kCapEncThreads; ++th) bits[th % kCapStreams] += cap_stream_bits_part<T>(bsrc, m, t.len, th);
-      cap_finish_rec(recs[g], t, bits);
+      bool shared = false;
+      if (set) {  // the set's lengths; shared unless a thread saw a symbol without a code
+        uint32_t misfit = 0;
+        for (uint32_t th = 0; th < kCapEncThreads; ++th) {
+          uint32_t mf = 0;
+          bits[th % kCapStreams] += cap_set_bits_part<T>(bsrc, m, set->tables, th, &mf);
+          misfit |= mf;
+        }
+        shared = misfit == 0;
+        if (shared) cap_finish_shared_rec(recs[g], bits);
+        else std::fill(bits, bits + kCapStreams, 0u);
+      }
+      if (!shared) {
+        CapTable t;
+        cap_code_lengths(counts, &t);
+        if (t.symbols > 1)
+          for (uint32_t th = 0; th < kCapEncThreads; ++th) bits[th % kCapStreams] += cap_stream_bits_part<T>(bsrc, m, t.len, th);
+        cap_finish_rec(recs[g], t, bits, set ? kCapKindOwn : kCapNoKind);
+      }
       if (checksum) {
         const uint64_t b0 = (b << kCapBlockLog2) * T::kBytes;
         emu_block_hashes(c.src, c.n * T::kBytes, b0, b0 + uint64_t{m} * T::kBytes, hashes + c.hash_begin);
@@ -184,6 +213,22 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
       for (uint64_t q = first / 8; q < (first + m + 7) / 8; ++q) cap_write_residual_group<T>(c.src, c.n, q, L, c.dst);
       const CapBlockRec& rec = recs[g];
       uint8_t* blk = c.dst + L.blk_off + rec.off;
+      if (rec.kind != kCapNoKind) *blk++ = static_cast<uint8_t>(rec.kind);  // FORMAT.md 4.9
+      if (rec.kind == kCapKindShared) {
+        for (uint32_t s = 0; s < kCapStreams; ++s) store_le16(blk + 2 * s, rec.stream_bytes[s]);
+        for (uint32_t s = 0; s < kCapStreams; ++s) {
+          const uint32_t* cl = set->cl[cap_table_of_stream(set->tables, s)];
+          uint8_t len[256];
+          uint16_t code[256];
+          for (uint32_t e = 0; e < 256; ++e) {
+            len[e] = static_cast<uint8_t>(cl[e] >> 16);
+            code[e] = static_cast<uint16_t>(cl[e]);
+          }
+          emu_pack_stream<T>(c.src + first * T::kBytes, m, s, rec.stream_bytes[s], len, code,
+                             blk + cap_stream_offset(0, rec.stream_bytes, s));
+        }
+        continue;
+      }
       const CapTable tab = cap_table_of(rec);
       write_cap_table(tab, blk);
       if (tab.symbols < 2) continue;
@@ -193,7 +238,7 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
       for (uint32_t s = 0; s < kCapStreams; ++s) {
         uint64_t off = rec.table_bytes + 2 * kCapStreams;
         for (uint32_t k = 0; k < s; ++k) off += rec.stream_bytes[k];
-        emu_pack_stream<T>(c.src + first * T::kBytes, m, s, rec, code, blk + off);
+        emu_pack_stream<T>(c.src + first * T::kBytes, m, s, rec.stream_bytes[s], rec.len, code, blk + off);
       }
     }
   });
@@ -201,7 +246,7 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
 }
 
 EmuResult emulate_capacity_compress(Dtype dtype, const void* src_v, uint64_t n, void* dst_v, uint64_t capacity,
-                                    uint32_t chunk_log2, bool checksum, bool reverse_blocks) {
+                                    uint32_t chunk_log2, bool checksum, bool reverse_blocks, const CapTables* tables) {
   EmuResult res;
   const auto id = static_cast<uint32_t>(dtype);
   // The synchronous backend's host checks and staging bound (cuda_backend.cu).
@@ -214,6 +259,7 @@ EmuResult emulate_capacity_compress(Dtype dtype, const void* src_v, uint64_t n, 
   args.chunk_log2 = chunk_log2;
   args.checksum = checksum;
   args.mode = Mode::capacity;
+  args.tables = tables;
   if ((res.status = check_compress_args(args)) != Status::ok) return res;
   const uint64_t n_checks = checksum ? checksum_blocks(n * dtype_bytes(dtype)) : 0;
   const uint64_t largest = stored_frame_size(id, n, n_checks);
@@ -222,12 +268,12 @@ EmuResult emulate_capacity_compress(Dtype dtype, const void* src_v, uint64_t n, 
   it.dst = dst_v;
   it.n = n;
   it.capacity = std::min(capacity, largest);
-  return emulate_capacity_compress_batch(dtype, {it}, n, chunk_log2, checksum, reverse_blocks)[0];
+  return emulate_capacity_compress_batch(dtype, {it}, n, chunk_log2, checksum, reverse_blocks, tables)[0];
 }
 
 std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<EmuDecodeItem>& items,
                                                            uint64_t total_dst_bytes, uint64_t max_output_bytes,
-                                                           bool verify, bool reverse_blocks) {
+                                                           bool verify, bool reverse_blocks, const CapTables* tables) {
   const uint64_t count = items.size();
   std::vector<EmuCapDecode> out(count);
   if (count == 0) return out;
@@ -238,6 +284,8 @@ std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<Em
   a.lay = cap_decode_workspace(total_dst_bytes, count);
   Ws ws(a.lay.total);
   a.ws = ws.base;
+  const std::unique_ptr<CapSetDev> set = emu_set(tables);
+  a.set = set.get();
   auto* totals = reinterpret_cast<CapTotals*>(a.ws);
   auto* ctl = reinterpret_cast<CapDecCtl*>(a.ws + a.lay.ctl_off);
   auto* begins = reinterpret_cast<uint64_t*>(a.ws + a.lay.begins_off);
@@ -252,7 +300,7 @@ std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<Em
     uint64_t nb = 0, nc = 0;
     cap_dec_plan({static_cast<const uint8_t*>(it.src), it.src_size, static_cast<uint8_t*>(it.dst),
                   it.dst == nullptr ? 0 : it.dst_capacity},
-                 a.limit, verify, &c, &nb, &nc);
+                 a.limit, verify, set ? &set->tables : nullptr, &c, &nb, &nc);
     cap_dec_place(&c, block_carry, hash_carry, nb, a.lay);
     block_carry += nb;
     hash_carry += nc;
@@ -260,6 +308,8 @@ std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<Em
     begins[i] = c.block_begin;
     hash_begins[i] = c.hash_begin;
   }
+  if (set)
+    for (uint32_t t = 0; t < set->tables.count; ++t) cap_set_lut(set.get(), t);  // a thread per table
   totals->blocks = std::min(block_carry, a.lay.blocks_bound);
   totals->checks = std::min(hash_carry, a.lay.hashes_bound);
   // ---- index kernel: a CTA per frame
@@ -285,19 +335,21 @@ std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<Em
       const uint8_t* blk = c.src + c.L.blk_off + offs[g];
       const uint64_t size = load_le32(c.src + c.L.index_off + 4 * b);
       CapTable t;
-      const Status head = cap_parse_block(blk, size, cap_symbol_limit(c.h.dtype), &t);
+      uint32_t body = 0, shared = 0;
+      const Status head = cap_dec_open(c, blk, size, &t, &body, &shared);
       if (head != Status::ok) {
         gc.err = std::min(gc.err, cap_error_word(b, head));
         return;
       }
-      if (t.symbols > 1) {
+      if (!shared && t.symbols > 1) {
         uint16_t code[256];
         cap_codes(t, code);
         for (uint32_t lane = 0; lane < 32; ++lane)
           for (uint32_t e = t.first + lane; e <= t.last; e += 32) cap_fill_symbol(t, code, e, lut.data());
       }
       for (uint32_t lane = 0; lane < 32; ++lane) {  // first failing lane wins (ballot + ffs)
-        const Status s = cap_dec_lane<T>(c, blk, t, lut.data(), b, lane);
+        const Status s = shared ? cap_dec_shared_lane<T>(c, blk + body, *set, b, lane)
+                                : cap_dec_lane<T>(c, blk + body, t, lut.data(), b, lane);
         if (s != Status::ok) {
           gc.err = std::min(gc.err, cap_error_word(b, s));
           break;
@@ -333,21 +385,22 @@ std::vector<EmuCapDecode> emulate_capacity_decompress_batch(const std::vector<Em
 }
 
 EmuCapDecode emulate_capacity_decompress(const void* src, uint64_t src_size, void* dst, uint64_t dst_capacity,
-                                         bool verify, uint64_t max_output_bytes, bool reverse_blocks) {
+                                         bool verify, uint64_t max_output_bytes, bool reverse_blocks,
+                                         const CapTables* tables) {
   EmuDecodeItem it;
   it.src = src;
   it.src_size = src_size;
   it.dst = dst;
   it.dst_capacity = dst == nullptr ? 0 : dst_capacity;
-  return emulate_capacity_decompress_batch({it}, it.dst_capacity, max_output_bytes, verify, reverse_blocks)[0];
+  return emulate_capacity_decompress_batch({it}, it.dst_capacity, max_output_bytes, verify, reverse_blocks, tables)[0];
 }
 
 std::vector<EmuResult> emulate_decompress_batch_async(const std::vector<EmuDecodeItem>& items,
                                                       uint64_t total_dst_bytes, uint64_t max_output_bytes, bool verify,
-                                                      bool reverse) {
+                                                      bool reverse, const CapTables* tables) {
   std::vector<EmuResult> out = emulate_decompress_batch(items, total_dst_bytes, max_output_bytes, verify, reverse);
   const std::vector<EmuCapDecode> cap =
-      emulate_capacity_decompress_batch(items, total_dst_bytes, max_output_bytes, verify, reverse);
+      emulate_capacity_decompress_batch(items, total_dst_bytes, max_output_bytes, verify, reverse, tables);
   for (size_t i = 0; i < items.size(); ++i)
     if (cap[i].handled) out[i] = cap[i].r;  // the capacity final kernel's override
   return out;
