@@ -349,3 +349,142 @@ TEST(CapacityEmulation, OutputLimitsAndTruncation) {
 
 }  // namespace
 }  // namespace splitzip::test
+
+// ---- table sets (FORMAT.md 4.9) ----
+
+namespace splitzip::test {
+namespace {
+
+CapTables calibrated_set(Dtype d, uint32_t T, const std::vector<uint8_t>& sample) {
+  const void* bufs[1] = {sample.data()};
+  const uint64_t ns[1] = {sample.size() / dtype_bytes(d)};
+  CapTables ts;
+  EXPECT_EQ(cap_tables_from_samples(d, T, bufs, ns, 1, &ts), Status::ok);
+  return ts;
+}
+
+std::vector<uint8_t> reference_set_frame(Dtype d, const std::vector<uint8_t>& in, const CapTables& ts, bool checksum) {
+  CompressArgs a;
+  a.dtype = d;
+  a.n = in.size() / dtype_bytes(d);
+  a.src = in.data();
+  std::vector<uint8_t> out(compress_bound(d, a.n));
+  a.dst = out.data();
+  a.capacity = out.size();
+  a.checksum = checksum;
+  a.mode = Mode::capacity;
+  a.tables = &ts;
+  const FrameOutcome o = reference_compress(a);
+  EXPECT_EQ(o.status, Status::ok);
+  out.resize(o.frame_size);
+  return out;
+}
+
+}  // namespace
+
+// The kernels with a set write the reference's bytes whatever order the
+// CTAs take the blocks in (kind 1 blocks, own-table fallbacks, a block of
+// one value coded with the set), decode them with the set, and report
+// MISSING_TABLES without it or with another set.
+TEST(CapacityEmulation, TableSetsByteIdenticalInBothBlockOrders) {
+  int shared = 0, own = 0;
+  for (Dtype d : kDtypes)
+    for (uint32_t T : {1u, 2u, 32u}) {
+      const CapTables other = calibrated_set(d, T, synth::generate(synth::Generator::gaussian_kv, d, 300, 99, {}));
+      for (uint64_t n : {uint64_t{1}, uint64_t{33}, uint64_t{65537}, uint64_t{2 * 65536 + 5}})
+        for (auto g : {synth::Generator::gaussian_kv, synth::Generator::special_values}) {
+          SCOPED_TRACE(std::string(dtype_name(d)) + " T=" + std::to_string(T) + " n=" + std::to_string(n) + " " +
+                       synth::generator_name(g));
+          auto in = synth::generate(g, d, n, n + 11, {});
+          if (g == synth::Generator::special_values && n > 65536)  // block 1: one value, which the set codes
+            for (uint64_t i = 65536; i < n; ++i)
+              std::memcpy(&in[i * dtype_bytes(d)], &in[0], dtype_bytes(d));
+          const CapTables own_set = calibrated_set(d, T, in);
+          for (const CapTables* ts : {&own_set, &other}) {
+            const bool ck = n % 2 == 1;
+            const auto want = reference_set_frame(d, in, *ts, ck);
+            FrameHeader h;
+            ASSERT_EQ(parse_header(want.data(), want.size(), &h), Status::ok);
+            for (bool reverse : {false, true}) {
+              std::vector<uint8_t> out(compress_bound(d, n) + 64, kPoison);
+              const EmuResult r =
+                  emulate_capacity_compress(d, in.data(), n, out.data(), compress_bound(d, n), kDefaultChunkLog2, ck,
+                                            reverse, ts);
+              ASSERT_EQ(r.status, Status::ok);
+              ASSERT_EQ(std::vector<uint8_t>(out.begin(), out.begin() + r.size), want) << "reverse " << reverse;
+              for (uint64_t i = r.size; i < out.size(); ++i) ASSERT_EQ(out[i], kPoison) << "wrote past the frame";
+            }
+            if (!h.has_tables()) continue;  // stored
+            const CapLayout L = capacity_layout_of(h);
+            for (uint64_t b = 0, off = L.blk_off; b < L.n_blocks; off += cap_index_entry(want.data(), L, b++))
+              (want[off] == kCapKindShared ? shared : own)++;
+            for (bool reverse : {false, true}) {
+              std::vector<uint8_t> dec(in.size(), kPoison);
+              const EmuCapDecode e =
+                  emulate_capacity_decompress(want.data(), want.size(), dec.data(), dec.size(), true, 0, reverse, ts);
+              ASSERT_TRUE(e.handled);
+              ASSERT_EQ(e.r.status, Status::ok);
+              ASSERT_EQ(dec, in);
+            }
+            std::vector<uint8_t> dec(in.size());
+            EXPECT_EQ(emulate_capacity_decompress(want.data(), want.size(), dec.data(), dec.size()).r.status,
+                      Status::missing_tables);
+            const CapTables* wrong = ts == &other ? &own_set : &other;
+            EXPECT_EQ(emulate_capacity_decompress(want.data(), want.size(), dec.data(), dec.size(), true, 0, false,
+                                                  wrong)
+                          .r.status,
+                      Status::missing_tables);
+          }
+        }
+    }
+  EXPECT_GT(shared, 20);
+  EXPECT_GT(own, 5);
+}
+
+// A batch of buffers with one set (the kernels' batch pipeline): every
+// frame is the reference's; the batch decoder gives every input back.
+TEST(CapacityEmulation, TableSetsBatch) {
+  for (Dtype d : kDtypes) {
+    SCOPED_TRACE(dtype_name(d));
+    const CapTables ts = calibrated_set(d, 4, synth::generate(synth::Generator::gaussian_kv, d, 3000, 5, {}));
+    const std::vector<uint64_t> ns = {1, 4096, 65536 + 9, 0, 300};
+    std::vector<std::vector<uint8_t>> ins, outs;
+    std::vector<EmuEncodeItem> items;
+    uint64_t total = 0;
+    for (size_t i = 0; i < ns.size(); ++i) {
+      ins.push_back(synth::generate(synth::Generator::gaussian_kv, d, ns[i], 20 + i, {}));
+      outs.emplace_back(compress_bound(d, ns[i]));
+      EmuEncodeItem it;
+      it.src = ins[i].data();
+      it.dst = outs[i].data();
+      it.n = ns[i];
+      it.capacity = outs[i].size();
+      items.push_back(it);
+      total += ns[i];
+    }
+    const auto res = emulate_capacity_compress_batch(d, items, total, kDefaultChunkLog2, true, true, &ts);
+    std::vector<EmuDecodeItem> ditems;
+    std::vector<std::vector<uint8_t>> backs(ns.size());
+    uint64_t dst_total = 0;
+    for (size_t i = 0; i < ns.size(); ++i) {
+      ASSERT_EQ(res[i].status, Status::ok) << i;
+      outs[i].resize(res[i].size);
+      ASSERT_EQ(outs[i], reference_set_frame(d, ins[i], ts, true)) << i;
+      backs[i].assign(ins[i].size(), kPoison);
+      EmuDecodeItem di;
+      di.src = outs[i].data();
+      di.src_size = outs[i].size();
+      di.dst = backs[i].data();
+      di.dst_capacity = backs[i].size();
+      ditems.push_back(di);
+      dst_total += backs[i].size();
+    }
+    const auto dres = emulate_decompress_batch_async(ditems, dst_total, 0, true, true, &ts);
+    for (size_t i = 0; i < ns.size(); ++i) {
+      ASSERT_EQ(dres[i].status, Status::ok) << i;
+      EXPECT_EQ(backs[i], ins[i]) << i;
+    }
+  }
+}
+
+}  // namespace splitzip::test
