@@ -458,5 +458,68 @@ TEST(LaunchCounts, BackendCapacityDecompressSyncsPerCall) {
   }
 }
 
+// Table sets (FORMAT.md 4.9): the set is one more host-to-device copy
+// (its tables; the setup kernel builds the codes or decode tables), no more
+// launches or host syncs. A device-to-device decode given several sets
+// reads the header to pick one: one more sync.
+TEST(LaunchCounts, BackendTableSetsAddACopyNotALaunchOrSync) {
+  cuda::ScopedBackendStream scope(kStream);
+  const uint64_t n = 70000;
+  std::vector<uint8_t> input(n * 2);
+  for (uint64_t i = 0; i < n; ++i) input[2 * i + 1] = static_cast<uint8_t>(0x3C + (i % 3));
+  TableSet set, other;
+  const void* bufs[1] = {input.data()};
+  const uint64_t ns[1] = {n};
+  ASSERT_EQ(calibrate_tables(Dtype::bf16, bufs, ns, 1, &set, 4), Status::ok);
+  const uint64_t few[1] = {64};
+  ASSERT_EQ(calibrate_tables(Dtype::bf16, bufs, few, 1, &other, 2), Status::ok);
+  Dev dsrc(n * 2), ddst(compress_bound(Dtype::bf16, n));
+  for (bool with_set : {false, true}) {
+    CompressOptions o;
+    o.backend = "cuda";
+    o.mode = Mode::capacity;
+    o.tables = with_set ? &set : nullptr;
+    mock::reset();
+    compress(Dtype::bf16, dsrc.p, n, ddst.p, ddst.n, o);
+    SCOPED_TRACE(describe());
+    EXPECT_EQ(mock::count(OpKind::launch), 4u);
+    EXPECT_EQ(mock::count(OpKind::sync), 1u);
+    EXPECT_EQ(mock::count(OpKind::memcpy_h2d), with_set ? 1u : 0u);
+    EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+  }
+  std::vector<uint8_t> frame(compress_bound(Dtype::bf16, n));
+  CompressOptions ro;
+  ro.backend = "reference";
+  ro.mode = Mode::capacity;
+  ro.tables = &set;
+  const Result r = compress(Dtype::bf16, input.data(), n, frame.data(), frame.size(), ro);
+  ASSERT_EQ(r.status, Status::ok);
+  ASSERT_EQ(frame[6] & 8u, 8u);  // TABLES
+  Dev dframe(r.size), dout(n * 2);
+  std::memcpy(dframe.p, frame.data(), r.size);
+  std::vector<uint8_t> hout(n * 2);
+  const TableSet both[2] = {other, set};
+  struct Want {
+    bool src_dev, dst_dev;
+    size_t n_sets;
+    uint64_t syncs, launches, h2d;
+  };
+  for (Want w : {Want{true, true, 1, 1, 9, 1}, Want{true, true, 2, 2, 9, 1}, Want{false, true, 2, 1, 5, 2},
+                 Want{true, false, 1, 2, 5, 1}}) {
+    DecompressOptions o;
+    o.backend = "cuda";
+    o.tables = w.n_sets == 1 ? &set : both;
+    o.n_tables = w.n_sets;
+    mock::reset();
+    decompress(w.src_dev ? static_cast<const void*>(dframe.p) : frame.data(), r.size,
+               w.dst_dev ? static_cast<void*>(dout.p) : hout.data(), n * 2, o);
+    SCOPED_TRACE(describe());
+    EXPECT_EQ(mock::count(OpKind::launch), w.launches);
+    EXPECT_EQ(mock::count(OpKind::sync), w.syncs) << w.src_dev << w.dst_dev << w.n_sets;
+    EXPECT_EQ(mock::count(OpKind::memcpy_h2d), w.h2d) << w.src_dev << w.dst_dev << w.n_sets;
+    EXPECT_EQ(mock::ops_not_on(kStream), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace splitzip::test
