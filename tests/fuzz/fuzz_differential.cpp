@@ -4,6 +4,11 @@
 //   even: the rest is a compress case (fuzz_common.h). Each backend, forced
 //         with options.backend, must give the same status and the same frame
 //         bytes; each backend must then decode that frame to the input.
+//         A capacity case with a raw codebook (its entries otherwise unused
+//         in mode 1) codes with a table set (FORMAT.md 4.9) calibrated on a
+//         prefix of the input whose length and T the codebook bytes give:
+//         shared and own-table blocks; every backend writes the same bytes,
+//         decodes them with the set and reports MISSING_TABLES without it.
 //   odd:  the rest is one frame (header checks repaired
 //         when bit 1 is set, checksum verification off when bit 2 is set,
 //         bits 3-4 the decode thread count 0..3).
@@ -35,7 +40,7 @@ bool skipped(Status s) { return s == Status::backend_unavailable || s == Status:
 // mode-1 comparison.
 bool lacks_capacity(const std::string& name, Status s) {
   if (s != Status::unsupported_mode) return false;
-  for (const char* has : {"reference", "cpu", "kokkos"})
+  for (const char* has : {"reference", "cpu", "kokkos", "cuda"})
     if (name == has) return false;
   return true;
 }
@@ -45,6 +50,19 @@ void encode_mode(const uint8_t* data, size_t size, const std::vector<std::string
   const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
   const uint64_t in_bytes = c.n * splitzip::dtype_bytes(c.dtype);
   const void* src = c.data.empty() ? static_cast<const void*>(&c) : c.data.data();
+
+  // The table set: T = 2^(count mod 6), calibrated on the first 1 + k mod n
+  // elements (a short prefix lacks values later blocks have).
+  splitzip::TableSet set;
+  bool with_set = false;
+  if (c.capacity && c.codebook_raw && c.n > 0) {
+    const uint64_t k = (uint64_t{c.codebook.entries[0]} << 16) | (uint64_t{c.codebook.entries[1]} << 8) |
+                       c.codebook.entries[2];
+    const void* bufs[1] = {src};
+    const uint64_t ns[1] = {1 + k % c.n};
+    with_set = splitzip::calibrate_tables(c.dtype, bufs, ns, 1, &set, 1u << (c.codebook.count % 6)) == Status::ok;
+    FUZZ_CHECK(with_set, "calibrate_tables fails on %llu elements", (unsigned long long)ns[0]);
+  }
 
   std::vector<uint8_t> first;
   Status first_status = Status::ok;
@@ -57,6 +75,7 @@ void encode_mode(const uint8_t* data, size_t size, const std::vector<std::string
     o.threads = c.threads;
     o.backend = name.c_str();
     o.mode = c.capacity ? splitzip::Mode::capacity : splitzip::Mode::fast;
+    o.tables = with_set ? &set : nullptr;
     std::vector<uint8_t> dst(bound);
     const splitzip::Result r = splitzip::compress(c.dtype, src, c.n, dst.data(), dst.size(), o);
     if (skipped(r.status) || (c.capacity && lacks_capacity(name, r.status))) continue;
@@ -76,9 +95,13 @@ void encode_mode(const uint8_t* data, size_t size, const std::vector<std::string
   }
   if (first_status != Status::ok || first_name.empty()) return;
 
+  const bool tables_frame = first.size() >= 64 && (first[6] & 8) != 0;  // FORMAT.md 4.9
+  FUZZ_CHECK(!tables_frame || with_set, "a TABLES frame without a set");
   for (const std::string& name : backends) {
     splitzip::DecompressOptions o;
     o.backend = name.c_str();
+    o.tables = with_set ? &set : nullptr;
+    o.n_tables = with_set ? 1 : 0;
     std::vector<uint8_t> back(in_bytes + 1);
     const splitzip::Result r = splitzip::decompress(first.data(), first.size(), back.data(), in_bytes, o);
     if (skipped(r.status) || lacks_capacity(name, r.status)) continue;
@@ -86,9 +109,22 @@ void encode_mode(const uint8_t* data, size_t size, const std::vector<std::string
                splitzip::status_name(r.status));
     FUZZ_CHECK(in_bytes == 0 || std::memcmp(back.data(), src, in_bytes) == 0, "%s decodes wrongly",
                name.c_str());
+    if (tables_frame) {  // without the set: never decoded
+      splitzip::DecompressOptions none;
+      none.backend = name.c_str();
+      const splitzip::Result m = splitzip::decompress(first.data(), first.size(), back.data(), in_bytes, none);
+      FUZZ_CHECK(m.status == Status::missing_tables, "%s without the set: %s", name.c_str(),
+                 splitzip::status_name(m.status));
+    }
   }
-  // The third reading: the spec oracle decodes the common frame to the input.
+  // The third reading: the spec oracle decodes the common frame to the input
+  // (a TABLES frame: it has no set, so MISSING_TABLES).
   const szfuzz::SpecVerdict v = szfuzz::spec_check(first.data(), first.size());
+  if (tables_frame) {
+    FUZZ_CHECK(v.tables && v.first() == Status::missing_tables, "spec oracle on a TABLES frame: %s",
+               splitzip::status_name(v.first()));
+    return;
+  }
   FUZZ_CHECK(v.ok(), "spec oracle rejects the common frame: %s", splitzip::status_name(v.first()));
   FUZZ_CHECK(in_bytes == 0 || (v.output.size() == in_bytes && std::memcmp(v.output.data(), src, in_bytes) == 0),
              "spec oracle decodes the common frame wrongly");
