@@ -2,7 +2,8 @@
 // The "cuda" Backend's capacity mode (FORMAT.md 4.6) on a GPU: frames
 // byte-identical to the reference, cross-decoding, device-resident buffers
 // (the decode path that runs both decoders), the golden error vectors and
-// corrupt frames with the reference's statuses. Skips without a device.
+// corrupt frames with the reference's statuses; table sets (FORMAT.md 4.9).
+// Skips without a device.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -237,6 +238,67 @@ TEST(CudaCapacityBench, SyncApiThroughput) {
                 mode == Mode::capacity ? "capacity" : "fast", static_cast<unsigned long long>(n),
                 static_cast<double>(bytes) / static_cast<double>(size), bytes / enc / 1e9, bytes / dec / 1e9);
   }
+}
+
+// Table sets (FORMAT.md 4.9) on the GPU: every dtype, T = 1, 4, 32, a set
+// of the input (shared blocks) and of other data (own-table fallbacks);
+// host and device buffers; frames equal to the reference's, decoded with
+// the set (one or two given, device to device too), MISSING_TABLES without.
+TEST(CudaCapacity, TableSets) {
+  SZ_REQUIRE_GPU();
+  for (Dtype d : kDtypes)
+    for (uint32_t T : {1u, 4u, 32u})
+      for (uint64_t n : {uint64_t{33}, uint64_t{2 * 65536 + 77}}) {
+        SCOPED_TRACE(std::string(dtype_name(d)) + " T=" + std::to_string(T) + " n=" + std::to_string(n));
+        const auto in = synth::generate(synth::Generator::gaussian_kv, d, n, 13 + n, {});
+        const auto other = synth::generate(synth::Generator::gaussian_kv, d, 300, 7, {});
+        TableSet own, small;
+        const void* b1[1] = {in.data()};
+        const void* b2[1] = {other.data()};
+        const uint64_t n1[1] = {n}, n2[1] = {300};
+        ASSERT_EQ(calibrate_tables(d, b1, n1, 1, &own, T), Status::ok);
+        ASSERT_EQ(calibrate_tables(d, b2, n2, 1, &small, T), Status::ok);
+        for (const TableSet* ts : {&own, &small}) {
+          const uint64_t bytes = in.size(), bound = compress_bound(d, n);
+          CompressOptions ro = cap_opts(true);
+          ro.backend = "reference";
+          ro.tables = ts;
+          std::vector<uint8_t> want(bound), got(bound);
+          const Result r = compress(d, in.data(), n, want.data(), bound, ro);
+          ASSERT_EQ(r.status, Status::ok);
+          want.resize(r.size);
+          CompressOptions co = ro;
+          co.backend = "cuda";
+          const Result g = compress(d, in.data(), n, got.data(), bound, co);
+          ASSERT_EQ(g.status, Status::ok);
+          got.resize(g.size);
+          ASSERT_EQ(got, want);
+          DeviceBuffer src(bytes), frame(bound), out(bytes);
+          ASSERT_TRUE(src.upload(in.data(), bytes));
+          const Result gd = compress(d, src.get(), n, frame.get(), bound, co);
+          ASSERT_EQ(gd.status, Status::ok);
+          ASSERT_EQ(frame.download(gd.size), want);
+          const TableSet pair[2] = {ts == &own ? small : own, *ts};
+          for (size_t k : {size_t{1}, size_t{2}}) {
+            DecompressOptions o;
+            o.backend = "cuda";
+            o.tables = k == 1 ? ts : pair;
+            o.n_tables = k;
+            std::vector<uint8_t> back(bytes);
+            ASSERT_EQ(decompress(want.data(), want.size(), back.data(), bytes, o).status, Status::ok);
+            ASSERT_EQ(back, in);
+            ASSERT_TRUE(out.fill(0xEE));
+            ASSERT_EQ(decompress(frame.get(), gd.size, out.get(), bytes, o).status, Status::ok);
+            ASSERT_EQ(out.download(bytes), in);
+          }
+          if ((want[6] & 8u) == 0) continue;  // stored: names no set
+          DecompressOptions none;
+          none.backend = "cuda";
+          std::vector<uint8_t> back(bytes);
+          EXPECT_EQ(decompress(want.data(), want.size(), back.data(), bytes, none).status, Status::missing_tables);
+          EXPECT_EQ(decompress(frame.get(), gd.size, out.get(), bytes, none).status, Status::missing_tables);
+        }
+      }
 }
 
 }  // namespace
