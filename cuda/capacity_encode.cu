@@ -109,12 +109,10 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_count_kernel(CapEncArgs a)
     const uint8_t* bsrc = sh.ctl.src + (b << kCapBlockLog2) * T::kBytes;
     for (uint32_t e = t; e < 256; e += kCapEncThreads) sh.counts[e] = 0;
     if (t < kCapStreams) sh.bits[t] = 0;
-    __syncthreads();
     if (t == 0) sh.misfit = 0;
-    for (uint32_t j = t; j < m; j += kCapEncThreads) atomicAdd(&sh.counts[cap_exp<T>(bsrc, j)], 1u);
     __syncthreads();
     bool shared_kind = false;
-    if (a.set != nullptr) {  // FORMAT.md 4.9: the set's codes where every symbol has one
+    if (a.set != nullptr) {  // FORMAT.md 4.9: the set's codes where every symbol has one (no histogram)
       uint32_t misfit = 0;
       const uint32_t bits = cap_set_bits_part<T>(bsrc, m, a.set->tables, t, &misfit);
       atomicAdd(&sh.bits[t % kCapStreams], bits);
@@ -128,7 +126,9 @@ __global__ void __launch_bounds__(kCapEncThreads) cap_count_kernel(CapEncArgs a)
       }
       __syncthreads();
     }
-    if (!shared_kind) {
+    if (!shared_kind) {  // the block's own table
+      for (uint32_t j = t; j < m; j += kCapEncThreads) atomicAdd(&sh.counts[cap_exp<T>(bsrc, j)], 1u);
+      __syncthreads();
       if (t == 0) cap_code_lengths(sh.counts, &sh.table, &sh.merge);  // the one rule (core/capacity/format.h)
       __syncthreads();
       if (sh.table.symbols > 1) atomicAdd(&sh.bits[t % kCapStreams], cap_stream_bits_part<T>(bsrc, m, sh.table.len, t));

@@ -140,8 +140,6 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
       const uint64_t b = g - c.block_begin;
       const uint32_t m = static_cast<uint32_t>(cap_block_len(c.n, b));
       const uint8_t* bsrc = c.src + (b << kCapBlockLog2) * T::kBytes;
-      uint32_t counts[256] = {};
-      for (uint32_t j = 0; j < m; ++j) ++counts[cap_exp<T>(bsrc, j)];
       uint32_t bits[kCapStreams] = {};
       bool shared = false;
       if (set) {  // the set's lengths; shared unless a thread saw a symbol without a code
@@ -155,7 +153,9 @@ std::vector<EmuResult> emulate_capacity_compress_batch(Dtype dtype, const std::v
         if (shared) cap_finish_shared_rec(recs[g], bits);
         else std::fill(bits, bits + kCapStreams, 0u);
       }
-      if (!shared) {
+      if (!shared) {  // the histogram and the block's own table
+        uint32_t counts[256] = {};
+        for (uint32_t j = 0; j < m; ++j) ++counts[cap_exp<T>(bsrc, j)];
         CapTable t;
         cap_code_lengths(counts, &t);
         if (t.symbols > 1)
