@@ -58,7 +58,7 @@ def _bytes_of(t):
     return t.view(-1).view(torch.uint8).numpy()
 
 
-class SplitzipHiCacheStorage(HiCacheStorage):
+class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
     """HiCacheStorage holding compressed pages in host memory."""
 
     def __init__(self, storage_config, kwargs=None):
@@ -93,8 +93,7 @@ class SplitzipHiCacheStorage(HiCacheStorage):
             self.remote = _remote.open_store(extra.get("mooncake"), model, self.mode, self.threads)
         # Mooncake counters (reports; the backup and prefetch threads both count).
         self._lock = threading.Lock()
-        self.remote_stored = self.remote_failed = 0
-        self.remote_loaded = self.remote_missed = self.remote_corrupt = 0
+        self._init_remote_counters()
 
     # -- set-up --------------------------------------------------------------
 
@@ -118,21 +117,6 @@ class SplitzipHiCacheStorage(HiCacheStorage):
     def _ready(self):
         return self.dtype is not None
 
-    def _count(self, res):
-        good = sum(1 for r in res if r.ok)
-        with self._lock:
-            self.remote_stored += good
-            self.remote_failed += len(res) - good
-
-    def _count_loads(self, res):
-        with self._lock:
-            for r in res:
-                if r.ok:
-                    self.remote_loaded += 1
-                else:
-                    self.remote_missed += 1
-                    self.remote_corrupt += r.status == "CORRUPT"
-
     def _held(self, keys):
         """Which keys the host cache holds (all False without one)."""
         if self.cache is None:
@@ -153,7 +137,7 @@ class SplitzipHiCacheStorage(HiCacheStorage):
         offs = np.asarray(offsets, np.int64).reshape(-1, per)[idx].reshape(-1)
         res, frames = self.remote.put_values(sub, src, offs, per, part_elems, dtype=self.dtype,
                                              frames=self.cache is not None)
-        self._count(res)
+        self._count_puts(res)
         if self.cache is None:
             for i, r in zip(idx, res):
                 ok[i] = r.ok
@@ -337,9 +321,5 @@ class SplitzipHiCacheStorage(HiCacheStorage):
         if c is not None:
             out.update({"pages": len(c), "used_bytes": c.used_bytes, "stored": c.stored,
                         "evicted": c.evicted, "refused": c.refused, "corrupt": c.corrupt})
-        if self.remote is not None:
-            out.update({"remote_stored": self.remote_stored, "remote_failed": self.remote_failed,
-                        "remote_loaded": self.remote_loaded, "remote_missed": self.remote_missed,
-                        "remote_corrupt": self.remote_corrupt,
-                        "remote_stored_bytes": self.remote.stored_bytes_put})
+        out.update(self._remote_stats())
         return out
