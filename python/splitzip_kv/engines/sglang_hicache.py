@@ -269,7 +269,10 @@ class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
         except Exception:
             return None
 
-    def batch_set_v1(self, keys, host_indices, extra_info=None):
+    def _batch_v1(self, keys, host_indices, put):
+        """batch_set_v1 (``put``) and batch_get_v1: the host cache on the
+        pages' parts, or the pool on their offsets in the host pool's buffer
+        (one part size); any failure is False for every key."""
         if not self._ready() or not keys:
             return [False] * len(keys)
         meta = self._page_meta(keys, host_indices)
@@ -278,30 +281,21 @@ class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
         parts, offs, sz, per = meta
         try:
             if self.remote is None:
-                return self.cache.put(keys, parts, per)
+                return (self.cache.put if put else self.cache.get)(keys, parts, per)
             if (sz != sz[0]).any():
                 return [False] * len(keys)
-            return self._put(keys, self._base[1], offs, per,
-                             int(sz[0]) // CompressedPageCache.itemsize(self.dtype))
+            elems = int(sz[0]) // CompressedPageCache.itemsize(self.dtype)
+            if put:
+                return self._put(keys, self._base[1], offs, per, elems)
+            return self._get(keys, self._base[1], offs, per, elems, parts)[0]
         except Exception:
             return [False] * len(keys)
 
+    def batch_set_v1(self, keys, host_indices, extra_info=None):
+        return self._batch_v1(keys, host_indices, put=True)
+
     def batch_get_v1(self, keys, host_indices, extra_info=None):
-        if not self._ready() or not keys:
-            return [False] * len(keys)
-        meta = self._page_meta(keys, host_indices)
-        if meta is None:
-            return [False] * len(keys)
-        parts, offs, sz, per = meta
-        try:
-            if self.remote is None:
-                return self.cache.get(keys, parts, per)
-            if (sz != sz[0]).any():
-                return [False] * len(keys)
-            return self._get(keys, self._base[1], offs, per,
-                             int(sz[0]) // CompressedPageCache.itemsize(self.dtype), parts)[0]
-        except Exception:
-            return [False] * len(keys)
+        return self._batch_v1(keys, host_indices, put=False)
 
     # -- housekeeping --------------------------------------------------------
 
