@@ -80,28 +80,6 @@ EncScratch& enc_scratch() {
   return *s;
 }
 
-// Counts of the m bytes at p (four interleaved tables: a byte repeated in a
-// row does not wait on its own increment).
-void count_bytes(const uint8_t* p, uint32_t m, uint32_t counts[256]) {
-  uint32_t h[4][256];
-  std::memset(h, 0, sizeof h);
-  uint32_t k = 0;
-  for (; k + 8 <= m; k += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + k, 8);
-    ++h[0][w & 0xFF];
-    ++h[1][(w >> 8) & 0xFF];
-    ++h[2][(w >> 16) & 0xFF];
-    ++h[3][(w >> 24) & 0xFF];
-    ++h[0][(w >> 32) & 0xFF];
-    ++h[1][(w >> 40) & 0xFF];
-    ++h[2][(w >> 48) & 0xFF];
-    ++h[3][w >> 56];
-  }
-  for (; k < m; ++k) ++h[0][p[k]];
-  for (uint32_t b = 0; b < 256; ++b) counts[b] = h[0][b] + h[1][b] + h[2][b] + h[3][b];
-}
-
 // Split one block: residual parts into the frame, exponents and counts out.
 // Returns where the block's symbols are: exps, or the input itself when the
 // symbol is the whole element (fp8_e4m3, FORMAT.md 4.6.7).
@@ -112,7 +90,9 @@ const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const
   if constexpr (T::kId == kDtypeE4M3) {
     static_assert(T::kBytes == 1 && T::kResBytes == 0 && T::kResHighBits == 0, "the whole byte, no residual");
     (void)L, (void)f, (void)exps, (void)stream, (void)window;
-    count_bytes(in, m, counts);
+    uint64_t c64[256] = {};
+    cpu::cap_count_bytes(in, m, c64);
+    for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
     return in;
   }
   uint8_t* res = f + L.res_off + first * T::kResBytes;
@@ -143,6 +123,15 @@ const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const
   }
   for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
   return exps;
+}
+
+// The split's count window (cap_split_count_*), carried from block to block
+// and from call to call, per thread and dtype: a page is one block, and a
+// frame that started on the scalar counter spent more on its counts than on
+// its codes (docs/DESIGN.md 7a). The counts are exact whatever the window.
+int32_t& carried_window(uint32_t dtype_id) {
+  thread_local int32_t w[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  return w[dtype_id & 7];
 }
 
 // One block's bytes (FORMAT.md 4.6.2) appended to out.
@@ -666,7 +655,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     std::vector<uint8_t> buf;
     buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
-    int32_t window = -1;  // the split's count window, carried from block to block (bf16, fp16, fp32)
+    int32_t& window = carried_window(id);  // bf16, fp16, fp32
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
       const uint64_t b0 = std::min(n_blocks, r0 + round_blocks * static_cast<uint64_t>(t));
