@@ -742,7 +742,7 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   return capacity_decompress_opened(a, h);
 }
 
-FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHeader& h) {
+FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHeader& h, const CapDecodeHints& hints) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
@@ -769,7 +769,7 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   std::vector<Status> st(L.n_blocks, Status::ok);
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
-  const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
+  const bool stream = hints.stream_output || h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
   const auto dt = static_cast<Dtype>(h.dtype);
   // Residual bytes per element of the dtypes with SIMD joins (finish_block).
   const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
@@ -781,6 +781,16 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   // fused[b]: how many of block b's were, from its first.
   const bool fuse = verify && dt == Dtype::bf16;
   std::vector<uint8_t> fused(fuse ? L.n_blocks : 0, 0);
+  // The next item's set decoder (kept alive while its lookups are prefetched).
+  std::shared_ptr<const SetDecoder> next_sd;
+  if (hints.next != nullptr && hints.next_size >= 64) {
+    FrameHeader nh;
+    const CapTables* ns = nullptr;
+    if (parse_header(static_cast<const uint8_t*>(hints.next), hints.next_size, &nh) == Status::ok &&
+        nh.mode == kModeCapacity && !nh.stored() && nh.has_tables() &&
+        cap_frame_set(a.tables, a.n_tables, true, nh.tables_id(), nh.dtype, &ns) == Status::ok && ns != nullptr)
+      next_sd = set_decoder(*ns);
+  }
   auto block = [&](uint64_t b, DecScratch* sc) {
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
     // The block's streams are short (~700 bytes each, 32 at once): too short
@@ -797,6 +807,17 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
       pf.end[0] = f + blk_at[b + 2];
       pf.at[1] = f + L.res_off + res_bytes * next_first;
       pf.end[1] = pf.at[1] + res_bytes * next_m;
+    } else if (next_sd != nullptr || hints.next != nullptr) {
+      // The next item's frame (its first 64 KiB), and the lookups of its
+      // set's table 0 (a page's set was last used a whole round of sets
+      // ago: out of L2).
+      const auto* nf = static_cast<const uint8_t*>(hints.next);
+      pf.at[0] = nf;
+      pf.end[0] = nf + std::min<uint64_t>(hints.next_size, uint64_t{1} << 16);
+      if (next_sd != nullptr) {
+        pf.at[1] = reinterpret_cast<const uint8_t*>(next_sd->lookup[0].multi);
+        pf.end[1] = pf.at[1] + sizeof next_sd->lookup[0].multi;
+      }
     }
     ExpLayout layout;
     st[b] = sd ? decode_set_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, *sd, sc, &layout, &pf)

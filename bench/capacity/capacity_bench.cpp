@@ -15,10 +15,13 @@
 //   capacity_bench pages DIR REPS [calib-all]
 // Table sets on pages (docs/DESIGN.md, "capacity table sets"): DIR's
 // layer*_{k,v}.bf16 files of [2 sequences][...] (../shared/data/kv/smollm2),
-// a set per file calibrated on sequence 0, pages of 32 and 64 KiB of
-// sequence 1 coded one call each with and without the set, against one
-// 256 MiB buffer (sequence 1 of every file, tiled) and a memcpy of it, all
-// in one run, one thread, checksum on; best of REPS alternating runs.
+// a set per file calibrated on sequence 0 (calib-all: both), pages of 32
+// and 64 KiB of sequence 1 in serving order (page p of every file, then
+// p + 1: the sets round robin), with and without the set, through the
+// public batch calls (compress_batch a page per call, decompress_batch one
+// call with every set), against one 256 MiB buffer (sequence 1 of every
+// file, tiled) and a memcpy of it, all in one run, one thread, checksum on;
+// best of REPS alternating runs, this thread's CPU time (the box is shared).
 #include <omp.h>
 
 #include <algorithm>
@@ -288,13 +291,13 @@ int pages_main(const std::string& dir, int reps, bool calib_all) {
     off += k;
   }
   const uint32_t Ts[] = {1, 2, 8, 32};
-  std::vector<std::vector<CapTables>> sets(4);
+  std::vector<std::vector<TableSet>> sets(4);
   for (int ti = 0; ti < 4; ++ti)
     for (const auto& c : calib) {
-      CapTables ts;
+      TableSet ts;
       const void* bufs[1] = {c.data()};
       const uint64_t n[1] = {c.size() / 2};
-      if (cap_tables_from_samples(Dtype::bf16, Ts[ti], bufs, n, 1, &ts) != Status::ok) return 1;
+      if (calibrate_tables(Dtype::bf16, bufs, n, 1, &ts, Ts[ti]) != Status::ok) return 1;
       sets[ti].push_back(ts);
     }
   std::vector<PageCase> cases;
@@ -311,7 +314,7 @@ int pages_main(const std::string& dir, int reps, bool calib_all) {
   double memcpy_best = 1e30;
   auto code = [&](PageCase& c) {
     // The units: the big buffer, or every page of every file.
-    struct Unit { const uint8_t* p; uint64_t bytes; const CapTables* set; };
+    struct Unit { const uint8_t* p; uint64_t bytes; const TableSet* set; };
     std::vector<Unit> units;
     if (c.page == 0) {
       units.push_back({big.data(), big.size(), nullptr});
@@ -331,39 +334,45 @@ int pages_main(const std::string& dir, int reps, bool calib_all) {
     std::vector<uint64_t> at(units.size() + 1, 0), sizes(units.size());
     for (size_t u = 0; u < units.size(); ++u) at[u + 1] = at[u] + compress_bound(Dtype::bf16, units[u].bytes / 2);
     if (frames.size() < at.back()) frames.resize(at.back());
+    // Through the public batch calls, one thread, checksum on: a call per
+    // page to encode (a call takes one set), one call for every page to
+    // decode (it takes every set).
+    CompressOptions co;
+    co.mode = Mode::capacity;
+    co.threads = 1;
     double t0 = thread_cpu_now();
     for (size_t u = 0; u < units.size(); ++u) {
-      CompressArgs a;
-      a.dtype = Dtype::bf16;
-      a.src = units[u].p;
-      a.n = units[u].bytes / 2;
-      a.dst = frames.data() + at[u];
-      a.capacity = at[u + 1] - at[u];
-      a.checksum = true;
-      a.threads = 1;
-      a.mode = Mode::capacity;
-      a.tables = units[u].set;
-      const FrameOutcome o = capacity_compress_frame(a);
-      if (o.status != Status::ok) c.exact = false;
-      sizes[u] = o.frame_size;
+      CompressItem it;
+      it.src = units[u].p;
+      it.n_elems = units[u].bytes / 2;
+      it.dst = frames.data() + at[u];
+      it.dst_capacity = at[u + 1] - at[u];
+      co.tables = units[u].set;
+      Result r;
+      if (compress_batch(Dtype::bf16, &it, 1, &r, co) != Status::ok) c.exact = false;
+      sizes[u] = r.size;
     }
     const double te = thread_cpu_now() - t0;
     uint64_t in_b = 0, out_b = 0, o_at = 0;
-    t0 = thread_cpu_now();
+    std::vector<DecompressItem> items(units.size());
+    std::vector<Result> results(units.size());
     for (size_t u = 0; u < units.size(); ++u) {
-      DecompressArgs a;
-      a.src = frames.data() + at[u];
-      a.src_size = sizes[u];
-      a.dst = out.data() + o_at;
-      a.capacity = units[u].bytes;
-      a.threads = 1;
-      const CapTables* sl[1] = {units[u].set};
-      a.tables = units[u].set != nullptr ? sl : nullptr;
-      a.n_tables = units[u].set != nullptr ? 1 : 0;
-      const FrameOutcome o = capacity_decompress_frame(a);
-      if (o.status != Status::ok) c.exact = false;
+      items[u].src = frames.data() + at[u];
+      items[u].src_size = sizes[u];
+      items[u].dst = out.data() + o_at;
+      items[u].dst_capacity = units[u].bytes;
       o_at += units[u].bytes;
     }
+    DecompressOptions dopt;
+    dopt.threads = 1;
+    if (c.T != 0) {
+      int ti = 0;
+      while (Ts[ti] != c.T) ++ti;
+      dopt.tables = sets[ti].data();
+      dopt.n_tables = sets[ti].size();
+    }
+    t0 = thread_cpu_now();
+    if (decompress_batch(items.data(), items.size(), results.data(), dopt) != Status::ok) c.exact = false;
     const double td = thread_cpu_now() - t0;
     o_at = 0;
     for (size_t u = 0; u < units.size(); ++u) {
