@@ -564,7 +564,7 @@ constexpr uint32_t kJoinChunk = 128;
 // returns how many, from the block's first (the rest are the caller's).
 template <class T>
 uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, DecScratch* sc,
-                      ExpLayout layout, bool stream, uint8_t* dst, uint64_t* hashes) {
+                      ExpLayout layout, bool stream, uint8_t* dst, uint64_t* hashes, bool last) {
   uint32_t j0 = 0, hashed = 0;
   if (layout == ExpLayout::rows) {
     const uint32_t n16 = (m / kCapStreams) & ~15u;  // indices every stream has, whole tiles
@@ -572,7 +572,8 @@ uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint
     if constexpr (T::kId == Bf16Traits::kId) {
       const uint8_t* res = f + L.res_off + first;
       if (hashes != nullptr)
-        hashed = cpu::cap_transpose_join_bf16_hashed(sc->rows, kRowStride, n16, res, dst + 2 * first, stream, hashes);
+        hashed = cpu::cap_transpose_join_bf16_hashed(sc->rows, kRowStride, n16, res, dst + 2 * first, stream, hashes,
+                                                     last && j0 == m);
       else
         cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, res, dst + 2 * first, stream);
     } else if constexpr (T::kId == Fp16Traits::kId || T::kId == Fp32Traits::kId) {
@@ -829,7 +830,8 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
     if (st[b] == Status::ok) {
       uint64_t* hs = fuse ? hashes.data() + kChecksPerBlock * b : nullptr;
       visit_codec_dtype<Codec::capacity>(h.dtype, [&](auto tr) {
-        const uint32_t k = finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst, hs);
+        const uint32_t k =
+            finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst, hs, b + 1 == L.n_blocks);
         if (fuse) fused[b] = static_cast<uint8_t>(k);
       });
     }
