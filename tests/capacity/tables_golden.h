@@ -43,6 +43,7 @@ inline std::vector<Case> cases() {
       {"fp32_t16_small", G::gaussian_kv, 6, Dtype::fp32, 3000, 16, false, 6},
       {"fp8_t2_small", G::gaussian_kv, 7, Dtype::fp8_e5m2, 5001, 2, true, 7},
       {"bf16_t1_special", G::special_values, 8, Dtype::bf16, 5000, 1, false, 8},
+      {"e4m3_t4_small", G::gaussian_kv, 9, Dtype::fp8_e4m3, 7003, 4, true, 9},  // whole-byte symbols (4.6.7)
   };
 }
 

@@ -4,7 +4,8 @@
 // FORMAT.md describes (stored-mode choice of 4.4, escape count, codebook),
 // no larger than compress_bound, written nowhere past it, accepted by the
 // spec oracle, and must decode to the input bit for bit. Another thread
-// count must give the same bytes.
+// count must give the same bytes. Capacity cases also code with a table set
+// calibrated on the input's first half (FORMAT.md 4.9).
 #include <cstring>
 #include <vector>
 
@@ -17,6 +18,60 @@ using splitzip::Status;
 
 constexpr uint64_t kCanary = 64;
 constexpr uint8_t kCanaryByte = 0xA5;
+
+// Mode 1 with a table set (FORMAT.md 4.9) calibrated on the input's first
+// half, so the second half's blocks may fall back to their own tables: the
+// frame is the reference's at either thread count, names the set, decodes
+// with it to the input, and without it is MISSING_TABLES, never data.
+int tables_case(const szfuzz::CompressCase& c, const void* src) {
+  if (c.n < 2) return 0;
+  const void* bufs[1] = {src};
+  const uint64_t half[1] = {c.n / 2};
+  splitzip::TableSet set;
+  const uint32_t T = 1u << (c.chunk_log2 % 6);
+  const Status cs = splitzip::calibrate_tables(c.dtype, bufs, half, 1, &set, T);
+  FUZZ_CHECK(cs == Status::ok && set.table_count() == T, "calibrate_tables: %s", splitzip::status_name(cs));
+  const uint64_t in_bytes = c.n * splitzip::dtype_bytes(c.dtype);
+  const uint64_t bound = splitzip::compress_bound(c.dtype, c.n);
+  splitzip::CompressOptions o;
+  o.checksum = c.checksum;
+  o.threads = c.threads;
+  o.mode = splitzip::Mode::capacity;
+  o.tables = &set;
+  std::vector<uint8_t> dst(bound + kCanary, kCanaryByte);
+  const splitzip::Result r = splitzip::compress(c.dtype, src, c.n, dst.data(), dst.size(), o);
+  for (uint64_t i = bound; i < dst.size(); ++i)
+    FUZZ_CHECK(dst[i] == kCanaryByte, "set compress wrote byte %llu past compress_bound", (unsigned long long)i);
+  FUZZ_CHECK(r.ok() && r.size <= bound, "set compress: %s", splitzip::status_name(r.status));
+  for (const char* be : {"reference", static_cast<const char*>(nullptr)}) {
+    splitzip::CompressOptions ro = o;
+    ro.backend = be;
+    ro.threads = be ? 1 : (c.threads == 1 ? 0 : 1);
+    std::vector<uint8_t> other(bound);
+    const splitzip::Result rr = splitzip::compress(c.dtype, src, c.n, other.data(), other.size(), ro);
+    FUZZ_CHECK(rr.ok() && rr.size == r.size && std::memcmp(other.data(), dst.data(), r.size) == 0,
+               "set frame differs (%s, %s)", be ? be : "other thread count", splitzip::status_name(rr.status));
+  }
+  splitzip::FrameInfo fi;
+  FUZZ_CHECK(splitzip::frame_info(dst.data(), r.size, &fi) == Status::ok, "frame_info on own set frame");
+  FUZZ_CHECK(fi.has_tables == !fi.stored && (fi.stored || (fi.tables_id == set.id() && fi.version == 3)),
+             "set frame: TABLES flag, id or version");
+  std::vector<uint8_t> back(in_bytes + 1);
+  splitzip::DecompressOptions dopt;
+  dopt.tables = &set;
+  dopt.n_tables = 1;
+  const splitzip::Result d = splitzip::decompress(dst.data(), r.size, back.data(), in_bytes, dopt);
+  FUZZ_CHECK(d.ok() && d.size == in_bytes && std::memcmp(back.data(), src, in_bytes) == 0,
+             "set round trip: %s", splitzip::status_name(d.status));
+  if (fi.has_tables) {
+    const Status m = splitzip::decompress(dst.data(), r.size, back.data(), in_bytes).status;
+    FUZZ_CHECK(m == Status::missing_tables, "set frame without its set: %s", splitzip::status_name(m));
+    const szfuzz::SpecVerdict v = szfuzz::spec_check(dst.data(), r.size);
+    FUZZ_CHECK(v.first() == Status::missing_tables, "spec oracle on a set frame without the set: %s",
+               splitzip::status_name(v.first()));
+  }
+  return 0;
+}
 
 // Mode 1 (FORMAT.md 4.6): the frame must be the reference's, be accepted by
 // the spec oracle and decode there to the input, stay inside the bound,
@@ -61,7 +116,7 @@ int capacity_case(const szfuzz::CompressCase& c, const void* src) {
   std::vector<uint8_t> shorter(r.size - 1);
   const Status ss = splitzip::compress(c.dtype, src, c.n, shorter.data(), shorter.size(), o).status;
   FUZZ_CHECK(ss == Status::dst_too_small, "capacity frame-1: %s", splitzip::status_name(ss));
-  return 0;
+  return tables_case(c, src);
 }
 
 }  // namespace

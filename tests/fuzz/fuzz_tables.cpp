@@ -22,12 +22,12 @@ Status expected(const uint8_t* b, size_t size) {
   uint64_t id = 0;
   for (int i = 7; i >= 0; --i) id = (id << 8) | b[size - 8 + static_cast<size_t>(i)];
   if (XXH3_64bits(b, size - 8) != id) return Status::header_corrupt;
-  // dtypes with mode 1 (section 2, 4.7): bf16, fp16, fp32, fp8_e5m2
-  if (b[5] < 1 || b[5] > 4) return Status::bad_dtype;
+  // dtypes with mode 1 (section 2; fp8_e4m3 since v3, 4.6.7): all five
+  if (b[5] < 1 || b[5] > 5) return Status::bad_dtype;
   if (b[6] > 5 || b[7] != 0) return Status::reserved_bits;
   const size_t T = size_t{1} << b[6];
   if (size != 16 + 128 * T) return Status::size_mismatch;
-  const uint32_t limit = b[5] == 2 || b[5] == 4 ? 32 : 256;
+  const uint32_t limit = b[5] == 2 || b[5] == 4 ? 32 : 256;  // 5-bit exponents; 8-bit ones and e4m3's whole byte
   for (size_t t = 0; t < T; ++t) {
     uint32_t kraft = 0, present = 0;
     for (uint32_t v = 0; v < 256; ++v) {

@@ -6,7 +6,6 @@ tests that need it fail (they are not skipped)."""
 
 import os
 import pathlib
-import subprocess
 import sys
 
 import ml_dtypes
@@ -15,7 +14,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "kv" / "stories260k"
-CLUSTER = ROOT / "scripts" / "offload_cluster.sh"
+# The cluster handle is shared with the engine tests (another venv and rootdir).
+sys.path.insert(0, str(ROOT / "scripts"))
+from offload_cluster import Cluster  # noqa: E402
 
 
 def real_pages(block_tokens=128, layers=5):
@@ -33,29 +34,10 @@ def real_pages(block_tokens=128, layers=5):
     return layout, pages
 
 
-class Cluster:
-    def __init__(self, run_dir, port):
-        self.env = dict(os.environ, SZOF_RUN=str(run_dir), SZOF_PY=sys.executable,
-                        SZOF_PORT=str(port), SZOF_CLIENT_TTL="2")
-        self.master = f"127.0.0.1:{port}"
-        self.run_dir = run_dir
-
-    def __call__(self, *args):
-        r = subprocess.run(["bash", str(CLUSTER), *args], env=self.env, capture_output=True,
-                           text=True, timeout=120)
-        if r.returncode != 0:
-            logs = "".join(f"\n--- {p.name}\n{p.read_text()[-3000:]}"
-                           for p in sorted(self.run_dir.glob("*.log")))
-            raise RuntimeError(f"offload_cluster.sh {' '.join(args)} failed:\n{r.stdout}{r.stderr}{logs}")
-        return r.stdout
-
-
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory):
     run = os.environ.get("SZOF_TEST_RUN")
     run = pathlib.Path(run) if run else tmp_path_factory.mktemp("szof")
     run.mkdir(parents=True, exist_ok=True)
-    c = Cluster(run, int(os.environ.get("SZOF_TEST_PORT", "50651")))
-    c("up", "--servers", "2", "--segment-mib", "48")
-    yield c
-    c("down")
+    with Cluster(run, int(os.environ.get("SZOF_TEST_PORT", "50651"))).running(segment_mib=48) as c:
+        yield c

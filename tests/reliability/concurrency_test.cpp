@@ -5,6 +5,7 @@
 // threads, not before them. Every thread's bytes must equal a sequential run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -230,6 +231,63 @@ TEST(ReliabilityConcurrency, SharedStreamDecodesEverywhere) {
         if (!r.ok() || out != expect) bad.fetch_add(1);
         splitzip::FrameInfo fi;
         if (splitzip::frame_info(stream.data(), stream.size(), &fi) != Status::ok || !fi.has_checksum) bad.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+// Table sets (FORMAT.md 4.9) shared by threads that code and decode with
+// more sets than the cpu decoder's set cache holds (48 MiB: 96 sets of 32
+// tables), each in its own order: the cache's lookups, inserts and
+// evictions race, and every frame must still be the sequential one and
+// decode to its input.
+TEST(ReliabilityConcurrency, ThreadsShareTableSetsPastTheDecodeCache) {
+  Inputs& x = inputs();
+  ASSERT_FALSE(x.bf16_k.empty()) << "sample data missing under " << SPLITZIP_DATA_DIR;
+  constexpr int kSets = 100, kSetThreads = 4;
+  constexpr uint64_t kSlice = 4096;  // elements per frame
+  std::vector<splitzip::TableSet> sets(kSets);
+  for (int i = 0; i < kSets; ++i) {
+    const auto& src = i % 2 ? x.bf16_v : x.bf16_k;  // distinct samples (source, offset, length)
+    const void* bufs[1] = {src.data() + 2 * kSlice * static_cast<uint64_t>((i / 2) % 8)};
+    const uint64_t n[1] = {kSlice * static_cast<uint64_t>(1 + i / 16)};
+    ASSERT_EQ(splitzip::calibrate_tables(Dtype::bf16, bufs, n, 1, &sets[i], i < 96 ? 32 : 1), Status::ok);
+  }
+  std::vector<uint64_t> ids;
+  for (const auto& st : sets) ids.push_back(st.id());
+  std::sort(ids.begin(), ids.end());
+  ASSERT_GT(std::unique(ids.begin(), ids.end()) - ids.begin(), 90) << "too few distinct sets to pass the cache bound";
+  auto input = [&](int i) { return (i % 2 ? x.bf16_v : x.bf16_k).data() + 2 * kSlice * static_cast<uint64_t>(i % 16); };
+  auto code = [&](int i, std::vector<uint8_t>* f) {
+    splitzip::CompressOptions o;
+    o.mode = splitzip::Mode::capacity;
+    o.tables = &sets[i];
+    o.threads = 1;
+    f->resize(splitzip::compress_bound(Dtype::bf16, kSlice));
+    const splitzip::Result r = splitzip::compress(Dtype::bf16, input(i), kSlice, f->data(), f->size(), o);
+    f->resize(r.ok() ? r.size : 0);
+    return r.status;
+  };
+  std::vector<std::vector<uint8_t>> want(kSets);
+  for (int i = 0; i < kSets; ++i) ASSERT_EQ(code(i, &want[i]), Status::ok);
+  std::atomic<int> bad{0};
+  StartLine start(kSetThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kSetThreads; ++t) {
+    pool.emplace_back([&, t] {
+      start.arrive_and_wait();
+      std::vector<uint8_t> f, back(2 * kSlice);
+      for (int k = 0; k < 2 * kSets; ++k) {
+        const int i = (k * (2 * t + 1) + 7 * t) % kSets;  // each thread its own order
+        if (code(i, &f) != Status::ok || f != want[i]) bad.fetch_add(1);
+        splitzip::DecompressOptions d;
+        d.tables = sets.data();
+        d.n_tables = sets.size();
+        d.threads = 1;
+        const splitzip::Result r = splitzip::decompress(want[i].data(), want[i].size(), back.data(), back.size(), d);
+        if (!r.ok() || std::memcmp(back.data(), input(i), back.size()) != 0) bad.fetch_add(1);
       }
     });
   }

@@ -57,3 +57,42 @@ def open_store(options, model, mode, threads):
     opts.setdefault("size_class_split", False)
     cfg = OffloadConfig(codec="splitzip", codec_options={"mode": mode}, threads=int(threads), **opts)
     return KVOffloadStore(cfg, model_id(model))
+
+
+class RemoteCounters:
+    """The Mooncake counters a tier reports, for both engines' tiers (a
+    mixin: the tier sets ``remote`` and ``_lock``; its store and load
+    threads both count)."""
+
+    def _init_remote_counters(self):
+        self.remote_stored = 0
+        self.remote_failed = 0     # puts the pool refused (full, unreachable)
+        self.remote_loaded = 0
+        self.remote_missed = 0     # not found, lost, or refused as corrupt
+        self.remote_corrupt = 0
+
+    def _count_puts(self, res):
+        """Counts put_values results; returns how many were stored."""
+        good = sum(1 for r in res if r.ok)
+        with self._lock:
+            self.remote_stored += good
+            self.remote_failed += len(res) - good
+        return good
+
+    def _count_loads(self, res):
+        with self._lock:
+            for r in res:
+                if r.ok:
+                    self.remote_loaded += 1
+                else:
+                    self.remote_missed += 1
+                    self.remote_corrupt += r.status == "CORRUPT"
+
+    def _remote_stats(self):
+        """The counters for stats(); none without a pool."""
+        if self.remote is None:
+            return {}
+        return {"remote_stored": self.remote_stored, "remote_failed": self.remote_failed,
+                "remote_loaded": self.remote_loaded, "remote_missed": self.remote_missed,
+                "remote_corrupt": self.remote_corrupt,
+                "remote_stored_bytes": self.remote.stored_bytes_put}

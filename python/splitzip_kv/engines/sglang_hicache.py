@@ -58,7 +58,7 @@ def _bytes_of(t):
     return t.view(-1).view(torch.uint8).numpy()
 
 
-class SplitzipHiCacheStorage(HiCacheStorage):
+class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
     """HiCacheStorage holding compressed pages in host memory."""
 
     def __init__(self, storage_config, kwargs=None):
@@ -93,8 +93,7 @@ class SplitzipHiCacheStorage(HiCacheStorage):
             self.remote = _remote.open_store(extra.get("mooncake"), model, self.mode, self.threads)
         # Mooncake counters (reports; the backup and prefetch threads both count).
         self._lock = threading.Lock()
-        self.remote_stored = self.remote_failed = 0
-        self.remote_loaded = self.remote_missed = self.remote_corrupt = 0
+        self._init_remote_counters()
 
     # -- set-up --------------------------------------------------------------
 
@@ -118,21 +117,6 @@ class SplitzipHiCacheStorage(HiCacheStorage):
     def _ready(self):
         return self.dtype is not None
 
-    def _count(self, res):
-        good = sum(1 for r in res if r.ok)
-        with self._lock:
-            self.remote_stored += good
-            self.remote_failed += len(res) - good
-
-    def _count_loads(self, res):
-        with self._lock:
-            for r in res:
-                if r.ok:
-                    self.remote_loaded += 1
-                else:
-                    self.remote_missed += 1
-                    self.remote_corrupt += r.status == "CORRUPT"
-
     def _held(self, keys):
         """Which keys the host cache holds (all False without one)."""
         if self.cache is None:
@@ -153,7 +137,7 @@ class SplitzipHiCacheStorage(HiCacheStorage):
         offs = np.asarray(offsets, np.int64).reshape(-1, per)[idx].reshape(-1)
         res, frames = self.remote.put_values(sub, src, offs, per, part_elems, dtype=self.dtype,
                                              frames=self.cache is not None)
-        self._count(res)
+        self._count_puts(res)
         if self.cache is None:
             for i, r in zip(idx, res):
                 ok[i] = r.ok
@@ -285,7 +269,10 @@ class SplitzipHiCacheStorage(HiCacheStorage):
         except Exception:
             return None
 
-    def batch_set_v1(self, keys, host_indices, extra_info=None):
+    def _batch_v1(self, keys, host_indices, put):
+        """batch_set_v1 (``put``) and batch_get_v1: the host cache on the
+        pages' parts, or the pool on their offsets in the host pool's buffer
+        (one part size); any failure is False for every key."""
         if not self._ready() or not keys:
             return [False] * len(keys)
         meta = self._page_meta(keys, host_indices)
@@ -294,30 +281,21 @@ class SplitzipHiCacheStorage(HiCacheStorage):
         parts, offs, sz, per = meta
         try:
             if self.remote is None:
-                return self.cache.put(keys, parts, per)
+                return (self.cache.put if put else self.cache.get)(keys, parts, per)
             if (sz != sz[0]).any():
                 return [False] * len(keys)
-            return self._put(keys, self._base[1], offs, per,
-                             int(sz[0]) // CompressedPageCache.itemsize(self.dtype))
+            elems = int(sz[0]) // CompressedPageCache.itemsize(self.dtype)
+            if put:
+                return self._put(keys, self._base[1], offs, per, elems)
+            return self._get(keys, self._base[1], offs, per, elems, parts)[0]
         except Exception:
             return [False] * len(keys)
 
+    def batch_set_v1(self, keys, host_indices, extra_info=None):
+        return self._batch_v1(keys, host_indices, put=True)
+
     def batch_get_v1(self, keys, host_indices, extra_info=None):
-        if not self._ready() or not keys:
-            return [False] * len(keys)
-        meta = self._page_meta(keys, host_indices)
-        if meta is None:
-            return [False] * len(keys)
-        parts, offs, sz, per = meta
-        try:
-            if self.remote is None:
-                return self.cache.get(keys, parts, per)
-            if (sz != sz[0]).any():
-                return [False] * len(keys)
-            return self._get(keys, self._base[1], offs, per,
-                             int(sz[0]) // CompressedPageCache.itemsize(self.dtype), parts)[0]
-        except Exception:
-            return [False] * len(keys)
+        return self._batch_v1(keys, host_indices, put=False)
 
     # -- housekeeping --------------------------------------------------------
 
@@ -337,9 +315,5 @@ class SplitzipHiCacheStorage(HiCacheStorage):
         if c is not None:
             out.update({"pages": len(c), "used_bytes": c.used_bytes, "stored": c.stored,
                         "evicted": c.evicted, "refused": c.refused, "corrupt": c.corrupt})
-        if self.remote is not None:
-            out.update({"remote_stored": self.remote_stored, "remote_failed": self.remote_failed,
-                        "remote_loaded": self.remote_loaded, "remote_missed": self.remote_missed,
-                        "remote_corrupt": self.remote_corrupt,
-                        "remote_stored_bytes": self.remote.stored_bytes_put})
+        out.update(self._remote_stats())
         return out

@@ -57,7 +57,7 @@ from . import _remote
 from ._pages import CompressedPageCache, check_mode, splitzip_dtype
 
 
-class SplitzipTier(SecondaryTierManager):
+class SplitzipTier(_remote.RemoteCounters, SecondaryTierManager):
     """Host-memory tier of splitzip frames, capacity in compressed bytes."""
 
     medium: ClassVar[Medium] = Medium.CPU
@@ -101,12 +101,7 @@ class SplitzipTier(SecondaryTierManager):
         self._inflight: dict = {}  # job id -> future
         self._storing: dict = {}   # key -> number of store jobs writing it
         self._closed = False
-        # Mooncake counters (reports).
-        self.remote_stored = 0
-        self.remote_failed = 0     # puts the pool refused (full, unreachable)
-        self.remote_loaded = 0
-        self.remote_missed = 0     # not found, lost, or refused as corrupt
-        self.remote_corrupt = 0
+        self._init_remote_counters()
 
     # -- lookups -------------------------------------------------------------
 
@@ -196,10 +191,7 @@ class SplitzipTier(SecondaryTierManager):
         offs = np.fromiter((c for _, c in todo), np.int64, len(todo)) * self.block_size_bytes
         res, frames = self.remote.put_values([k.hex() for k in tk], rows, offs, 1, self._elems,
                                              dtype=self.dtype, frames=cache is not None)
-        good = sum(1 for r in res if r.ok)
-        with self._lock:
-            self.remote_stored += good
-            self.remote_failed += len(res) - good
+        good = self._count_puts(res)
         nbytes = sum(r.stored_bytes for r in res if r.ok)
         if cache is None:
             return good == len(res), nbytes
@@ -236,14 +228,9 @@ class SplitzipTier(SecondaryTierManager):
         offs = np.asarray([ids[i] for i in miss], np.int64) * self.block_size_bytes
         res = self.remote.get_values([keys[i].hex() for i in miss], rows, offs, 1, self._elems,
                                      dtype=self.dtype)
-        with self._lock:
-            for i, r in zip(miss, res):
-                if r.ok:
-                    flags[i] = True
-                    self.remote_loaded += 1
-                else:
-                    self.remote_missed += 1
-                    self.remote_corrupt += r.status == "CORRUPT"
+        self._count_loads(res)
+        for i, r in zip(miss, res):
+            flags[i] = r.ok
         return flags
 
     def get_finished_jobs(self):
@@ -288,9 +275,5 @@ class SplitzipTier(SecondaryTierManager):
             out.update({"chunks": len(c), "used_bytes": c.used_bytes,
                         "capacity_bytes": c.capacity_bytes, "stored": c.stored,
                         "evicted": c.evicted, "refused": c.refused, "corrupt": c.corrupt})
-        if self.remote is not None:
-            out.update({"remote_stored": self.remote_stored, "remote_failed": self.remote_failed,
-                        "remote_loaded": self.remote_loaded, "remote_missed": self.remote_missed,
-                        "remote_corrupt": self.remote_corrupt,
-                        "remote_stored_bytes": self.remote.stored_bytes_put})
+        out.update(self._remote_stats())
         return out

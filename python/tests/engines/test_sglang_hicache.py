@@ -47,6 +47,72 @@ def keyname(i):
     return f"{i:032x}"
 
 
+def backup_in_fours(ctl, pages, n):
+    """Pages 0..n-1 (tagged by index) backed up four at a time from slots
+    0-3; returns them and their keys."""
+    data = [kvdata.tagged(pages, i) for i in range(n)]
+    keys = [keyname(i) for i in range(n)]
+    for i in range(0, n, 4):
+        ctl.write_pages(range(4), data[i:i + 4])
+        assert ctl.backup(keys[i:i + 4], range(4))
+    return data, keys
+
+
+class RandomOps:
+    """Random backups and prefetches of 1-4 consecutive keys out of
+    ``universe`` (each page tagged by its key's index): backups write from
+    slots 0.., prefetches read into slots ``slots``..; ``data`` is what was
+    stored under each key, ``n`` the counts (ops, served, wrong)."""
+
+    def __init__(self, pages, slots, universe, n):
+        self.pages, self.slots, self.universe, self.n = pages, slots, universe, n
+        self.data = {}
+
+    def backup(self, ctl, rng):
+        start = rng.randrange(self.universe - 4)
+        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4))]
+        for i, k in zip(range(start, start + 4), ks):
+            self.data.setdefault(k, kvdata.tagged(self.pages, i))
+        ctl.write_pages(range(len(ks)), [self.data[k] for k in ks])
+        ctl.backup(ks, range(len(ks)))
+        self.n["ops"] += len(ks)
+
+    def prefetch(self, ctl, rng):
+        start = rng.randrange(self.universe - 4)
+        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4)) if keyname(i) in self.data]
+        if not ks:
+            return
+        sl = list(range(self.slots, self.slots + len(ks)))
+        hit = ctl.exists_prefix(ks)
+        got = ctl.prefetch(ks[:hit], sl[:hit]) if hit else 0
+        self.n["ops"] += len(ks)
+        for s, k in zip(sl[:got], ks[:got]):
+            self.n["served"] += 1
+            self.n["wrong"] += not np.array_equal(ctl.read_page(s), self.data[k])
+
+    def threads(self, ctl, rounds):
+        """HiCache's backup and prefetch threads on one backend at once (the
+        prefetch side uses its own half of the pool's pages), ``rounds`` ops
+        each; returns what they raised."""
+        errors = []
+
+        def run(fn, seed):
+            r = random.Random(seed)
+            try:
+                for _ in range(rounds):
+                    fn(ctl, r)
+            except Exception as e:   # surfaced by the caller
+                errors.append(e)
+
+        ts = [threading.Thread(target=run, args=(self.backup, 1)),
+              threading.Thread(target=run, args=(self.prefetch, 2))]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return errors
+
+
 def test_factory_loads_backend(base):
     ctl = make(base, 8)
     assert type(ctl.backend).__name__ == "SplitzipHiCacheStorage"
@@ -69,11 +135,7 @@ def test_backup_evict_prefetch_bit_exact(base, mode, path):
     budget = 10
     ctl = make(base, budget, mode, path)
     n = 32
-    data = [kvdata.tagged(pages, i) for i in range(n)]
-    keys = [keyname(i) for i in range(n)]
-    for i in range(0, n, 4):
-        ctl.write_pages(range(4), data[i:i + 4])
-        assert ctl.backup(keys[i:i + 4], range(4))
+    data, keys = backup_in_fours(ctl, pages, n)
     c = ctl.backend.cache
     assert c.evicted > 0 and c.used_bytes <= budget * pages.shape[1]
     held = [i for i in range(n) if keys[i] in c]
@@ -94,10 +156,7 @@ def test_backup_evict_prefetch_bit_exact(base, mode, path):
 def test_flipped_value_is_a_miss(base, path):
     _, _, pages = base
     ctl = make(base, 32, "capacity", path)
-    data = [kvdata.tagged(pages, i) for i in range(4)]
-    keys = [keyname(i) for i in range(4)]
-    ctl.write_pages(range(4), data)
-    assert ctl.backup(keys, range(4))
+    data, keys = backup_in_fours(ctl, pages, 4)
     c = ctl.backend.cache
     fs = list(c.frames(keys[2]))
     f = bytearray(fs[-1])
@@ -131,39 +190,17 @@ def test_ten_thousand_ops_with_faults(base, mode, path):
     budget, slots, universe = 24, 16, 48
     rng = random.Random(11)
     ctl = make(base, budget, mode, path, slots=2 * slots)
-    data = {}
     n = {"ops": 0, "served": 0, "wrong": 0, "flipped": 0, "restarts": 0, "corrupt": 0}
-
-    def backup(ctl, rng, n):
-        start = rng.randrange(universe - 4)
-        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4))]
-        for i, k in zip(range(start, start + 4), ks):
-            data.setdefault(k, kvdata.tagged(pages, i))
-        ctl.write_pages(range(len(ks)), [data[k] for k in ks])
-        ctl.backup(ks, range(len(ks)))
-        n["ops"] += len(ks)
-
-    def prefetch(ctl, rng, n):
-        start = rng.randrange(universe - 4)
-        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4)) if keyname(i) in data]
-        if not ks:
-            return
-        sl = list(range(slots, slots + len(ks)))
-        hit = ctl.exists_prefix(ks)
-        got = ctl.prefetch(ks[:hit], sl[:hit]) if hit else 0
-        n["ops"] += len(ks)
-        for s, k in zip(sl[:got], ks[:got]):
-            n["served"] += 1
-            if not np.array_equal(ctl.read_page(s), data[k]):
-                n["wrong"] += 1
+    ops = RandomOps(pages, slots, universe, n)
+    data = ops.data
 
     while n["ops"] < 10_000:
         r = rng.random()
         c = ctl.backend.cache
         if r < 0.45:
-            backup(ctl, rng, n)
+            ops.backup(ctl, rng)
         elif r < 0.95:
-            prefetch(ctl, rng, n)
+            ops.prefetch(ctl, rng)
         elif r < 0.995:
             held = [k for k in data if k in c]
             if held:
@@ -181,24 +218,7 @@ def test_ten_thousand_ops_with_faults(base, mode, path):
             ctl = make(base, budget, mode, path, slots=2 * slots)
             n["restarts"] += 1
 
-    # HiCache's backup and prefetch threads on one backend at once (the
-    # prefetch side uses its own half of the pool's pages).
-    errors = []
-
-    def run(fn, seed):
-        r = random.Random(seed)
-        try:
-            for _ in range(400):
-                fn(ctl, r, n)
-        except Exception as e:   # surfaced below
-            errors.append(e)
-
-    ts = [threading.Thread(target=run, args=(backup, 1)),
-          threading.Thread(target=run, args=(prefetch, 2))]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    errors = ops.threads(ctl, 400)
     assert not errors, errors
     n["corrupt"] += ctl.backend.cache.corrupt
     print(f"\n{name} {mode} {path}: {n}")
@@ -210,7 +230,9 @@ def test_ten_thousand_ops_with_faults(base, mode, path):
 
 # -- Mooncake Store behind the backend (store "mooncake" and "both") ----------
 
-from mooncake_cluster import cluster_fixture  # noqa: E402
+pytest.register_assert_rewrite("mooncake_cluster")
+from mooncake_cluster import (ServerKill, check_pool_run, close_emptying_pool,  # noqa: E402
+                              cluster_fixture, flip_in_pool, tally_pool_loads)
 
 mooncake = cluster_fixture(50771)
 STORES = ("mooncake", "both")
@@ -228,23 +250,8 @@ def make_pool(base, cluster, store, mode="fast", path="default", slots=16, budge
     return Controller("dynamic", extra, pool)
 
 
-def flip_in_pool(backend, k, rng=None):
-    rng = rng or random.Random(0)
-    vk = backend.remote.value_keys([k])[0]
-    val = bytearray(backend.remote.client.get(vk))
-    if not val:
-        return False
-    val[rng.randrange(len(val))] ^= 1 << rng.randrange(8)
-    return backend.remote.client.upsert(vk, bytes(val)) == 0
-
-
-def close_emptying_pool(ctl):
-    """Closes the backend after removing everything from the pool (what a
-    test leaves would fill the pool and get the next test's values evicted)."""
-    try:
-        ctl.backend.remote.client.remove_all(True)
-    finally:
-        ctl.backend.close()
+def close_backend(ctl):
+    close_emptying_pool(ctl.backend.remote, ctl.backend.close)
 
 
 def test_pool_extra_config_is_checked(base, mooncake):
@@ -273,11 +280,7 @@ def test_pool_backup_prefetch_bit_exact(base, mooncake, mode, store, path):
     ctl = make_pool(base, mooncake, store, mode, path, budget_pages=6 if store == "both" else 0)
     try:
         n = 24
-        data = [kvdata.tagged(pages, i) for i in range(n)]
-        keys = [keyname(i) for i in range(n)]
-        for i in range(0, n, 4):
-            ctl.write_pages(range(4), data[i:i + 4])
-            assert ctl.backup(keys[i:i + 4], range(4))
+        data, keys = backup_in_fours(ctl, pages, n)
         b = ctl.backend
         assert b.remote_stored == n and b.remote_failed == 0
         if store == "both":
@@ -292,7 +295,7 @@ def test_pool_backup_prefetch_bit_exact(base, mooncake, mode, store, path):
         assert ctl.exists_prefix([keys[0], keyname(999)]) == 1
         assert ctl.prefetch([keyname(999)], [0]) == 0
     finally:
-        close_emptying_pool(ctl)
+        close_backend(ctl)
 
 
 @pytest.mark.parametrize("path", ["default", "v1"])
@@ -300,11 +303,8 @@ def test_pool_flipped_value_is_a_miss(base, mooncake, path):
     _, _, pages = base
     ctl = make_pool(base, mooncake, "mooncake", "capacity", path)
     try:
-        data = [kvdata.tagged(pages, i) for i in range(4)]
-        keys = [keyname(i) for i in range(4)]
-        ctl.write_pages(range(4), data)
-        assert ctl.backup(keys, range(4))
-        assert flip_in_pool(ctl.backend, keys[2])
+        data, keys = backup_in_fours(ctl, pages, 4)
+        assert flip_in_pool(ctl.backend.remote, keys[2])
         ctl.pool.kv_buffer.zero_()
         assert ctl.prefetch(keys, range(4)) == 2            # the prefix stops at the bad page
         assert ctl.backend.remote_corrupt == 1
@@ -312,7 +312,7 @@ def test_pool_flipped_value_is_a_miss(base, mooncake, path):
         for s in range(2):
             assert np.array_equal(ctl.read_page(s), data[s])
     finally:
-        close_emptying_pool(ctl)
+        close_backend(ctl)
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -333,86 +333,35 @@ def test_pool_ten_thousand_ops_with_faults(base, mooncake, store):
         return make_pool(base, mooncake, store, "fast", "v1", 2 * slots, budget, ns)
 
     ctl = new()
-    data = {}
     n = collections.Counter()
-
-    def backup(ctl, rng, n):
-        start = rng.randrange(universe - 4)
-        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4))]
-        for i, k in zip(range(start, start + 4), ks):
-            data.setdefault(k, kvdata.tagged(pages, i))
-        ctl.write_pages(range(len(ks)), [data[k] for k in ks])
-        ctl.backup(ks, range(len(ks)))
-        n["ops"] += len(ks)
-
-    def prefetch(ctl, rng, n):
-        start = rng.randrange(universe - 4)
-        ks = [keyname(i) for i in range(start, start + rng.randint(1, 4)) if keyname(i) in data]
-        if not ks:
-            return
-        sl = list(range(slots, slots + len(ks)))
-        hit = ctl.exists_prefix(ks)
-        got = ctl.prefetch(ks[:hit], sl[:hit]) if hit else 0
-        n["ops"] += len(ks)
-        for s, k in zip(sl[:got], ks[:got]):
-            n["served"] += 1
-            n["wrong"] += not np.array_equal(ctl.read_page(s), data[k])
-
-    def tally(b):
-        for f in ("remote_loaded", "remote_missed", "remote_corrupt"):
-            n[f] += getattr(b, f)
-
-    killed = False
+    ops = RandomOps(pages, slots, universe, n)
+    data = ops.data
+    kill = ServerKill(mooncake, 0)
     try:
         while n["ops"] < 10_000:
-            if not killed and n["ops"] > 3_000:
-                mooncake("kill-server", "0")
-                killed = True
-                n["kills"] += 1
-            elif killed and n["ops"] > 6_000 and n["kills"] == 1:
-                mooncake("start-server", "0")
-                n["kills"] += 1
+            kill.step(n)
             r = rng.random()
             b = ctl.backend
             if r < 0.45:
-                backup(ctl, rng, n)
+                ops.backup(ctl, rng)
             elif r < 0.95:
-                prefetch(ctl, rng, n)
+                ops.prefetch(ctl, rng)
             elif r < 0.995:
                 k = rng.choice(list(data))
                 if b.cache is not None:
                     b.cache.remove(k)
-                n["flipped"] += flip_in_pool(b, k, rng)
+                n["flipped"] += flip_in_pool(b.remote, k, rng)
             elif n["ops"] > 2_500 * (n["restarts"] + 1):
                 # A few restarts (a pool client takes ~1 s to set up).
-                tally(b)
+                tally_pool_loads(n, b)
                 b.close()
                 ctl = new()
                 n["restarts"] += 1
-        errors = []
-
-        def run(fn, seed):
-            r = random.Random(seed)
-            try:
-                for _ in range(300):
-                    fn(ctl, r, n)
-            except Exception as e:   # surfaced below
-                errors.append(e)
-
-        ts = [threading.Thread(target=run, args=(backup, 1)),
-              threading.Thread(target=run, args=(prefetch, 2))]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
+        errors = ops.threads(ctl, 300)
         assert not errors, errors
-        tally(ctl.backend)
+        tally_pool_loads(n, ctl.backend)
         print(f"\n{name} {store}: {dict(n)}")
-        assert n["ops"] >= 10_000 and n["served"] > 2_000
-        assert n["flipped"] > 0 and n["restarts"] > 0 and n["kills"] == 2
-        assert n["remote_loaded"] > 500 and n["remote_corrupt"] > 0
-        assert n["wrong"] == 0
+        check_pool_run(n)
     finally:
-        close_emptying_pool(ctl)
-        if killed and n["kills"] == 1:
-            mooncake("start-server", "0")
+        close_backend(ctl)
+        kill.restore(n)

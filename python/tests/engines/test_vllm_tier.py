@@ -32,6 +32,42 @@ def base(request):
     return request.param, kvdata.pages(request.param, bt)
 
 
+def store_in_pairs(eng, pages, n=8):
+    """Chunks 0..n-1 (tagged by index) stored two at a time, each pair let
+    through the cascade; returns them by key."""
+    data = {key(i): kvdata.tagged(pages, i) for i in range(n)}
+    for i in range(0, n, 2):
+        eng.store([key(i), key(i + 1)], data)
+        eng.settle()
+    return data
+
+
+def random_store(eng, rng, n, data, pages, universe):
+    """Stores 1-4 consecutive keys out of ``universe`` (each page tagged by
+    its key's index; ``data`` keeps what was stored) and lets the cascade run."""
+    start = rng.randrange(universe - 4)
+    ks = [key(i) for i in range(start, start + rng.randint(1, 4))]
+    for i, k in zip(range(start, start + 4), ks):
+        data.setdefault(k, kvdata.tagged(pages, i))
+    eng.store(ks, data)
+    eng.settle()
+    n["ops"] += len(ks)
+
+
+def random_load(eng, rng, n, data, universe):
+    """Loads 1-4 consecutive stored keys; counts what was served and how
+    much of it differs from what was stored."""
+    start = rng.randrange(universe - 4)
+    ks = [key(i) for i in range(start, start + rng.randint(1, 4)) if key(i) in data]
+    if not ks:
+        return
+    got = eng.load(ks)
+    n["ops"] += len(ks)
+    for k, v in got.items():
+        n["served"] += 1
+        n["wrong"] += not np.array_equal(v, data[k])
+
+
 def test_factory_loads_tier_by_module_path(base):
     _, pages = base
     cb = pages.shape[1]
@@ -96,10 +132,7 @@ def test_flipped_value_is_a_miss(base, mode):
     eng = Engine(cb, 2, [splitzip_tier(64 * cb, mode)])
     try:
         tier = eng.tiers[0]
-        data = {key(i): kvdata.tagged(pages, i) for i in range(8)}
-        for i in range(0, 8, 2):
-            eng.store([key(i), key(i + 1)], data)
-            eng.settle()
+        data = store_in_pairs(eng, pages)
         victim = key(0)
         f = bytearray(tier.cache.frames(victim)[0])
         f[len(f) // 2] ^= 0x10
@@ -140,33 +173,17 @@ def test_ten_thousand_ops_with_faults(base, mode):
     budget_chunks = 24
     eng = Engine(cb, 6, [splitzip_tier(budget_chunks * cb, mode)])
     data = {}
-    ops = wrong = served = flipped = restarts = corrupt = 0
+    n = collections.Counter()
     # A key space a bit larger than what the tiers hold: hits and evictions both.
     universe = 48
     try:
-        target_ops = 10_000
-        while ops < target_ops:
+        while n["ops"] < 10_000:
             r = rng.random()
             tier = eng.tiers[0]
             if r < 0.45:
-                start = rng.randrange(universe - 4)
-                ks = [key(i) for i in range(start, start + rng.randint(1, 4))]
-                for i, k in zip(range(start, start + 4), ks):
-                    data.setdefault(k, kvdata.tagged(pages, i))
-                eng.store(ks, data)
-                eng.settle()
-                ops += len(ks)
+                random_store(eng, rng, n, data, pages, universe)
             elif r < 0.95:
-                start = rng.randrange(universe - 4)
-                ks = [key(i) for i in range(start, start + rng.randint(1, 4)) if key(i) in data]
-                if not ks:
-                    continue
-                got = eng.load(ks)
-                ops += len(ks)
-                for k, v in got.items():
-                    served += 1
-                    if not np.array_equal(v, data[k]):
-                        wrong += 1
+                random_load(eng, rng, n, data, universe)
             elif r < 0.995:
                 held = [k for k in data if k in tier.cache]
                 if held:
@@ -174,7 +191,7 @@ def test_ten_thousand_ops_with_faults(base, mode):
                     f = bytearray(tier.cache.frames(k)[0])
                     f[rng.randrange(len(f))] ^= 1 << rng.randrange(8)
                     tier.cache.replace_frames(k, [bytes(f)])
-                    flipped += 1
+                    n["flipped"] += 1
             else:
                 # The engine dies with a cascade in flight and a new one starts
                 # (real factory again) empty: what it held is now a miss.
@@ -183,23 +200,26 @@ def test_ten_thousand_ops_with_faults(base, mode):
                 for i, k in zip(range(start, start + 4), ks):
                     data.setdefault(k, kvdata.tagged(pages, i))
                 eng.store(ks, data)
-                corrupt += eng.tiers[0].cache.corrupt
+                n["corrupt"] += eng.tiers[0].cache.corrupt
                 eng.close()
                 eng = Engine(cb, 6, [splitzip_tier(budget_chunks * cb, mode)])
-                restarts += 1
-        print(f"\n{name} {mode}: {ops} ops, {served} pages served, {flipped} values flipped, "
-              f"{restarts} engine restarts, corrupt refused {corrupt + eng.tiers[0].cache.corrupt}, wrong {wrong}")
-        assert ops >= 10_000
-        assert served > 2_000
-        assert flipped > 0
-        assert wrong == 0
+                n["restarts"] += 1
+        n["corrupt"] += eng.tiers[0].cache.corrupt
+        print(f"\n{name} {mode}: {n['ops']} ops, {n['served']} pages served, {n['flipped']} values "
+              f"flipped, {n['restarts']} engine restarts, corrupt refused {n['corrupt']}, wrong {n['wrong']}")
+        assert n["ops"] >= 10_000
+        assert n["served"] > 2_000
+        assert n["flipped"] > 0
+        assert n["wrong"] == 0
     finally:
         eng.close()
 
 
 # -- Mooncake Store behind the tier (store="mooncake" and "both") -------------
 
-from mooncake_cluster import cluster_fixture  # noqa: E402
+pytest.register_assert_rewrite("mooncake_cluster")
+from mooncake_cluster import (ServerKill, check_pool_run, close_emptying_pool,  # noqa: E402
+                              cluster_fixture, flip_in_pool, tally_pool_loads)
 
 mooncake = cluster_fixture(50761)
 STORES = ("mooncake", "both")
@@ -210,24 +230,8 @@ def pool_tier(cluster, store, mode="fast", capacity_bytes=0, **kw):
     return splitzip_tier(capacity_bytes, mode, store=store, mooncake=opts, **kw)
 
 
-def flip_in_pool(tier, k, rng=None):
-    """Flips one bit of the value of ``k`` in the pool (head object)."""
-    rng = rng or random.Random(0)
-    vk = tier.remote.value_keys([k.hex()])[0]
-    val = bytearray(tier.remote.client.get(vk))
-    if not val:
-        return False
-    val[rng.randrange(len(val))] ^= 1 << rng.randrange(8)
-    return tier.remote.client.upsert(vk, bytes(val)) == 0
-
-
-def close_emptying_pool(eng):
-    """Closes the engine after removing everything from the pool (what a
-    test leaves would fill the pool and get the next test's values evicted)."""
-    try:
-        eng.tiers[0].remote.client.remove_all(True)
-    finally:
-        eng.close()
+def close_engine(eng):
+    close_emptying_pool(eng.tiers[0].remote, eng.close)
 
 
 def test_pool_options_are_checked(base, mooncake):
@@ -275,7 +279,7 @@ def test_pool_store_evict_lookup_load_bit_exact(base, mooncake, store, mode):
         assert tier.remote_loaded >= 12
         assert eng.load([key(10_000)]) == {}      # never stored: a miss
     finally:
-        close_emptying_pool(eng)
+        close_engine(eng)
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -285,14 +289,11 @@ def test_pool_flipped_value_is_a_miss_and_dropped(base, mooncake, store):
     eng = Engine(cb, 2, [pool_tier(mooncake, store, "capacity", 64 * cb if store == "both" else 0)])
     try:
         tier = eng.tiers[0]
-        data = {key(i): kvdata.tagged(pages, i) for i in range(8)}
-        for i in range(0, 8, 2):
-            eng.store([key(i), key(i + 1)], data)
-            eng.settle()
+        data = store_in_pairs(eng, pages)
         victim = key(0)
         if tier.cache is not None:
             tier.cache.remove(victim)             # only the pool has it
-        assert flip_in_pool(tier, victim)
+        assert flip_in_pool(tier.remote, victim.hex())
         assert eng.load([victim]) == {}           # refused: recompute
         assert tier.remote_corrupt == 1
         assert tier.remote.exist_values([victim.hex()]) == [False]   # dropped
@@ -303,7 +304,7 @@ def test_pool_flipped_value_is_a_miss_and_dropped(base, mooncake, store):
         eng.settle()
         assert np.array_equal(eng.load([victim])[victim], data[victim])
     finally:
-        close_emptying_pool(eng)
+        close_engine(eng)
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -322,56 +323,30 @@ def test_pool_ten_thousand_ops_with_faults(base, mooncake, store):
     data = {}
     n = collections.Counter()
     universe = 64
-    killed = False
+    kill = ServerKill(mooncake, 1)
     try:
         while n["ops"] < 10_000:
             r = rng.random()
             tier = eng.tiers[0]
-            if not killed and n["ops"] > 3_000:
-                mooncake("kill-server", "1")
-                killed = True
-                n["kills"] += 1
-            elif killed and n["ops"] > 6_000 and n["kills"] == 1:
-                mooncake("start-server", "1")
-                n["kills"] += 1
+            kill.step(n)
             if r < 0.45:
-                start = rng.randrange(universe - 4)
-                ks = [key(i) for i in range(start, start + rng.randint(1, 4))]
-                for i, k in zip(range(start, start + 4), ks):
-                    data.setdefault(k, kvdata.tagged(pages, i))
-                eng.store(ks, data)
-                eng.settle()
-                n["ops"] += len(ks)
+                random_store(eng, rng, n, data, pages, universe)
             elif r < 0.95:
-                start = rng.randrange(universe - 4)
-                ks = [key(i) for i in range(start, start + rng.randint(1, 4)) if key(i) in data]
-                if not ks:
-                    continue
-                got = eng.load(ks)
-                n["ops"] += len(ks)
-                for k, v in got.items():
-                    n["served"] += 1
-                    n["wrong"] += not np.array_equal(v, data[k])
+                random_load(eng, rng, n, data, universe)
             elif r < 0.995:
                 k = rng.choice(list(data))
                 if tier.cache is not None:
                     tier.cache.remove(k)
-                n["flipped"] += flip_in_pool(tier, k, rng)
+                n["flipped"] += flip_in_pool(tier.remote, k.hex(), rng)
             elif n["ops"] > 2_500 * (n["restarts"] + 1):
                 # A few restarts (a pool client takes ~1 s to set up).
-                for f in ("remote_loaded", "remote_missed", "remote_corrupt"):
-                    n[f] += getattr(tier, f)
+                tally_pool_loads(n, tier)
                 eng.close()
                 eng = Engine(cb, 6, [tier_cfg])   # same pool, same namespace
                 n["restarts"] += 1
-        for f in ("remote_loaded", "remote_missed", "remote_corrupt"):
-            n[f] += getattr(eng.tiers[0], f)
+        tally_pool_loads(n, eng.tiers[0])
         print(f"\n{name} {store}: {dict(n)}")
-        assert n["ops"] >= 10_000 and n["served"] > 2_000
-        assert n["flipped"] > 0 and n["restarts"] > 0 and n["kills"] == 2
-        assert n["remote_loaded"] > 500 and n["remote_corrupt"] > 0
-        assert n["wrong"] == 0
+        check_pool_run(n)
     finally:
-        close_emptying_pool(eng)
-        if killed and n["kills"] == 1:
-            mooncake("start-server", "1")
+        close_engine(eng)
+        kill.restore(n)
