@@ -244,10 +244,13 @@ TEST_P(CapacityCpu, JoinHashedKernel) {
 // Decoding with the checksum verified (the default) hashes bf16's checksum
 // blocks in the join where it can and the rest afterwards: 1-3 blocks,
 // partial last blocks with and without a whole checksum block in their wide
-// part, odd tails, regular and non-temporal stores, 1 and 2 threads.
+// part, last checksum blocks shorter than 64 KiB that the join hashes
+// (a 32 KiB page, 8 KiB after a whole block), odd tails, regular and
+// non-temporal stores, 1 and 2 threads.
 TEST_P(CapacityCpu, ChecksumRoundTrip) {
-  const uint64_t sizes[] = {7,         1000,          32768,     65536,         65536 + 32768, 65536 + 32768 + 5,
-                            2 * 65536, 2 * 65536 + 1, 3 * 65536, 3 * 65536 - 1, 2 * 65536 + 40000 + 17};
+  const uint64_t sizes[] = {7,         1000,          16384,     32768,         65536,        65536 + 4096,
+                            65536 + 32768, 65536 + 32768 + 5, 2 * 65536, 2 * 65536 + 1, 3 * 65536, 3 * 65536 - 1,
+                            2 * 65536 + 40000 + 17};
   for (uint64_t n : sizes) {
     const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, n + 7, {});
     const auto ref = enc(Dtype::bf16, in, true, 1, false);
