@@ -508,20 +508,23 @@ struct GroupXxh3 {
   FusedXxh3 h;  // its accumulator, Reset and Scramble
   uint32_t g = 0;  // groups of the current checksum block so far
   uint64_t block = 0;  // the current checksum block (hash slot)
-  static constexpr uint32_t kGroups = static_cast<uint32_t>(kChecksumBlockBytes / 4096);
+  uint64_t bytes;      // of each checksum block (the frame's last may be shorter)
+  uint32_t groups;     // groups per checksum block
 
-  explicit GroupXxh3(uint64_t* hashes) : h(hashes) {}
-  HWY_INLINE void Keys(GroupTerms* t) const { t->key3 = g == kGroups - 1 ? kLastKiBKey.w : kXxh3.key; }
+  GroupXxh3(uint64_t* hashes, uint64_t block_bytes)
+      : h(hashes), bytes(block_bytes), groups(static_cast<uint32_t>(block_bytes / 4096)) {}
+  static constexpr uint64_t kGroupBytes = 4096;
+  HWY_INLINE void Keys(GroupTerms* t) const { t->key3 = g == groups - 1 ? kLastKiBKey.w : kXxh3.key; }
   HWY_INLINE void Fold(const GroupTerms& t) {
     for (int q = 0; q < 4; ++q) {
       const __m512i sum = _mm512_add_epi64(t.prod[q], _mm512_shuffle_epi32(t.words[q], _MM_PERM_BADC));
       h.acc[0] = hn::Add(h.acc[0], FusedXxh3::V64{sum});
-      if (q < 3 || g < kGroups - 1) h.Scramble();
+      if (q < 3 || g < groups - 1) h.Scramble();
     }
-    if (++g < kGroups) return;
+    if (++g < groups) return;
     dev::Xxh3Acc a;
     hn::StoreU(h.acc[0], D64(), a.a);
-    h.hashes[block++] = a.merge(kChecksumBlockBytes);
+    h.hashes[block++] = a.merge(bytes);
     h.Reset();
     g = 0;
   }
@@ -628,11 +631,15 @@ struct GroupXxh3 {
   FusedXxh3 h;  // its accumulators, Reset and Scramble
   uint32_t g = 0;  // groups of the current checksum block so far
   uint64_t block = 0;  // the current checksum block (hash slot)
+  uint64_t bytes;      // of each checksum block (the frame's last may be shorter)
+  uint32_t groups;     // groups per checksum block
 
-  explicit GroupXxh3(uint64_t* hashes) : h(hashes) {}
+  GroupXxh3(uint64_t* hashes, uint64_t block_bytes)
+      : h(hashes), bytes(block_bytes), groups(static_cast<uint32_t>(block_bytes / 2048)) {}
+  static constexpr uint64_t kGroupBytes = 2048;
   HWY_INLINE void Keys(GroupTerms* t) const {
     t->key[0] = kXxh3.key;
-    t->key[1] = g == kChecksumBlockBytes / 2048 - 1 ? kLastKiBKey.w : kXxh3.key;
+    t->key[1] = g == groups - 1 ? kLastKiBKey.w : kXxh3.key;
   }
   HWY_INLINE void Add(const __m256i* t) {
     for (int q = 0; q < 2; ++q)
@@ -642,13 +649,13 @@ struct GroupXxh3 {
     Add(t.t[0]);
     h.Scramble();
     Add(t.t[1]);
-    if (++g < kChecksumBlockBytes / 2048) {
+    if (++g < groups) {
       h.Scramble();
       return;
     }
     dev::Xxh3Acc a;
     for (size_t q = 0; q < 2; ++q) hn::StoreU(h.acc[q], D64(), a.a + 4 * q);
-    h.hashes[block++] = a.merge(kChecksumBlockBytes);
+    h.hashes[block++] = a.merge(bytes);
     h.Reset();
     g = 0;
   }
@@ -693,12 +700,13 @@ void JoinBf16Wide(const uint8_t* rows, size_t stride, uint32_t n, const uint8_t*
   hwy::FlushStream();
 }
 
-// Indices [0, n_hash) (whole checksum blocks of 1024 indices) joined and
-// hashed into hashes[0, n_hash / 1024). kBuffer: through an L1 buffer.
+// Indices [0, n_hash) (whole checksum blocks of block_bytes / 64 indices)
+// joined and hashed into hashes[0, n_hash * 64 / block_bytes). kBuffer:
+// through an L1 buffer.
 template <bool kStream, bool kBuffer>
 HWY_INLINE void JoinHashGroups(const uint8_t* rows, size_t stride, uint32_t n_hash, const uint8_t* res, uint8_t* out,
-                               uint64_t* hashes) {
-  GroupXxh3 run(hashes);
+                               uint64_t* hashes, uint64_t block_bytes) {
+  GroupXxh3 run(hashes, block_bytes);
   GroupTerms t;
   alignas(64) uint8_t tmp[kBuffer ? kGroupIndices * 64 : 64];
   for (uint32_t i = 0; i < n_hash; i += kGroupIndices) {
@@ -727,21 +735,34 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
 }
 
 // The whole checksum blocks of [0, n16) hashed in the join: 1024 indices
-// (64 KiB of output) each; the indices past them take the plain join.
+// (64 KiB of output) each; with last, the indices past them (the frame's
+// last, shorter checksum block: a page) too when they are whole groups;
+// the others take the plain join.
 uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
-                                    uint8_t* out, bool stream, uint64_t* hashes) {
+                                    uint8_t* out, bool stream, uint64_t* hashes, bool last) {
   constexpr uint32_t kPerBlock = static_cast<uint32_t>(kChecksumBlockBytes / 64);  // indices per checksum block
   static_assert(kPerBlock % kGroupIndices == 0, "whole groups per checksum block");
-  const uint32_t n_hash = n16 / kPerBlock * kPerBlock;
+  static_assert(GroupXxh3::kGroupBytes == 64 * kGroupIndices, "a group is a whole number of 1 KiB blocks");
+  const uint32_t n_hash = n16 / kPerBlock * kPerBlock, rest = n16 - n_hash;
   stream = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0;
-  if (!stream)
-    JoinHashGroups<false, false>(rows, stride, n_hash, res, out, hashes);
-  else if ((reinterpret_cast<uintptr_t>(out) & (kStoreAlign - 1)) == 0)
-    JoinHashGroups<true, false>(rows, stride, n_hash, res, out, hashes);
-  else
-    JoinHashGroups<false, true>(rows, stride, n_hash, res, out, hashes);
+  const auto run = [&](uint32_t i0, uint32_t n, uint64_t* h, uint64_t block_bytes) {
+    const uint64_t e0 = uint64_t{i0} * kCapRows;  // elements
+    uint8_t* o = out + 2 * e0;
+    if (!stream)
+      JoinHashGroups<false, false>(rows + i0, stride, n, res + e0, o, h, block_bytes);
+    else if ((reinterpret_cast<uintptr_t>(o) & (kStoreAlign - 1)) == 0)
+      JoinHashGroups<true, false>(rows + i0, stride, n, res + e0, o, h, block_bytes);
+    else
+      JoinHashGroups<false, true>(rows + i0, stride, n, res + e0, o, h, block_bytes);
+  };
+  run(0, n_hash, hashes, kChecksumBlockBytes);
+  if (last && rest != 0 && rest % kGroupIndices == 0) {
+    run(n_hash, rest, hashes + n_hash / kPerBlock, uint64_t{rest} * 64);
+    if (stream) hwy::FlushStream();
+    return n_hash / kPerBlock + 1;
+  }
   const uint64_t done = uint64_t{n_hash} * kCapRows;  // elements
-  CapTransposeJoinBf16(rows + n_hash, stride, n16 - n_hash, res + done, out + 2 * done, stream);  // flushes
+  CapTransposeJoinBf16(rows + n_hash, stride, rest, res + done, out + 2 * done, stream);  // flushes
   return n_hash / kPerBlock;
 }
 #define SPLITZIP_CAP_JOIN_HASHED 1
@@ -781,7 +802,7 @@ void CapTransposeJoinBf16(const uint8_t* rows, size_t stride, uint32_t n16, cons
 // Targets without a fused hash (SSE4, SSSE3, ...): the plain join; the
 // caller hashes the output afterwards.
 uint32_t CapTransposeJoinBf16Hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
-                                    uint8_t* out, bool stream, uint64_t*) {
+                                    uint8_t* out, bool stream, uint64_t*, bool) {
   CapTransposeJoinBf16(rows, stride, n16, res, out, stream);
   return 0;
 }

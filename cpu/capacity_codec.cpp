@@ -80,28 +80,6 @@ EncScratch& enc_scratch() {
   return *s;
 }
 
-// Counts of the m bytes at p (four interleaved tables: a byte repeated in a
-// row does not wait on its own increment).
-void count_bytes(const uint8_t* p, uint32_t m, uint32_t counts[256]) {
-  uint32_t h[4][256];
-  std::memset(h, 0, sizeof h);
-  uint32_t k = 0;
-  for (; k + 8 <= m; k += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + k, 8);
-    ++h[0][w & 0xFF];
-    ++h[1][(w >> 8) & 0xFF];
-    ++h[2][(w >> 16) & 0xFF];
-    ++h[3][(w >> 24) & 0xFF];
-    ++h[0][(w >> 32) & 0xFF];
-    ++h[1][(w >> 40) & 0xFF];
-    ++h[2][(w >> 48) & 0xFF];
-    ++h[3][w >> 56];
-  }
-  for (; k < m; ++k) ++h[0][p[k]];
-  for (uint32_t b = 0; b < 256; ++b) counts[b] = h[0][b] + h[1][b] + h[2][b] + h[3][b];
-}
-
 // Split one block: residual parts into the frame, exponents and counts out.
 // Returns where the block's symbols are: exps, or the input itself when the
 // symbol is the whole element (fp8_e4m3, FORMAT.md 4.6.7).
@@ -112,7 +90,9 @@ const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const
   if constexpr (T::kId == kDtypeE4M3) {
     static_assert(T::kBytes == 1 && T::kResBytes == 0 && T::kResHighBits == 0, "the whole byte, no residual");
     (void)L, (void)f, (void)exps, (void)stream, (void)window;
-    count_bytes(in, m, counts);
+    uint64_t c64[256] = {};
+    cpu::cap_count_bytes(in, m, c64);
+    for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
     return in;
   }
   uint8_t* res = f + L.res_off + first * T::kResBytes;
@@ -143,6 +123,15 @@ const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const
   }
   for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
   return exps;
+}
+
+// The split's count window (cap_split_count_*), carried from block to block
+// and from call to call, per thread and dtype: a page is one block, and a
+// frame that started on the scalar counter spent more on its counts than on
+// its codes (docs/DESIGN.md 7a). The counts are exact whatever the window.
+int32_t& carried_window(uint32_t dtype_id) {
+  thread_local int32_t w[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  return w[dtype_id & 7];
 }
 
 // One block's bytes (FORMAT.md 4.6.2) appended to out.
@@ -575,7 +564,7 @@ constexpr uint32_t kJoinChunk = 128;
 // returns how many, from the block's first (the rest are the caller's).
 template <class T>
 uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint32_t m, DecScratch* sc,
-                      ExpLayout layout, bool stream, uint8_t* dst, uint64_t* hashes) {
+                      ExpLayout layout, bool stream, uint8_t* dst, uint64_t* hashes, bool last) {
   uint32_t j0 = 0, hashed = 0;
   if (layout == ExpLayout::rows) {
     const uint32_t n16 = (m / kCapStreams) & ~15u;  // indices every stream has, whole tiles
@@ -583,7 +572,8 @@ uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint
     if constexpr (T::kId == Bf16Traits::kId) {
       const uint8_t* res = f + L.res_off + first;
       if (hashes != nullptr)
-        hashed = cpu::cap_transpose_join_bf16_hashed(sc->rows, kRowStride, n16, res, dst + 2 * first, stream, hashes);
+        hashed = cpu::cap_transpose_join_bf16_hashed(sc->rows, kRowStride, n16, res, dst + 2 * first, stream, hashes,
+                                                     last && j0 == m);
       else
         cpu::cap_transpose_join_bf16(sc->rows, kRowStride, n16, res, dst + 2 * first, stream);
     } else if constexpr (T::kId == Fp16Traits::kId || T::kId == Fp32Traits::kId) {
@@ -666,7 +656,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
     std::vector<uint8_t> buf;
     buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
-    int32_t window = -1;  // the split's count window, carried from block to block (bf16, fp16, fp32)
+    int32_t& window = carried_window(id);  // bf16, fp16, fp32
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
       const uint64_t b0 = std::min(n_blocks, r0 + round_blocks * static_cast<uint64_t>(t));
@@ -753,7 +743,7 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& a) {
   return capacity_decompress_opened(a, h);
 }
 
-FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHeader& h) {
+FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHeader& h, const CapDecodeHints& hints) {
   FrameOutcome out;
   const auto* f = static_cast<const uint8_t*>(a.src);
   auto* dst = static_cast<uint8_t*>(a.dst);
@@ -780,7 +770,7 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   std::vector<Status> st(L.n_blocks, Status::ok);
   const uint8_t* end = f + (a.src_size < h.frame_size ? h.frame_size : a.src_size);
   const auto nb = static_cast<int64_t>(L.n_blocks);
-  const bool stream = h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
+  const bool stream = hints.stream_output || h.decoded_bytes() >= cpu::stream_min_bytes();  // as the fast mode
   const auto dt = static_cast<Dtype>(h.dtype);
   // Residual bytes per element of the dtypes with SIMD joins (finish_block).
   const uint64_t res_bytes = dt == Dtype::fp32 ? 3 : dt == Dtype::bf16 || dt == Dtype::fp16 ? 1 : 0;
@@ -792,6 +782,16 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
   // fused[b]: how many of block b's were, from its first.
   const bool fuse = verify && dt == Dtype::bf16;
   std::vector<uint8_t> fused(fuse ? L.n_blocks : 0, 0);
+  // The next item's set decoder (kept alive while its lookups are prefetched).
+  std::shared_ptr<const SetDecoder> next_sd;
+  if (hints.next != nullptr && hints.next_size >= 64) {
+    FrameHeader nh;
+    const CapTables* ns = nullptr;
+    if (parse_header(static_cast<const uint8_t*>(hints.next), hints.next_size, &nh) == Status::ok &&
+        nh.mode == kModeCapacity && !nh.stored() && nh.has_tables() &&
+        cap_frame_set(a.tables, a.n_tables, true, nh.tables_id(), nh.dtype, &ns) == Status::ok && ns != nullptr)
+      next_sd = set_decoder(*ns);
+  }
   auto block = [&](uint64_t b, DecScratch* sc) {
     const auto m = static_cast<uint32_t>(cap_block_len(n, b));
     // The block's streams are short (~700 bytes each, 32 at once): too short
@@ -808,6 +808,17 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
       pf.end[0] = f + blk_at[b + 2];
       pf.at[1] = f + L.res_off + res_bytes * next_first;
       pf.end[1] = pf.at[1] + res_bytes * next_m;
+    } else if (next_sd != nullptr || hints.next != nullptr) {
+      // The next item's frame (its first 64 KiB), and the lookups of its
+      // set's table 0 (a page's set was last used a whole round of sets
+      // ago: out of L2).
+      const auto* nf = static_cast<const uint8_t*>(hints.next);
+      pf.at[0] = nf;
+      pf.end[0] = nf + std::min<uint64_t>(hints.next_size, uint64_t{1} << 16);
+      if (next_sd != nullptr) {
+        pf.at[1] = reinterpret_cast<const uint8_t*>(next_sd->lookup[0].multi);
+        pf.end[1] = pf.at[1] + sizeof next_sd->lookup[0].multi;
+      }
     }
     ExpLayout layout;
     st[b] = sd ? decode_set_block(f + blk_at[b], blk_at[b + 1] - blk_at[b], m, exp_limit, end, *sd, sc, &layout, &pf)
@@ -819,7 +830,8 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
     if (st[b] == Status::ok) {
       uint64_t* hs = fuse ? hashes.data() + kChecksPerBlock * b : nullptr;
       visit_codec_dtype<Codec::capacity>(h.dtype, [&](auto tr) {
-        const uint32_t k = finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst, hs);
+        const uint32_t k =
+            finish_block<decltype(tr)>(f, L, b << kCapBlockLog2, m, sc, layout, stream, dst, hs, b + 1 == L.n_blocks);
         if (fuse) fused[b] = static_cast<uint8_t>(k);
       });
     }

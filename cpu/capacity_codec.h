@@ -24,6 +24,16 @@ FrameOutcome capacity_decompress_frame(const DecompressArgs& args);
 // The same for a frame that open_host_frame(args, &h) accepted: the caller
 // that already opened it (the CPU backend) does not parse and check the
 // header and gaps twice.
-FrameOutcome capacity_decompress_opened(const DecompressArgs& args, const FrameHeader& h);
+// hints (a batch's, cpu/cpu_backend.cpp): stream_output, the batch's
+// output is past the caches (non-temporal stores); next / next_size, the
+// following item's frame, which the last block's stream decoder prefetches
+// as it goes (a page is one block: nothing else overlaps its misses).
+struct CapDecodeHints {
+  bool stream_output = false;
+  const void* next = nullptr;
+  uint64_t next_size = 0;
+};
+FrameOutcome capacity_decompress_opened(const DecompressArgs& args, const FrameHeader& h,
+                                        const CapDecodeHints& hints = CapDecodeHints());
 
 }  // namespace splitzip

@@ -410,6 +410,13 @@ void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
 #endif
 }
 
+// fp8_e4m3 symbols are whole bytes (FORMAT.md 4.6.7): the histogram's
+// scalar counter (no 16-value window holds them).
+void CapCountBytes(const uint8_t* p, uint64_t m, uint64_t counts[256]) {
+  uint64_t unused = 0;
+  CountScalar(p, m, counts, &unused);
+}
+
 // ---- fp16 / fp32: the same split, their residual layouts (FORMAT.md 2) ----
 
 // fp16 element i: residual byte to res[i], 3-bit part (sign, mantissa bits

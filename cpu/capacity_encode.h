@@ -33,7 +33,7 @@ void cap_pack_rows_set(const uint8_t* exps, uint32_t rows, const uint32_t* cl, u
 // non-temporal stores), exponents to exps, and their counts added to counts. *window: the start of
 // a 16-value window of exponents that a vector counter counts while
 // splitting (-1: count after the split with scalar tables); set for the
-// next block from this one's counts. Start a frame with -1.
+// next block from this one's counts (-1 to start; any value gives the same counts).
 void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                           uint64_t counts[256], int32_t* window);
 
@@ -45,6 +45,10 @@ void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* 
                           uint64_t counts[256], int32_t* window);
 void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                           uint64_t counts[256], int32_t* window);
+
+// Counts of the m bytes at p added to counts (fp8_e4m3 symbols, FORMAT.md
+// 4.6.7): the scalar counter of the histogram (cpu/histogram-inl.h).
+void cap_count_bytes(const uint8_t* p, uint64_t m, uint64_t counts[256]);
 
 }  // namespace cpu
 }  // namespace splitzip

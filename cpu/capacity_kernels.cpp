@@ -41,8 +41,8 @@ void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, c
 }
 
 uint32_t cap_transpose_join_bf16_hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
-                                        uint8_t* out, bool stream, uint64_t* hashes) {
-  return HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16Hashed)(rows, stride, n16, res, out, stream, hashes);
+                                        uint8_t* out, bool stream, uint64_t* hashes, bool last) {
+  return HWY_DYNAMIC_DISPATCH(CapTransposeJoinBf16Hashed)(rows, stride, n16, res, out, stream, hashes, last);
 }
 
 void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,

@@ -33,6 +33,9 @@ struct BatchItem {
   // its dtype), and its encode tables; null: each frame checks and builds.
   const Codebook* codebook = nullptr;
   const cpu::EncodeTables* tables = nullptr;
+  // Decode: the next item's frame (capacity frames prefetch it as they go).
+  const void* next = nullptr;
+  uint64_t next_size = 0;
 };
 
 // This thread's last escape budget (batch pages of one size share it).
@@ -265,7 +268,7 @@ struct CpuDecode {
     return Status::ok;
   }
   Status decode(CodecTag<Codec::capacity>, const DecompressArgs& a, const FrameHeader& h) {
-    rule19 = capacity_decompress_opened(a, h);  // opened once
+    rule19 = capacity_decompress_opened(a, h, {item.stream_output, item.next, item.next_size});  // opened once
     checked = true;
     return rule19.status == Status::checksum_mismatch ? Status::ok : rule19.status;
   }
@@ -383,7 +386,12 @@ class CpuBackend final : public Backend {
     run_items(count, cpu::batch_threads(threads, bytes, count), out, [&](size_t i) {
       if (i + 2 < count) prefetch_line(args[i + 2].src);  // its header, for the line below next time
       if (i + 1 < count) prefetch_frame(args[i + 1]);
-      return decompress_impl(args[i], item);
+      BatchItem it = item;
+      if (i + 1 < count) {
+        it.next = args[i + 1].src;
+        it.next_size = args[i + 1].src_size;
+      }
+      return decompress_impl(args[i], it);
     });
   }
 

@@ -209,9 +209,11 @@ void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, c
 // out (FORMAT.md 4.5) from the values it writes, where the target fuses it
 // (AVX2): hashes[k] = hash of out[65536 k, 65536 (k + 1)) for k below the
 // returned count (blocks past it, and all on other targets, are the
-// caller's to hash).
+// caller's to hash). last: out ends the frame, so the indices past the
+// whole 64 KiB blocks are its last, shorter checksum block (a page's only
+// one), hashed too when they are whole 4 KiB (AVX2: 2 KiB) groups.
 uint32_t cap_transpose_join_bf16_hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
-                                        uint8_t* out, bool stream, uint64_t* hashes);
+                                        uint8_t* out, bool stream, uint64_t* hashes, bool last);
 // fp16 / fp32 values [0, count) from exps (element order) and their residual
 // parts: res (1 byte per element for fp16, 3 for fp32) and, for fp16, the
 // packed 3-bit part with element 0 at bit 0 of high. Reads stay below

@@ -15,16 +15,20 @@
 //   capacity_bench pages DIR REPS [calib-all]
 // Table sets on pages (docs/DESIGN.md, "capacity table sets"): DIR's
 // layer*_{k,v}.bf16 files of [2 sequences][...] (../shared/data/kv/smollm2),
-// a set per file calibrated on sequence 0, pages of 32 and 64 KiB of
-// sequence 1 coded one call each with and without the set, against one
-// 256 MiB buffer (sequence 1 of every file, tiled) and a memcpy of it, all
-// in one run, one thread, checksum on; best of REPS alternating runs.
+// a set per file calibrated on sequence 0 (calib-all: both), pages of 32
+// and 64 KiB of sequence 1 in serving order (page p of every file, then
+// p + 1: the sets round robin), with and without the set, through the
+// public batch calls (compress_batch a page per call, decompress_batch one
+// call with every set), against one 256 MiB buffer (sequence 1 of every
+// file, tiled) and a memcpy of it, all in one run, one thread, checksum on;
+// best of REPS alternating runs, this thread's CPU time (the box is shared).
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -251,7 +255,18 @@ struct PageCase {
 
 // calib_all: the sets are calibrated on both sequences (no block lacks a
 // symbol: every block shared), else on sequence 0 only.
+// This thread's CPU seconds: the one-thread figures on a shared, loaded box.
+double thread_cpu_now() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int pages_main(const std::string& dir, int reps, bool calib_all) {
+  // SZ_PAGES_ONLY=text: only the cases whose name contains it (and the 256 MiB row).
+  const char* only = std::getenv("SZ_PAGES_ONLY");
+  // SZ_PAGES_REPEAT=k: each page case k times a rep (for a profiler).
+  const int page_repeat = std::getenv("SZ_PAGES_REPEAT") ? std::max(1, std::atoi(std::getenv("SZ_PAGES_REPEAT"))) : 1;
   std::vector<std::vector<uint8_t>> test;  // sequence 1 of each file
   std::vector<std::vector<uint8_t>> calib;
   for (int layer = 0; layer < 64; ++layer)
@@ -276,13 +291,13 @@ int pages_main(const std::string& dir, int reps, bool calib_all) {
     off += k;
   }
   const uint32_t Ts[] = {1, 2, 8, 32};
-  std::vector<std::vector<CapTables>> sets(4);
+  std::vector<std::vector<TableSet>> sets(4);
   for (int ti = 0; ti < 4; ++ti)
     for (const auto& c : calib) {
-      CapTables ts;
+      TableSet ts;
       const void* bufs[1] = {c.data()};
       const uint64_t n[1] = {c.size() / 2};
-      if (cap_tables_from_samples(Dtype::bf16, Ts[ti], bufs, n, 1, &ts) != Status::ok) return 1;
+      if (calibrate_tables(Dtype::bf16, bufs, n, 1, &ts, Ts[ti]) != Status::ok) return 1;
       sets[ti].push_back(ts);
     }
   std::vector<PageCase> cases;
@@ -291,59 +306,74 @@ int pages_main(const std::string& dir, int reps, bool calib_all) {
     cases.push_back({std::to_string(page >> 10) + " KiB pages, per-block tables", page, 0});
     for (uint32_t T : Ts) cases.push_back({std::to_string(page >> 10) + " KiB pages, set T=" + std::to_string(T), page, T});
   }
+  if (only != nullptr)
+    cases.erase(std::remove_if(cases.begin() + 1, cases.end(),
+                               [&](const PageCase& c) { return c.name.find(only) == std::string::npos; }),
+                cases.end());
   std::vector<uint8_t> frames(compress_bound(Dtype::bf16, big.size() / 2)), out(big.size());
   double memcpy_best = 1e30;
   auto code = [&](PageCase& c) {
     // The units: the big buffer, or every page of every file.
-    struct Unit { const uint8_t* p; uint64_t bytes; const CapTables* set; };
+    struct Unit { const uint8_t* p; uint64_t bytes; const TableSet* set; };
     std::vector<Unit> units;
     if (c.page == 0) {
       units.push_back({big.data(), big.size(), nullptr});
     } else {
       int ti = 0;
       while (c.T != 0 && Ts[ti] != c.T) ++ti;
-      for (size_t f = 0; f < test.size(); ++f)
-        for (uint64_t off = 0; off < test[f].size(); off += c.page)
-          units.push_back({test[f].data() + off, std::min<uint64_t>(c.page, test[f].size() - off),
+      // Serving order: page p of every layer and K/V, then page p + 1 (a
+      // block of tokens moves through all layers), each with its own set.
+      uint64_t longest = 0;
+      for (const auto& t : test) longest = std::max<uint64_t>(longest, t.size());
+      for (uint64_t off = 0; off < longest; off += c.page)
+        for (size_t f = 0; f < test.size(); ++f)
+          if (off < test[f].size())
+            units.push_back({test[f].data() + off, std::min<uint64_t>(c.page, test[f].size() - off),
                            c.T != 0 ? &sets[ti][f] : nullptr});
     }
     std::vector<uint64_t> at(units.size() + 1, 0), sizes(units.size());
     for (size_t u = 0; u < units.size(); ++u) at[u + 1] = at[u] + compress_bound(Dtype::bf16, units[u].bytes / 2);
     if (frames.size() < at.back()) frames.resize(at.back());
-    double t0 = now();
+    // Through the public batch calls, one thread, checksum on: a call per
+    // page to encode (a call takes one set), one call for every page to
+    // decode (it takes every set).
+    CompressOptions co;
+    co.mode = Mode::capacity;
+    co.threads = 1;
+    double t0 = thread_cpu_now();
     for (size_t u = 0; u < units.size(); ++u) {
-      CompressArgs a;
-      a.dtype = Dtype::bf16;
-      a.src = units[u].p;
-      a.n = units[u].bytes / 2;
-      a.dst = frames.data() + at[u];
-      a.capacity = at[u + 1] - at[u];
-      a.checksum = true;
-      a.threads = 1;
-      a.mode = Mode::capacity;
-      a.tables = units[u].set;
-      const FrameOutcome o = capacity_compress_frame(a);
-      if (o.status != Status::ok) c.exact = false;
-      sizes[u] = o.frame_size;
+      CompressItem it;
+      it.src = units[u].p;
+      it.n_elems = units[u].bytes / 2;
+      it.dst = frames.data() + at[u];
+      it.dst_capacity = at[u + 1] - at[u];
+      co.tables = units[u].set;
+      Result r;
+      if (compress_batch(Dtype::bf16, &it, 1, &r, co) != Status::ok) c.exact = false;
+      sizes[u] = r.size;
     }
-    const double te = now() - t0;
+    const double te = thread_cpu_now() - t0;
     uint64_t in_b = 0, out_b = 0, o_at = 0;
-    t0 = now();
+    std::vector<DecompressItem> items(units.size());
+    std::vector<Result> results(units.size());
     for (size_t u = 0; u < units.size(); ++u) {
-      DecompressArgs a;
-      a.src = frames.data() + at[u];
-      a.src_size = sizes[u];
-      a.dst = out.data() + o_at;
-      a.capacity = units[u].bytes;
-      a.threads = 1;
-      const CapTables* sl[1] = {units[u].set};
-      a.tables = units[u].set != nullptr ? sl : nullptr;
-      a.n_tables = units[u].set != nullptr ? 1 : 0;
-      const FrameOutcome o = capacity_decompress_frame(a);
-      if (o.status != Status::ok) c.exact = false;
+      items[u].src = frames.data() + at[u];
+      items[u].src_size = sizes[u];
+      items[u].dst = out.data() + o_at;
+      items[u].dst_capacity = units[u].bytes;
       o_at += units[u].bytes;
     }
-    const double td = now() - t0;
+    DecompressOptions dopt;
+    dopt.threads = 1;
+    if (c.T != 0) {
+      int ti = 0;
+      while (Ts[ti] != c.T) ++ti;
+      dopt.tables = sets[ti].data();
+      dopt.n_tables = sets[ti].size();
+    }
+    t0 = thread_cpu_now();
+    if (decompress_batch(items.data(), items.size(), results.data(), dopt) != Status::ok) c.exact = false;
+    const double td = thread_cpu_now() - t0;
     o_at = 0;
     for (size_t u = 0; u < units.size(); ++u) {
       if (std::memcmp(out.data() + o_at, units[u].p, units[u].bytes) != 0) c.exact = false;
@@ -357,10 +387,11 @@ int pages_main(const std::string& dir, int reps, bool calib_all) {
     c.out_bytes = out_b;
   };
   for (int r = 0; r < reps; ++r) {
-    double t0 = now();
+    double t0 = thread_cpu_now();
     std::memcpy(out.data(), big.data(), big.size());
-    memcpy_best = std::min(memcpy_best, now() - t0);
-    for (auto& c : cases) code(c);
+    memcpy_best = std::min(memcpy_best, thread_cpu_now() - t0);
+    for (auto& c : cases)
+      for (int k = 0; k < (&c == &cases[0] ? 1 : page_repeat); ++k) code(c);
   }
   const double mc = big.size() / memcpy_best / 1e9;
   const PageCase& b = cases[0];

@@ -15,7 +15,8 @@ each at its best in Python:
                      default); decompress_batch(frames, rows) into one array
   splitzip capacity + tables
                      the same calls with tables= capacity table sets
-                     (calibrate(mode="capacity"), 32 tables), held out: every
+                     (calibrate(mode="capacity"), the default table count: 1 since
+                     bench/results/tables_pages.md; pages.md ran with 32), held out: every
                      layer file (one layer, K or V) holds two halves of whole
                      sequences (smollm2: sequence 0 | 1; stories260k:
                      sequences 0-7 | 8-15). Each file gets two sets, one

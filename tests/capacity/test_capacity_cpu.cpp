@@ -199,7 +199,9 @@ TEST_P(CapacityCpu, TransposeAndJoinKernels) {
 // values as the plain join, and on AVX2 (the target that fuses the hash)
 // hashes[k] = block_hash of the output for each whole 64 KiB checksum block
 // of the wide (32-index) part, none written past them; other targets hash
-// nothing. Full blocks (two checksum blocks), partial ones with one whole
+// nothing. With last (the output ends the frame), also the shorter checksum
+// block past them when it is whole groups (64 indices, AVX2 32: a 32 KiB
+// page is one). Full blocks (two checksum blocks), partial ones with one whole
 // checksum block or none, rows of random bytes and of KV-like exponents
 // (mostly one value), regular and non-temporal stores, aligned and not.
 TEST_P(CapacityCpu, JoinHashedKernel) {
@@ -215,20 +217,24 @@ TEST_P(CapacityCpu, JoinHashedKernel) {
     for (size_t i = 0; i < res.size(); ++i) res[i] = static_cast<uint8_t>(synth::random_u64(i + kv, 16));
     std::vector<uint8_t> buf(2 * 65536 + 128), want(2 * 65536 + 128);
     const size_t align = (64 - reinterpret_cast<uintptr_t>(buf.data()) % 64) % 64;
-    for (uint32_t n16 : {2048u, 2032u, 1024u + 48u, 1024u, 1008u, 16u})
+    const uint32_t group = GetParam() == HWY_AVX2 ? 32 : 64;  // indices a fused group hashes
+    for (uint32_t n16 : {2048u, 2032u, 1024u + 48u, 1024u + 256u, 1024u, 1008u, 512u, 64u, 16u})
       for (bool stream : {false, true})
+        for (bool last : {false, true})
         for (size_t off : {align, align + 1, align + 16, align + 48}) {
           SCOPED_TRACE("kv " + std::to_string(kv) + " n16 " + std::to_string(n16) + " stream " +
-                       std::to_string(stream) + " off " + std::to_string(off));
+                       std::to_string(stream) + " last " + std::to_string(last) + " off " + std::to_string(off));
           std::fill(want.begin(), want.end(), 0x5A);
           cpu::cap_transpose_join_bf16(rows.data(), kStride, n16, res.data(), want.data() + off, stream);
           std::fill(buf.begin(), buf.end(), 0x5A);
           uint64_t hashes[3] = {1, 2, 3};
           const uint32_t k =
-              cpu::cap_transpose_join_bf16_hashed(rows.data(), kStride, n16, res.data(), buf.data() + off, stream, hashes);
+              cpu::cap_transpose_join_bf16_hashed(rows.data(), kStride, n16, res.data(), buf.data() + off, stream, hashes,
+                                                  last);
           ASSERT_EQ(buf, want);
           const uint64_t bytes = 64 * uint64_t{n16};
-          ASSERT_EQ(k, fuses ? n16 / 1024 : 0u);
+          const uint32_t rest = n16 % 1024;
+          ASSERT_EQ(k, fuses ? n16 / 1024 + (last && rest != 0 && rest % group == 0 ? 1 : 0) : 0u);
           for (uint32_t b = 0; b < k; ++b) EXPECT_EQ(hashes[b], block_hash(buf.data() + off, bytes, b)) << b;
           for (uint32_t b = k; b < 3; ++b) EXPECT_EQ(hashes[b], b + 1) << b;
         }
@@ -238,10 +244,13 @@ TEST_P(CapacityCpu, JoinHashedKernel) {
 // Decoding with the checksum verified (the default) hashes bf16's checksum
 // blocks in the join where it can and the rest afterwards: 1-3 blocks,
 // partial last blocks with and without a whole checksum block in their wide
-// part, odd tails, regular and non-temporal stores, 1 and 2 threads.
+// part, last checksum blocks shorter than 64 KiB that the join hashes
+// (a 32 KiB page, 8 KiB after a whole block), odd tails, regular and
+// non-temporal stores, 1 and 2 threads.
 TEST_P(CapacityCpu, ChecksumRoundTrip) {
-  const uint64_t sizes[] = {7,         1000,          32768,     65536,         65536 + 32768, 65536 + 32768 + 5,
-                            2 * 65536, 2 * 65536 + 1, 3 * 65536, 3 * 65536 - 1, 2 * 65536 + 40000 + 17};
+  const uint64_t sizes[] = {7,         1000,          16384,     32768,         65536,        65536 + 4096,
+                            65536 + 32768, 65536 + 32768 + 5, 2 * 65536, 2 * 65536 + 1, 3 * 65536, 3 * 65536 - 1,
+                            2 * 65536 + 40000 + 17};
   for (uint64_t n : sizes) {
     const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, n, n + 7, {});
     const auto ref = enc(Dtype::bf16, in, true, 1, false);
