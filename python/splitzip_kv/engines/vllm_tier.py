@@ -33,7 +33,9 @@ Parameters (the tier's dict in ``secondary_tiers``):
                   protocol, local_hostname, metadata_server, segment_bytes,
                   local_buffer_bytes, replicas, namespace (mooncake, both)
   model           key component in the pool (default: the model's name)
-  mode            "fast" (default) or "capacity" (smaller frames, slower)
+  mode            "fast" (default) or "capacity" (smaller frames, slower;
+                  the default when tables are given)
+  tables          capacity table set file(s) (docs/ENGINES.md "Table sets")
   dtype           KV dtype; default: the model's (OffloadingConfig.model.dtype)
   threads         codec threads per batch call (0: the backend's default)
   workers         background coding threads (default 1)
