@@ -111,8 +111,10 @@ class OffloadConfig:
     raw_layout: str = "multi"
     # Capacity table sets (docs/OFFLOAD.md "Table sets"): a set file's path,
     # its bytes, a TableSet, or a list of those. Each is stored once in the
-    # pool under tables_key(id); puts code with the first set of the
-    # values' dtype, gets decode frames naming any set held or in the pool.
+    # pool under tables_key(id). put_blocks codes with a set per layer and
+    # K/V when given 2 x layers of them, else (and put_values always) with
+    # the first set of the values' dtype; gets decode frames naming any set
+    # held or in the pool.
     tables: object = None
     tables_cache: int = 256             # sets fetched from the pool kept (LRU)
 
@@ -301,7 +303,7 @@ class KVOffloadStore:
         self._lock = threading.Lock()
         self._value_prefix = f"{config.namespace}/{model}/"
         # Table sets: the configured ones (kept) and those fetched from the
-        # pool by id (LRU, at most config.tables_cache); _held is the tuple
+        # pool by id (LRU, at most config.tables_cache); _held is the list
         # the decoder gets, replaced (not mutated) under _lock.
         own = load_tables(config.tables)
         self._own_sets = {ts.id: ts for ts in own}
