@@ -63,7 +63,7 @@ class _Skip(Exception):
     pass
 
 
-def bench_vllm(name, reps, timing=False):
+def bench_vllm(name, reps, timing=False, raw_only=False):
     from vllm.v1.kv_offload.tiering.base import TransferJob
     from vllm_harness import Engine, key, splitzip_tier
     bt = 16 if name == "smollm2" else 32
@@ -93,7 +93,7 @@ def bench_vllm(name, reps, timing=False):
     finally:
         if eng is not None:
             eng.close()
-    for mode in MODES:
+    for mode in () if raw_only else MODES:
         # The probe codes on one thread, in the tier and in the baseline alike.
         eng = Engine(cb, n + 4, [splitzip_tier(budget, mode, **({"threads": 1} if timing else {}))])
         try:
@@ -118,6 +118,50 @@ def bench_vllm(name, reps, timing=False):
             else:
                 row.update(time_vllm_tier(eng, tier, data, ks, n, reps, TransferJob, key))
             rows.append(row)
+        finally:
+            eng.close()
+    return rows
+
+
+def held_out_modes(pages, workdir):
+    """(mode label, tier kwargs, pages stored) for the table-set rows: the
+    pages of the second half (smollm2's second sequence, the bundled KV's
+    sequences 8-15) in capacity mode with per-block tables and with one set
+    calibrated on the first half (a file, as a deployment names it)."""
+    path = Path(workdir) / "model.szct"
+    _, held = kvdata.held_out_tables(pages, path)
+    return [("capacity, held-out pages", {"mode": "capacity"}, held),
+            ("capacity + set, held-out pages", {"mode": None, "tables": str(path)}, held)]
+
+
+def bench_vllm_sets(name, workdir):
+    """Blocks held with a calibrated set against the raw tier and against
+    per-block capacity tables, on held-out pages."""
+    from vllm_harness import Engine, key, splitzip_tier
+    bt = 16 if name == "smollm2" else 32
+    pages = kvdata.pages(name, bt)
+    cb = pages.shape[1]
+    budget_chunks = 128
+    budget = budget_chunks * cb
+    rows = []
+    for label, kw, held_pages in held_out_modes(pages, workdir):
+        mode = kw.pop("mode")
+        eng = Engine(cb, 8, [splitzip_tier(budget, mode, **kw)])
+        try:
+            tier = eng.tiers[0]
+            data = {key(i): kvdata.tagged(held_pages, i) for i in range(3 * budget_chunks)}
+            ks = list(data)
+            for i in range(0, len(ks), 4):
+                eng.store(ks[i:i + 4], data)
+                eng.settle()
+            held = [k for k in ks if k in tier.cache]
+            got = {}
+            for i in range(0, len(held), 4):
+                got.update(eng.load(held[i:i + 4]))
+            exact = len(got) == len(held) and all(np.array_equal(got[k], data[k]) for k in got)
+            rows.append({"engine": "vllm", "data": name, "tier": "SplitzipTier", "mode": label,
+                         "budget_bytes": budget, "page_bytes": cb, "tokens_per_page": bt,
+                         "held": len(held), "exact": exact, "used_bytes": tier.cache.used_bytes})
         finally:
             eng.close()
     return rows
@@ -258,7 +302,7 @@ def time_vllm_tier(eng, tier, data, ks, n, reps, TransferJob, key):
 
 # -- SGLang -------------------------------------------------------------------
 
-def bench_sglang(name, reps, workdir, timing=False):
+def bench_sglang(name, reps, workdir, timing=False, sets_only=False):
     from sglang_harness import Controller, host_pool, splitzip_extra
     layers, heads, dim = {"smollm2": (30, 3, 64), "stories260k": (5, 4, 8)}[name]
     ps = 16 if name == "smollm2" else 32
@@ -307,7 +351,7 @@ def bench_sglang(name, reps, workdir, timing=False):
                  "mode": "raw", "budget_bytes": budget, "page_bytes": pb, "tokens_per_page": ps,
                  "held": len(held), "exact": held_exact(ctl, held)})
     ctl.backend.clear()
-    for mode in MODES:
+    for mode in () if sets_only else MODES:
         for v1 in (1, 0):
             pool = host_pool("page_first", layers, heads, dim, ps, 2 * n)
             ctl = Controller("dynamic", splitzip_extra(budget, mode, v1), pool)
@@ -320,6 +364,19 @@ def bench_sglang(name, reps, workdir, timing=False):
                    "held": len(held), "exact": held_exact(ctl, held), "used_bytes": c.used_bytes}
             rows.append(row)
             ctl.backend.close()
+    for label, kw, held_pages in held_out_modes(pages, workdir):
+        hdata = [kvdata.tagged(held_pages, i) for i in range(n_keys)]
+        data[:] = hdata  # fill() and held_exact() read `data`
+        pool = host_pool("page_first", layers, heads, dim, ps, 2 * n)
+        ctl = Controller("dynamic", splitzip_extra(budget, kw.pop("mode"), 1, **kw), pool)
+        fill(ctl)
+        c = ctl.backend.cache
+        held = [i for i in range(n_keys) if keys[i] in c]
+        rows.append({"engine": "sglang", "data": name, "mode": label,
+                     "tier": "SplitzipHiCacheStorage (interface_v1)",
+                     "budget_bytes": budget, "page_bytes": pb, "tokens_per_page": ps,
+                     "held": len(held), "exact": held_exact(ctl, held), "used_bytes": c.used_bytes})
+        ctl.backend.close()
     return rows
 
 
@@ -378,16 +435,22 @@ def main():
     ap.add_argument("engine", choices=["vllm", "sglang"])
     ap.add_argument("--out", required=True)
     ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--sets-only", action="store_true",
+                    help="only the raw tier and the held-out table-set rows")
     a = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory(prefix="splitzip-bench-") as tmp:
         for name in kvdata.available():
             if a.engine == "vllm":
-                rows += bench_vllm(name, a.reps)
-                rows += bench_vllm_pool(name, tmp)
+                rows += bench_vllm(name, a.reps, raw_only=a.sets_only)
+                rows += bench_vllm_sets(name, tmp)
+                if not a.sets_only:
+                    rows += bench_vllm_pool(name, tmp)
             else:
-                rows += bench_sglang(name, a.reps, tmp)
-        if a.engine == "vllm":
+                rows += bench_sglang(name, a.reps, tmp, sets_only=a.sets_only)
+        if a.sets_only:
+            pass
+        elif a.engine == "vllm":
             rows += bench_vllm("stories260k", a.reps, timing=True)
         else:
             rows += bench_sglang("stories260k", a.reps, tmp, timing=True)

@@ -39,6 +39,10 @@ decode of every rep returned the chunk bit for bit.
 
   build-python/venv/bin/python bench/offload/tokens_per_gib.py [--reps 7] [--store]
 Writes bench/results/offload_tokens.json and .md (the tables, also printed).
+  build-python/venv/bin/python bench/offload/tokens_per_gib.py --sets
+Writes bench/results/offload_tables.json and .md: held-out capacity table
+sets through KVOffloadStore (smollm2 when ../shared/data/kv/smollm2 exists,
+and the bundled KV).
 """
 import argparse
 import gc
@@ -313,13 +317,174 @@ def write_md(res, path):
     return text
 
 
+SMOL = [ROOT.parent / "shared/data/kv/smollm2", ROOT.parent.parent / "shared/data/kv/smollm2"]
+
+
+def held_out_kv():
+    """{name: (layout, pages, calibration blocks, stored blocks)}: smollm2
+    (30 layers, [2 seq, 512, 3, 64]) as 2 blocks of 512 tokens, sequence 0
+    calibrates and sequence 1 is stored; the bundled KV as 16 blocks of 512
+    tokens, sequences 0-7 calibrate and 8-15 are stored."""
+    out = {}
+    d = next((x for x in SMOL if (x / "layer00_k.bf16").exists()), None)
+    if d is not None:
+        lay = PagedKVLayout(30, 512, 3, 64, "bf16")
+        p = lay.allocate(2)
+        for l in range(30):
+            for j, kv in enumerate("kv"):
+                p[l, j] = np.fromfile(d / f"layer{l:02d}_{kv}.bf16", "<u2").view(
+                    ml_dtypes.bfloat16).reshape(2, 512, 3, 64)
+        out["smollm2"] = (lay, p, [0], [1])
+    lay, p = layouts()["stories260k"]
+    out["stories260k"] = (lay, p, list(range(8)), list(range(8, 16)))
+    return out
+
+
+class DictClient:
+    """The Mooncake calls the store makes, on a dict (sizes, not speed)."""
+
+    def __init__(self):
+        self.d = {}
+
+    def register_buffer(self, ptr, n):
+        return 0
+
+    def batch_put_from(self, keys, ptrs, lens, rc):
+        import ctypes
+        for k, p, n in zip(keys, ptrs, lens):
+            self.d[k] = ctypes.string_at(p, n)
+        return [0] * len(keys)
+
+    def batch_get_into(self, keys, ptrs, caps):
+        import ctypes
+        out = []
+        for k, p, c in zip(keys, ptrs, caps):
+            v = self.d.get(k)
+            if v is None or len(v) > c:
+                out.append(-704 if v is None else -600)
+            else:
+                ctypes.memmove(p, v, len(v))
+                out.append(len(v))
+        return out
+
+    def batch_is_exist(self, keys):
+        return [1 if k in self.d else 0 for k in keys]
+
+    def batch_remove(self, keys, force):
+        return [0 if self.d.pop(k, None) is not None else -704 for k in keys]
+
+    def put(self, key, value, rc):
+        self.d[key] = bytes(value)
+        return 0
+
+    def get(self, key):
+        return self.d.get(key, b"")
+
+    def remove(self, key, force):
+        return 0 if self.d.pop(key, None) is not None else -704
+
+    def close(self):
+        pass
+
+
+def held_out_sets():
+    """Chunk values of held-out blocks through KVOffloadStore.put_blocks:
+    per-block capacity tables against table sets calibrated on other
+    blocks (per layer and K/V, T = 32 and T = 1; one set for the model);
+    every value read back by a reader store with no sets of its own (it
+    fetches them from the store by id), compared bit for bit."""
+    from splitzip_kv.offload import calibrate_layer_tables
+    res = {}
+    for name, (lay, pages, cal, held) in held_out_kv().items():
+        hs = [f"h{b}" for b in held]
+        one = splitzip.calibrate([np.ascontiguousarray(pages[l, j, b]) for l in range(lay.layers)
+                                  for j in range(2) for b in cal], mode="capacity")
+        variants = [("raw", {"codec": "raw"}),
+                    ("splitzip capacity (per-block tables)", {"codec_options": {"mode": "capacity"}}),
+                    ("capacity + one set for the model (T = 32)", {"tables": one}),
+                    ("capacity + sets per layer and K/V (T = 1)",
+                     {"tables": calibrate_layer_tables(pages, cal, table_count=1)}),
+                    ("capacity + sets per layer and K/V (T = 32)",
+                     {"tables": calibrate_layer_tables(pages, cal)})]
+        rows = []
+        raw_bytes = len(held) * lay.layers * 2 * lay.page_bytes
+        tokens = len(held) * lay.block_tokens
+        for label, kw in variants:
+            client = DictClient()
+            st = KVOffloadStore(OffloadConfig(**kw), name, lay, client=client)
+            if kw.get("codec") == "raw":
+                sizes = [2 * lay.page_bytes] * (len(held) * lay.layers)
+                exact = True
+                n_sets = 0
+            else:
+                out = st.put_blocks(pages, held, hs)
+                assert all(x.ok for x in out), out[:2]
+                sizes = [x.stored_bytes for x in out]
+                n_sets = len([k for k in client.d if "/tables/" in k])
+                reader = KVOffloadStore(OffloadConfig(), name, lay, client=client)
+                got = np.zeros_like(pages)
+                back = reader.get_blocks(got, held, hs)
+                exact = all(x.ok for x in back) and \
+                    got[:, :, held].tobytes() == pages[:, :, held].tobytes() and \
+                    reader.tables_fetched == n_sets
+                reader.close()
+            st.close()
+            stored = sum(sizes)
+            rows.append({"codec": label, "stored_bytes": stored, "raw_bytes": raw_bytes,
+                         "ratio": raw_bytes / stored, "tokens_per_gib_values": GiB * tokens / stored,
+                         "tokens_per_gib_pool_split": GiB * tokens / sum(pool_bytes(n, label != "raw")
+                                                                          for n in sizes),
+                         "sets_in_store": n_sets, "exact": exact})
+            print(json.dumps(rows[-1]), flush=True)
+        res[name] = {"layout": [lay.layers, lay.block_tokens, lay.kv_heads, lay.head_dim],
+                     "calibrated_on": cal, "stored": held, "rows": rows}
+    return res
+
+
+def write_sets_md(res, meta, path):
+    lines = ["# Tokens per GiB of offload store with capacity table sets (issue 29)", "",
+             "Generated by `bench/offload/tokens_per_gib.py --sets` (held-out: the sets are calibrated "
+             "on other sequences than the ones stored). Do not edit by hand.", "",
+             f"- {meta['time']}, splitzip {meta['splitzip']}. Values: what KVOffloadStore.put_blocks "
+             "stores per (layer, block) chunk (header + K and V frames, checksummed), sizes only (a "
+             "dict stands in for Mooncake); the sets themselves are stored once per store, not "
+             "counted per chunk. Round trip: a second store with no sets of its own reads every "
+             "value, fetching the sets from the store by the ids the frames name.", ""]
+    for name, r in res.items():
+        L, bt, h, d = r["layout"]
+        lines += [f"## {name}: {L} layers x {h} KV heads x {d}, {bt}-token blocks; calibrated on "
+                  f"blocks {r['calibrated_on']}, stored blocks {r['stored']}", "",
+                  "| stored as | ratio | x raw tokens per GiB of values | tokens per GiB of values | "
+                  "tokens per GiB of pool (size-class split) | sets in the store | round trip |",
+                  "|---|---:|---:|---:|---:|---:|---|"]
+        raw = r["rows"][0]["tokens_per_gib_values"]
+        for x in r["rows"]:
+            lines.append(f"| {x['codec']} | {x['ratio']:.4f} | {x['tokens_per_gib_values'] / raw:.4f} | "
+                         f"{fmt_int(x['tokens_per_gib_values'])} | {fmt_int(x['tokens_per_gib_pool_split'])} | "
+                         f"{x['sets_in_store']} | {'exact' if x['exact'] else 'NOT exact'} |")
+        lines.append("")
+    text = "\n".join(lines) + "\n"
+    open(path, "w").write(text)
+    return text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--store", action="store_true", help="also fill a real loopback Mooncake Store")
     ap.add_argument("--port", type=int, default=50851, help="master port for --store")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    ap.add_argument("--sets", action="store_true",
+                    help="only the held-out table-set section (offload_tables.json / .md)")
     a = ap.parse_args()
+    if a.sets:
+        meta = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "splitzip": splitzip.__version__}
+        res = held_out_sets()
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "offload_tables.json"), "w") as f:
+            json.dump({"meta": meta, "kv": res}, f, indent=1)
+        print(write_sets_md(res, meta, os.path.join(a.out, "offload_tables.md")))
+        return
     res = {"layouts": {}, "chunks": {}}
     lays = layouts()
     for name, (layout, pages) in lays.items():

@@ -8,7 +8,8 @@ repeated), against an in-memory stand-in for the Mooncake client (a dict;
 its put / get copy the values with ctypes). Chunks of 32 KiB (16 KiB K +
 16 KiB V pages: 16 tokens x 4 KV heads x 128 dims bf16) and 64 KiB (16
 tokens x 8 heads x 128 dims, vLLM's block of a Llama-3-8B layer), both modes,
-splitzip threads=1.
+and capacity with table sets per layer and K/V ("capacity+sets",
+calibrate_layer_tables on the first half of the blocks), splitzip threads=1.
 
 Python time per chunk = (CPU time of the whole call, all threads)
                         - (CPU time inside the codec's native calls)
@@ -118,6 +119,13 @@ class FakeClient:
     def _batch_is_exist(self, keys):
         return [1 if k in self.d else 0 for k in keys]
 
+    def put(self, key, value, rc):  # a table set, once per store
+        self.d[key] = bytes(value)
+        return 0
+
+    def get(self, key):
+        return self.d.get(key, b"")
+
     def close(self):
         pass
 
@@ -198,7 +206,7 @@ def main():
         sys.modules["mooncake.store"] = mod
     import splitzip_kv
     from splitzip_kv import _core
-    from splitzip_kv.offload import KVOffloadStore, OffloadConfig, PagedKVLayout, chunk
+    from splitzip_kv.offload import KVOffloadStore, OffloadConfig, PagedKVLayout, calibrate_layer_tables, chunk
     clock = Clock()
     for name in ("encode_chunks", "decode_chunks", "copy_spans", "compress_into", "decode_chunk_parts",
                  "decompress_into"):
@@ -215,9 +223,13 @@ def main():
         hashes = [f"{b:032x}" for b in blocks]
         n_chunks = args.blocks * args.layers
         chunk_kib = 2 * layout.page_bytes // 1024
-        for mode, gmib in [(m, int(g)) for g in args.group_mib.split(",") for m in ("raw", "fast", "capacity")]:
+        sets = calibrate_layer_tables(pages, range(args.blocks // 2))
+        for mode, gmib in [(m, int(g)) for g in args.group_mib.split(",")
+                           for m in ("raw", "fast", "capacity", "capacity+sets")]:
             if mode == "raw":
                 cfg = OffloadConfig(codec="raw", group_bytes=gmib << 20)
+            elif mode == "capacity+sets":
+                cfg = OffloadConfig(tables=sets, threads=1, group_bytes=gmib << 20)
             else:
                 cfg = OffloadConfig(codec_options={"mode": mode}, threads=1, group_bytes=gmib << 20)
             store = KVOffloadStore(cfg, "bench", layout, client=FakeClient(clock))
@@ -247,7 +259,7 @@ def main():
 
             best = {}
             calls = (("put_blocks", put), ("get_blocks", get))
-            if mode != "raw" and gmib == int(args.group_mib.split(",")[0]):
+            if mode in ("fast", "capacity") and gmib == int(args.group_mib.split(",")[0]):
                 calls += (("encode_into per chunk (before)", old_put),
                           ("decode_into per chunk (before)", old_get))
             for rep in range(args.reps):

@@ -64,7 +64,7 @@ class CompressedPageCache:
     parts of one (SGLang's K and V of a page): a tuple of frames, stored,
     evicted and refused together."""
 
-    def __init__(self, capacity_bytes, dtype, *, mode="fast", threads=0, backend=None):
+    def __init__(self, capacity_bytes, dtype, *, mode="fast", threads=0, backend=None, tables=None):
         capacity_bytes = int(capacity_bytes)
         if capacity_bytes <= 0:
             raise ValueError("capacity_bytes must be positive")
@@ -75,6 +75,13 @@ class CompressedPageCache:
         self.backend = backend
         self._mode_id = _api._mode(self.mode)
         _api._check_common(10, self.threads)
+        # Capacity table sets (a list of TableSet): values are coded with the
+        # first of this dtype; frames naming any of them decode.
+        self.tables = list(tables or [])
+        if self.tables and self.mode != "capacity":
+            raise ValueError("table sets need mode 'capacity'")
+        self._write_set = next((ts for ts in self.tables if ts.dtype == self.dtype), None)
+        self._held = self.tables or None
         self._lru = collections.OrderedDict()  # key -> (frames tuple, stored bytes)
         self._lock = threading.Lock()
         self.used_bytes = 0
@@ -146,7 +153,7 @@ class CompressedPageCache:
         compress_batch's per-array checks cost more than a 4 KiB page's
         coding, and these parts are the tiers' own byte views."""
         return _core.compress_batch(parts, self.dtype, None, 10, True, self.backend, self.threads,
-                                    self._mode_id, None)
+                                    self._mode_id, None, False, self._write_set)
 
     def insert(self, keys, frames, nparts=1):
         """Holds ``frames`` (``nparts`` consecutive frames per key) under
@@ -240,7 +247,7 @@ class CompressedPageCache:
                         or n * item != o.nbytes or fsize != len(f):
                     return False
             # Byte outs of the checked sizes: straight to the extension.
-            _core.decompress_batch(frames, outs, self.backend, self.threads, 0, True)
+            _core.decompress_batch(frames, outs, self.backend, self.threads, 0, True, False, self._held)
             return True
         except (splitzip.SplitzipError, ValueError, TypeError):
             return False

@@ -34,16 +34,31 @@ def model_id(name):
     return s or "model"
 
 
-def open_store(options, model, mode, threads):
+def tier_tables(tables, mode):
+    """The table sets of a tier's ``tables`` option (a set file's path, its
+    bytes, a TableSet, or a list of those) and the tier's mode: "capacity"
+    when sets are given and ``mode`` is None; sets with mode "fast" are
+    refused."""
+    from ..offload.store import load_tables
+    sets = load_tables(tables)
+    if mode is None:
+        mode = "capacity" if sets else "fast"
+    if sets and mode != "capacity":
+        raise ValueError("tables are capacity table sets: mode must be 'capacity' (or left out)")
+    return sets, mode
+
+
+def open_store(options, model, mode, threads, tables=None):
     """A KVOffloadStore (values only) for a tier: ``options`` is the tier's
     ``mooncake`` dict, any OffloadConfig field but the codec's (``master``,
     ``protocol``, ``local_hostname``, ``metadata_server``, ``segment_bytes``,
     ``local_buffer_bytes``, ``replicas``, ``namespace``, ``group_bytes``,
-    ``size_class_split``); the mode and threads are the tier's."""
+    ``size_class_split``, ``tables_cache``); the mode, threads and table
+    sets (a list of TableSet) are the tier's."""
     from ..offload.store import KVOffloadStore, OffloadConfig
     opts = dict(options or {})
     allowed = {f.name for f in dataclasses.fields(OffloadConfig)} - {
-        "codec", "codec_options", "threads", "raw_layout", "backend"}
+        "codec", "codec_options", "threads", "raw_layout", "backend", "tables"}
     unknown = sorted(set(opts) - allowed)
     if unknown:
         raise ValueError(f"unknown mooncake options {unknown} (known: {sorted(allowed)})")
@@ -55,7 +70,8 @@ def open_store(options, model, mode, threads):
     # tail object and keep its head, and the value is lost while its head
     # still takes the space (bench/results/engines.md).
     opts.setdefault("size_class_split", False)
-    cfg = OffloadConfig(codec="splitzip", codec_options={"mode": mode}, threads=int(threads), **opts)
+    cfg = OffloadConfig(codec="splitzip", codec_options={"mode": mode}, threads=int(threads),
+                        tables=list(tables) if tables else None, **opts)
     return KVOffloadStore(cfg, model_id(model))
 
 

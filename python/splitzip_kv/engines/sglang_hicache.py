@@ -32,7 +32,9 @@ Extra-config keys: store ("host" default, "mooncake", "both"),
 capacity_bytes (host budget; host and both), mooncake (OffloadConfig
 fields of the pool: master required; mooncake and both), model (key
 component in the pool; default the model name and TP rank), mode ("fast"
-default, or "capacity"), threads (codec threads per batch call, 0: default).
+default, or "capacity"; "capacity" when tables are given), threads (codec
+threads per batch call, 0: default), tables (capacity table sets: a set
+file's path or a list of them; docs/ENGINES.md "Table sets").
 """
 
 import ctypes
@@ -46,7 +48,7 @@ from . import _remote
 from ._pages import CompressedPageCache, check_mode, splitzip_dtype
 
 _KNOWN = {"backend_name", "module_path", "class_name", "interface_v1", "capacity_bytes",
-          "mode", "threads", "store", "mooncake", "model"}
+          "mode", "threads", "store", "mooncake", "model", "tables"}
 
 
 def _bytes_of(t):
@@ -77,7 +79,8 @@ class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
         if self.store == "host" and "mooncake" in extra:
             raise ValueError("SplitzipHiCacheStorage: mooncake options need store 'mooncake' or 'both'")
         self.capacity_bytes = cap
-        self.mode = check_mode(extra.get("mode", "fast"))
+        self.tables, mode = _remote.tier_tables(extra.get("tables"), extra.get("mode"))
+        self.mode = check_mode(mode)
         self.threads = int(extra.get("threads", 0))
         self.storage_config = storage_config
         self.cache = None       # made when the host pool (and so the dtype) is known
@@ -90,7 +93,8 @@ class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
             if model is None:
                 model = f"{getattr(storage_config, 'model_name', None) or 'model'}-tp" \
                         f"{getattr(storage_config, 'tp_rank', 0)}"
-            self.remote = _remote.open_store(extra.get("mooncake"), model, self.mode, self.threads)
+            self.remote = _remote.open_store(extra.get("mooncake"), model, self.mode, self.threads,
+                                             self.tables)
         # Mooncake counters (reports; the backup and prefetch threads both count).
         self._lock = threading.Lock()
         self._init_remote_counters()
@@ -111,7 +115,7 @@ class SplitzipHiCacheStorage(_remote.RemoteCounters, HiCacheStorage):
             self.dtype = splitzip_dtype(dtype)
         if self.cache is None and self.store != "mooncake":
             self.cache = CompressedPageCache(self.capacity_bytes, dtype, mode=self.mode,
-                                             threads=self.threads)
+                                             threads=self.threads, tables=self.tables)
         return self.cache
 
     def _ready(self):

@@ -33,7 +33,9 @@ Parameters (the tier's dict in ``secondary_tiers``):
                   protocol, local_hostname, metadata_server, segment_bytes,
                   local_buffer_bytes, replicas, namespace (mooncake, both)
   model           key component in the pool (default: the model's name)
-  mode            "fast" (default) or "capacity" (smaller frames, slower)
+  mode            "fast" (default) or "capacity" (smaller frames, slower;
+                  the default when tables are given)
+  tables          capacity table set file(s) (docs/ENGINES.md "Table sets")
   dtype           KV dtype; default: the model's (OffloadingConfig.model.dtype)
   threads         codec threads per batch call (0: the backend's default)
   workers         background coding threads (default 1)
@@ -63,9 +65,9 @@ class SplitzipTier(_remote.RemoteCounters, SecondaryTierManager):
     medium: ClassVar[Medium] = Medium.CPU
 
     def __init__(self, offloading_spec, primary_kv_view, tier_type, backpressure_detector=None,
-                 *, capacity_bytes: int = 0, mode: str = "fast", dtype: Any = None,
+                 *, capacity_bytes: int = 0, mode: Any = None, dtype: Any = None,
                  threads: int = 0, workers: int = 1, store: str = "host",
-                 mooncake: Any = None, model: Any = None, **unknown):
+                 mooncake: Any = None, model: Any = None, tables: Any = None, **unknown):
         super().__init__(offloading_spec=offloading_spec, primary_kv_view=primary_kv_view,
                          tier_type=tier_type, backpressure_detector=backpressure_detector)
         if unknown:
@@ -78,6 +80,7 @@ class SplitzipTier(_remote.RemoteCounters, SecondaryTierManager):
                              "the pool's segments are the budget")
         if store == "host" and mooncake is not None:
             raise ValueError("SplitzipTier: mooncake options need store='mooncake' or 'both'")
+        self.tables, mode = _remote.tier_tables(tables, mode)
         check_mode(mode)
         if dtype is None:
             dtype = offloading_spec.config.model.dtype
@@ -87,14 +90,15 @@ class SplitzipTier(_remote.RemoteCounters, SecondaryTierManager):
         # (num_chunks, row bytes), int8 in vLLM 0.34: the codec takes bytes.
         self._rows: Any = np.asarray(primary_kv_view).view(np.uint8).reshape(-1, self.block_size_bytes)
         self._elems = self.block_size_bytes // CompressedPageCache.itemsize(self.dtype)
-        self.cache = CompressedPageCache(capacity_bytes, dtype, mode=mode, threads=threads) \
+        self.cache = CompressedPageCache(capacity_bytes, dtype, mode=mode, threads=threads,
+                                         tables=self.tables) \
             if store != "mooncake" else None
         self.remote = None
         if store != "host":
             cfg = offloading_spec.config
             if model is None:
                 model = f"{cfg.model.name}-r{cfg.parallel.rank}"
-            self.remote = _remote.open_store(mooncake, model, mode, threads)
+            self.remote = _remote.open_store(mooncake, model, mode, threads, self.tables)
         self._pool = cf.ThreadPoolExecutor(max(1, int(workers)), thread_name_prefix="splitzip-tier")
         self._lock = threading.Lock()
         self._finished: list = []

@@ -7,11 +7,11 @@ See docs/OFFLOAD.md. Mooncake is imported only when a store is opened, so
 
 from .chunk import ChunkError, chunk_bound, decode_into, encode, encode_into, parse
 from .keys import block_hashes, chunk_key
-from .store import (ChunkStatus, KVOffloadStore, OffloadConfig, PagedKVLayout, connect,
-                    mooncake_error)
+from .store import (ChunkStatus, KVOffloadStore, OffloadConfig, PagedKVLayout,
+                    calibrate_layer_tables, connect, mooncake_error, tables_key)
 
 __all__ = [
     "ChunkError", "ChunkStatus", "KVOffloadStore", "OffloadConfig", "PagedKVLayout",
-    "block_hashes", "chunk_bound", "chunk_key", "connect", "decode_into", "encode",
-    "encode_into", "mooncake_error", "parse",
+    "block_hashes", "calibrate_layer_tables", "chunk_bound", "chunk_key", "connect", "decode_into", "encode",
+    "encode_into", "mooncake_error", "parse", "tables_key",
 ]

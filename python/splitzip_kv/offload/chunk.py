@@ -187,18 +187,20 @@ def encode_many(keys, src, part_offsets, n_parts, part_elems, out, out_offsets, 
 
 
 def decode_many(keys, buf, value_offsets, value_sizes, dst, part_offsets, n_parts, part_elems, *,
-                dtype, backend=None, threads=0, exact=True):
+                dtype, backend=None, threads=0, exact=True, tables=None):
     """Checks and decodes the values of ``keys`` in one call (the GIL released
     once, threads across all parts): value i is ``buf[value_offsets[i]:][:value_sizes[i]]``
     and its part j goes to byte offset ``part_offsets[i * n_parts + j]`` of
     ``dst`` (a writable C-contiguous host numpy array). The checks are
     decode_into()'s, in its order. Returns a list with None for each value
     decoded and the ChunkError reason for each one refused (its destination
-    parts are then undefined)."""
+    parts are then undefined). ``tables``: the capacity table sets (a
+    TableSet or a list) frames may name; a frame naming another is refused
+    with a reason that contains MISSING_TABLES."""
     _api._check_common(None, threads)
     return _core.decode_chunks(buf, _u64(value_offsets), _u64(value_sizes), keys,
                                _host_bytes(dst, writable=True), _u64(part_offsets), n_parts,
-                               part_elems, dtype, DTYPE_IDS[dtype], exact, backend, threads)
+                               part_elems, dtype, DTYPE_IDS[dtype], exact, backend, threads, tables)
 
 
 def _u64(a):

@@ -109,11 +109,20 @@ class OffloadConfig:
     # codec="raw" only: "multi" stores a chunk's K and V pages as one object
     # (batch_*_multi_buffers), "kv_keys" as two objects (key~k, key~v).
     raw_layout: str = "multi"
+    # Capacity table sets (docs/OFFLOAD.md "Table sets"): a set file's path,
+    # its bytes, a TableSet, or a list of those. Each is stored once in the
+    # pool under tables_key(id). put_blocks codes with a set per layer and
+    # K/V when given 2 x layers of them, else (and put_values always) with
+    # the first set of the values' dtype; gets decode frames naming any set
+    # held or in the pool.
+    tables: object = None
+    tables_cache: int = 256             # sets fetched from the pool kept (LRU)
 
     @property
     def mode(self):
-        """The splitzip coding mode this store writes: "fast" or "capacity"."""
-        return (self.codec_options or {}).get("mode", "fast")
+        """The splitzip coding mode this store writes: "fast" or "capacity"
+        (the default when ``tables`` are given)."""
+        return (self.codec_options or {}).get("mode", "capacity" if self.tables is not None else "fast")
 
     def validate(self):
         if self.codec not in ("splitzip", "raw"):
@@ -132,6 +141,38 @@ class OffloadConfig:
             raise ValueError(f"raw_layout must be 'multi' or 'kv_keys', not {self.raw_layout!r}")
         if self.group_bytes <= 0:
             raise ValueError("group_bytes must be positive")
+        if self.tables is not None:
+            if self.codec != "splitzip":
+                raise ValueError("tables apply to codec='splitzip'")
+            if self.mode != "capacity":
+                raise ValueError("tables are capacity table sets: codec_options['mode'] must be "
+                                 "'capacity' (or left out)")
+        if int(self.tables_cache) < 1:
+            raise ValueError("tables_cache must be >= 1")
+
+
+def load_tables(spec):
+    """The table sets ``spec`` names (None, a TableSet, a set file's bytes, a
+    path, or a list of those), as a list of TableSet."""
+    from .lmcache_serde import load_tables as _load
+    return _load(spec)
+
+
+def calibrate_layer_tables(pages, blocks=None, table_count=None):
+    """Table sets per layer and K/V from a paged KV sample ``pages``
+    ``[layers, 2, blocks, ...]`` (the blocks ``blocks``, default all), in
+    the order OffloadConfig.tables takes them: L0 K, L0 V, L1 K, ...
+    Calibrate on KV other than what will be stored (held-out sequences)."""
+    from .. import calibrate
+    blocks = range(pages.shape[2]) if blocks is None else blocks
+    kw = {} if table_count is None else {"table_count": table_count}
+    return [calibrate([np.ascontiguousarray(pages[l, j, b]) for b in blocks], mode="capacity", **kw)
+            for l in range(pages.shape[0]) for j in range(2)]
+
+
+def tables_key(namespace, set_id):
+    """The pool key of the table set ``set_id``: ``{namespace}/tables/{id:016x}``."""
+    return f"{namespace}/tables/{int(set_id):016x}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,7 +205,8 @@ class PagedKVLayout:
 @dataclasses.dataclass(slots=True)
 class ChunkStatus:
     """What happened to one chunk. ``status``: OK, NOT_FOUND, STORE_ERROR,
-    CORRUPT (refused: never returned as data) or ERROR."""
+    CORRUPT (refused: never returned as data), MISSING_TABLES (a frame names
+    a table set neither held nor readable from the pool: no data) or ERROR."""
     key: str
     status: str
     detail: str = ""
@@ -222,6 +264,7 @@ class _Geometry:
         self.part_elems = int(part_elems)
         self.part_bytes = self.part_elems * _chunk._ITEMSIZE[dtype]
         self.bound = _chunk.chunk_bound(dtype, self.n_parts, self.part_elems)
+        self.part_bound = _api.compress_bound(dtype, self.part_elems)
         # A tail is shorter than its head's size-class step (head / 8).
         self.tail_cap = (self.bound >> 3) + 64
         self.group = max(1, group_bytes // (self.n_parts * self.part_bytes))
@@ -259,6 +302,27 @@ class KVOffloadStore:
         self._pool = cf.ThreadPoolExecutor(1, thread_name_prefix="szkv")
         self._lock = threading.Lock()
         self._value_prefix = f"{config.namespace}/{model}/"
+        # Table sets: the configured ones (kept) and those fetched from the
+        # pool by id (LRU, at most config.tables_cache); _held is the list
+        # the decoder gets, replaced (not mutated) under _lock.
+        own = load_tables(config.tables)
+        self._own_sets = {ts.id: ts for ts in own}
+        self._write_sets = {}
+        for ts in own:
+            self._write_sets.setdefault(ts.dtype, ts)
+        # put_blocks: 2 x layers sets of the layout's dtype are one per layer
+        # and K/V (layer-major: L0 K, L0 V, L1 K, ...; DESIGN.md 7a).
+        self._layer_sets = None
+        if layout is not None:
+            mine = [ts for ts in own if ts.dtype == layout.dtype]
+            if len(mine) == 2 * layout.layers and len(mine) > 1:
+                self._layer_sets = [(mine[2 * l], mine[2 * l + 1]) for l in range(layout.layers)]
+        self._fetched = collections.OrderedDict()
+        self._held = list(self._own_sets.values()) or None
+        self.tables_fetched = 0   # sets read from the pool
+        self.tables_refused = 0   # stored sets that failed their own checks
+        if own:
+            self.publish_tables()
         # Counters for reports: raw bytes in and stored bytes out.
         self.raw_bytes_put = 0
         self.stored_bytes_put = 0
@@ -309,7 +373,10 @@ class KVOffloadStore:
         with self._lock:
             if geo.free:
                 return geo.free.pop()
-        slots = [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap)
+        # With sets per layer and K/V, the V frames are coded apart first
+        # (one value of one part each: header_size(1) + a frame's bound).
+        scratch = geo.group * (_chunk.header_size(1) + geo.part_bound) if self._layer_sets else 0
+        slots = [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap + scratch)
                  for _ in range(2)]
         for s in slots:
             # A group's batch-call arguments that depend only on the slot,
@@ -321,6 +388,7 @@ class KVOffloadStore:
             s.fetch_ptrs = s.head_ptrs + tails.tolist()
             s.fetch_caps = [geo.bound] * geo.group + [geo.tail_cap] * geo.group
             s.tail_offsets = (s.buf.size + np.arange(geo.group, dtype=np.uint64) * np.uint64(geo.tail_cap))
+            s.scratch_off = s.buf.size + geo.group * geo.tail_cap
         return slots
 
     def _give_slots(self, geo, slots):
@@ -397,8 +465,12 @@ class KVOffloadStore:
             self.register(pages)
             return self._put_raw(items)
         keys, offsets = self._work_coded(pages, block_ids, block_hashes, layers)
+        lay = None
+        if self._layer_sets is not None:
+            ls = np.asarray(list(range(self.layout.layers) if layers is None else layers), np.int64)
+            lay = np.tile(ls, len(block_ids))
         return self._put_coded(self._block_geometry(), keys, pages.reshape(-1).view(np.uint8),
-                               offsets)[0]
+                               offsets, layers=lay)[0]
 
     def put_values(self, keys, src, part_offsets, n_parts, part_elems, *, dtype, frames=False):
         """Stores one value per key of ``keys`` (strings; stored as
@@ -448,21 +520,68 @@ class KVOffloadStore:
         """Every value of the group in one codec call (chunk.encode_many)."""
         t0 = time.perf_counter()
         try:
+            if len(grp) == 4:
+                return self._encode_group_layer_sets(geo, grp, slot)
             keys, offsets, src = grp
             # chunk.encode_many without its argument checks: this store's
             # mode, threads and buffers were checked when it was opened.
             sizes, errors = _core.encode_chunks(
                 slot.buf, geo.slot_offsets[:len(keys)], keys, src, offsets, geo.n_parts,
                 geo.part_elems, geo.dtype, _chunk.DTYPE_IDS[geo.dtype], None, self.config.backend,
-                self.config.threads, self._mode_id)
+                self.config.threads, self._mode_id, self._write_sets.get(geo.dtype))
             return np.asarray(sizes, np.int64), dict(errors)
         finally:
             self.timings["encode"] += time.perf_counter() - t0
 
-    def _put_coded(self, geo, keys, src, offsets, frames=False):
-        """Returns (statuses, frames per key or None)."""
+    def _encode_group_layer_sets(self, geo, grp, slot):
+        """_encode_group with a set per layer and K/V: the native chunk call
+        takes one set, so each (layer, K or V) is coded as one-part values
+        (K in place, V in the slot's scratch), then V's frame is moved
+        behind K's and the header made a two-part one. The bytes are the
+        two-part chunk's: header_size(1) == header_size(2) == 40, and the
+        one-part header differs only in the part count, V's frame size and
+        the header checksum."""
+        keys, offsets, src, lay = grp
+        n = len(keys)
+        h = _chunk.header_size(1)
+        b1 = h + geo.part_bound
+        mem = slot.mem
+        heads = geo.slot_offsets[:n]
+        vpos = np.uint64(slot.scratch_off) + np.arange(n, dtype=np.uint64) * np.uint64(b1)
+        offs2 = offsets.reshape(-1, 2)
+        sizes = np.zeros((n, 2), np.int64)
+        errors = {}
+        did = _chunk.DTYPE_IDS[geo.dtype]
+        for l in np.unique(lay).tolist():
+            idx = np.flatnonzero(lay == l)
+            ks = [keys[i] for i in idx.tolist()] if idx.size < n else keys
+            for j, at in ((0, heads), (1, vpos)):
+                sz, errs = _core.encode_chunks(
+                    mem, at[idx], ks, src, offs2[idx, j], 1, geo.part_elems, geo.dtype, did, None,
+                    self.config.backend, self.config.threads, self._mode_id, self._layer_sets[l][j])
+                sizes[idx, j] = sz
+                for c, m in errs:
+                    errors[int(idx[c])] = m.replace("part 0", f"part {j}", 1)
+        fk = sizes[:, 0] - h
+        fv = sizes[:, 1] - h
+        ok = (sizes > 0).all(axis=1)
+        if errors:
+            ok[list(errors)] = False
+        o = heads[ok].astype(np.int64)
+        _core.copy_spans(mem, (o + h + fk[ok]).astype(np.uint64), vpos[ok] + np.uint64(h), fv[ok].astype(np.uint64))
+        mem[o + 6] = 2
+        mem[o[:, None] + 28 + np.arange(4)] = fv[ok].astype("<u4").view(np.uint8).reshape(-1, 4)
+        hashes = [_core.xxh64(mem[x:x + 32], 0) for x in o.tolist()]
+        mem[o[:, None] + 32 + np.arange(8)] = np.asarray(hashes, "<u8").view(np.uint8).reshape(-1, 8)
+        total = np.where(ok, h + fk + fv, 0)
+        return total, errors
+
+    def _put_coded(self, geo, keys, src, offsets, frames=False, layers=None):
+        """Returns (statuses, frames per key or None). ``layers``: each
+        chunk's layer (put_blocks with sets per layer and K/V)."""
         g, np_ = geo.group, geo.n_parts
-        groups = [(keys[i:i + g], offsets[np_ * i:np_ * (i + g)], src) for i in range(0, len(keys), g)]
+        groups = [(keys[i:i + g], offsets[np_ * i:np_ * (i + g)], src) +
+                  ((layers[i:i + g],) if layers is not None else ()) for i in range(0, len(keys), g)]
         out = []
         kept = [] if frames else None
         if not groups:
@@ -732,26 +851,30 @@ class KVOffloadStore:
             why = _core.decode_chunks(slot.buf, geo.slot_offsets[:n], res.astype(np.uint64), keys, dst,
                                       offsets, geo.n_parts, geo.part_elems, geo.dtype,
                                       _chunk.DTYPE_IDS[geo.dtype], True, self.config.backend,
-                                      self.config.threads)
+                                      self.config.threads, self._held)
             if status is None and why.count(None) == n:
                 out += _all_ok(keys, res.tolist())
                 return
         status = status or [None] * n
         if n_have == n:
-            hv = range(n)
+            hv = list(range(n))
         elif n_have:
             hv = np.flatnonzero(have)
             part_offs = offsets.reshape(-1, geo.n_parts)[hv].reshape(-1)
             why = _chunk.decode_many([keys[i] for i in hv.tolist()], slot.buf, geo.slot_offsets[hv],
                                      res[hv].astype(np.uint64), dst, part_offs, geo.n_parts,
                                      geo.part_elems, dtype=geo.dtype, backend=self.config.backend,
-                                     threads=self.config.threads)
+                                     threads=self.config.threads, tables=self._held)
             hv = hv.tolist()
         else:
             hv, why = [], []
+        missing = {}
+        if any(w is not None and _MISSING in w for w in why):
+            why, missing = self._decode_missing(geo, keys, slot, res, dst, offsets, hv, why)
         for i, w in zip(hv, why):
             r = int(res[i])
             status[i] = ChunkStatus(keys[i], "OK", "", r) if w is None else \
+                ChunkStatus(keys[i], "MISSING_TABLES", missing[i], r) if i in missing else \
                 ChunkStatus(keys[i], "CORRUPT", w, r)
         bad = []
         for i, r in enumerate(res.tolist()):
@@ -767,6 +890,98 @@ class KVOffloadStore:
             for off in offsets[geo.n_parts * i:geo.n_parts * (i + 1)].tolist():
                 dst[off:off + pb] = 0
         out += status
+
+    # -- table sets ---------------------------------------------------------
+
+    def publish_tables(self):
+        """Puts each configured table set into the pool under tables_key(id),
+        once (a set already there is left as it is). Returns {id: code}, 0
+        for a set stored or already present."""
+        sets = list(self._own_sets.values())
+        if not sets:
+            return {}
+        keys = [tables_key(self.config.namespace, ts.id) for ts in sets]
+        have = self.client.batch_is_exist(keys)
+        out = {}
+        for ts, k, e in zip(sets, keys, have):
+            out[ts.id] = 0 if e == 1 else self.client.put(k, ts.to_bytes(), self._rc)
+        return out
+
+    def held_tables(self):
+        """The ids of the table sets this store decodes with now."""
+        return [ts.id for ts in (self._held or [])]
+
+    def _fetch_tables(self, ids):
+        """Reads the sets ``ids`` (not held) from the pool; returns ({id: why}
+        for those it could not get, [the sets read]). A stored set is used
+        only if its bytes pass the set's own checks and carry the id its key
+        names."""
+        failed = {}
+        got = []
+        for sid in ids:
+            key = tables_key(self.config.namespace, sid)
+            data = self.client.get(key)
+            if not data:
+                failed[sid] = f"table set {sid:016x} is not held and not in the store ({key})"
+                continue
+            try:
+                ts = _core.TableSet.from_bytes(data)
+                if ts.id != sid:
+                    raise ValueError(f"holds set {ts.id:016x}")
+            except ValueError as e:
+                # Remove it so that a writer's publish_tables() can put it again.
+                self.client.remove(key, True)
+                with self._lock:
+                    self.tables_refused += 1
+                failed[sid] = f"stored table set {sid:016x} refused ({e}); removed from the store"
+                continue
+            got.append(ts)
+            with self._lock:
+                self._fetched[sid] = ts
+                self._fetched.move_to_end(sid)
+                while len(self._fetched) > int(self.config.tables_cache):
+                    self._fetched.popitem(last=False)
+                self._held = list(self._own_sets.values()) + list(self._fetched.values())
+                self.tables_fetched += 1
+        return failed, got
+
+    def _decode_missing(self, geo, keys, slot, res, dst, offsets, hv, why):
+        """Chunks refused for MISSING_TABLES: fetches the sets their frames
+        name from the pool and decodes them again. Returns the new reasons
+        (aligned with hv) and {chunk index: detail} of those still missing."""
+        before = list(self._held or [])
+        held = {ts.id for ts in before}
+        need = {}  # chunk index -> set ids its frames name that are not held
+        for k, w in enumerate(why):
+            if w is None or _MISSING not in w:
+                continue
+            i = hv[k]
+            r = int(res[i])
+            try:
+                ids = _frame_table_ids(keys[i], slot.buf[i * geo.bound:i * geo.bound + r])
+            except _chunk.ChunkError:
+                continue  # stays CORRUPT
+            need[k] = [x for x in ids if x not in held] or ids
+        failed, got = self._fetch_tables(sorted({x for v in need.values() for x in v if x not in held}))
+        # The sets held before and those just read decode this call, even if
+        # the bounded cache let some of them go already.
+        use = before + [ts for ts in got if ts.id not in held]
+        retry = [k for k, v in need.items() if not any(x in failed for x in v)]
+        why = list(why)
+        if retry:
+            sub = [hv[k] for k in retry]
+            part_offs = offsets.reshape(-1, geo.n_parts)[sub].reshape(-1)
+            why2 = _chunk.decode_many([keys[i] for i in sub], slot.buf, geo.slot_offsets[sub],
+                                      res[sub].astype(np.uint64), dst, part_offs, geo.n_parts,
+                                      geo.part_elems, dtype=geo.dtype, backend=self.config.backend,
+                                      threads=self.config.threads, tables=use)
+            for k, w in zip(retry, why2):
+                why[k] = w
+        missing = {}
+        for k, ids in need.items():
+            if why[k] is not None and _MISSING in why[k]:
+                missing[hv[k]] = "; ".join(failed.get(x, f"table set {x:016x} missing") for x in ids)
+        return why, missing
 
     @staticmethod
     def _tail_lost(key, head):
@@ -826,6 +1041,23 @@ class KVOffloadStore:
         self._pool.shutdown(wait=True)
         if self._owns_client:
             self.client.close()
+
+
+_MISSING = "MISSING_TABLES"
+
+
+def _frame_table_ids(key, value):
+    """The table set ids the frames of a chunk value name (0: none)."""
+    _, _, spans = _chunk.parse(key, value)
+    ids = []
+    for off, size in spans:
+        try:
+            sid = _core.frame_info(value[off:off + size], 0).get("tables_id", 0)
+        except ValueError as e:
+            raise _chunk.ChunkError(key, str(e)) from None
+        if sid and sid not in ids:
+            ids.append(sid)
+    return ids
 
 
 def _byte_view(a, what, writable=False):

@@ -51,3 +51,17 @@ def tagged(base, i):
     p = base[i % len(base)].copy()
     p[:8] = np.frombuffer(np.int64(i).tobytes(), np.uint8)
     return p
+
+
+def held_out_tables(pages, path=None):
+    """A capacity table set calibrated on the first half of ``pages`` (the
+    first sequence of smollm2, sequences 0-7 of the bundled KV) and the
+    other half, whose pages are then stored (held out). With ``path`` the
+    set is also saved there (the file a deployment's config names)."""
+    import ml_dtypes
+    import splitzip_kv as splitzip
+    half = len(pages) // 2
+    ts = splitzip.calibrate([p.view(ml_dtypes.bfloat16) for p in pages[:half]], mode="capacity")
+    if path is not None:
+        ts.save(str(path))
+    return ts, np.ascontiguousarray(pages[half:])

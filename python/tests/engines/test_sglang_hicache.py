@@ -365,3 +365,98 @@ def test_pool_ten_thousand_ops_with_faults(base, mooncake, store):
     finally:
         close_backend(ctl)
         kill.restore(n)
+
+
+# -- capacity table sets (docs/ENGINES.md "Table sets") -------------------------
+
+def test_tables_host_backend_bit_exact(base, tmp_path):
+    """extra-config "tables" names a set file: capacity frames that name the
+    set, backed up -> evicted -> prefetched bit for bit (held-out pages)."""
+    import splitzip_kv as splitzip
+    name, ps, pages = base
+    ts, held = kvdata.held_out_tables(pages, tmp_path / "model.szct")
+    layers, heads, dim = SHAPES[name]
+    for v1, layout in ((0, "page_first"), (1, "page_first")):
+        pool = host_pool(layout, layers, heads, dim, ps, 16)
+        extra = splitzip_extra(8 * pages.shape[1], None, v1, tables=str(tmp_path / "model.szct"))
+        ctl = Controller("dynamic", extra, pool)
+        try:
+            b = ctl.backend
+            assert b.mode == "capacity"
+            n = 16
+            data, keys = backup_in_fours(ctl, held, n)
+            c = b.cache
+            assert c.evicted > 0 and len(c) > 8
+            kept = [i for i in range(n) if keys[i] in c]
+            assert {splitzip.frame_info(f)["tables_id"] for i in kept for f in c.frames(keys[i])} == {ts.id}
+            ctl.pool.kv_buffer.zero_()
+            assert ctl.prefetch([keys[i] for i in kept[:4]], range(4)) == 4
+            for s, i in enumerate(kept[:4]):
+                assert np.array_equal(ctl.read_page(s), data[i])
+        finally:
+            b.close()
+
+
+def test_tables_extra_config_is_checked(base):
+    name, ps, pages = base
+    ts, _ = kvdata.held_out_tables(pages)
+    layers, heads, dim = SHAPES[name]
+    pool = host_pool("page_first", layers, heads, dim, ps, 4)
+    for extra in (splitzip_extra(1 << 20, "fast", tables=[ts.to_bytes()]),
+                  splitzip_extra(1 << 20, None, tables=[3])):
+        with pytest.raises(ValueError):
+            Controller("dynamic", extra, pool)
+
+
+def test_pool_tables_reader_without_sets(base, mooncake):
+    """A writer backend with a set stores it once in the pool; a backend with
+    no set of its own fetches it by id and prefetches bit for bit; with the
+    set gone or damaged in the pool a prefetch is a miss, never data."""
+    name, ps, pages = base
+    ts, held = kvdata.held_out_tables(pages)
+    layers, heads, dim = SHAPES[name]
+    ns = f"sg{random.getrandbits(48):012x}"
+    m = {"master": mooncake.master, "namespace": ns}
+
+    def make_one(**kw):
+        pool = host_pool("page_first", layers, heads, dim, ps, 8)
+        return Controller("dynamic", splitzip_extra(0, kw.pop("mode", "capacity"), 1, store="mooncake",
+                                                    mooncake=m, model="m", **kw), pool)
+    w = make_one(mode=None, tables=[ts.to_bytes()])
+    others = []
+    try:
+        data, keys = backup_in_fours(w, held, 8)
+        assert w.backend.remote_stored == 8
+
+        def reader():
+            r = make_one()
+            others.append(r)
+            assert r.backend.remote.held_tables() == []
+            return r
+        r = reader()
+        r.pool.kv_buffer.zero_()
+        assert r.prefetch(keys[:4], range(4)) == 4
+        for s in range(4):
+            assert np.array_equal(r.read_page(s), data[s])
+        assert r.backend.remote.tables_fetched == 1
+        tk = f"{ns}/tables/{ts.id:016x}"
+        client = w.backend.remote.client
+        client.remove(tk, True)
+        r2 = reader()
+        assert r2.prefetch(keys[4:5], [0]) == 0
+        raw = bytearray(ts.to_bytes())
+        raw[len(raw) // 2] ^= 0x10
+        assert client.upsert(tk, bytes(raw)) == 0
+        r3 = reader()
+        assert r3.prefetch(keys[5:6], [0]) == 0
+        assert r3.backend.remote.tables_refused == 1
+        assert w.backend.remote.publish_tables() == {ts.id: 0}
+        r4 = reader()
+        r4.pool.kv_buffer.zero_()
+        assert r4.prefetch(keys[6:8], range(2)) == 2
+        for s in range(2):
+            assert np.array_equal(r4.read_page(s), data[6 + s])
+    finally:
+        for r in others:
+            r.backend.close()
+        close_backend(w)

@@ -350,3 +350,98 @@ def test_pool_ten_thousand_ops_with_faults(base, mooncake, store):
     finally:
         close_engine(eng)
         kill.restore(n)
+
+
+# -- capacity table sets (docs/ENGINES.md "Table sets") -------------------------
+
+def frame_set(frame):
+    import splitzip_kv as splitzip
+    return splitzip.frame_info(frame)["tables_id"]
+
+
+def test_tables_host_tier_bit_exact(base, tmp_path):
+    """A set file named by the tier's "tables": capacity frames that name
+    the set, stored -> evicted -> loaded bit for bit, held-out pages."""
+    _, pages = base
+    ts, held = kvdata.held_out_tables(pages, tmp_path / "model.szct")
+    cb = pages.shape[1]
+    eng = Engine(cb, 4, [splitzip_tier(12 * cb, None, tables=str(tmp_path / "model.szct"))])
+    try:
+        tier = eng.tiers[0]
+        assert tier.mode == "capacity" and tier.cache._write_set == ts
+        n = 40
+        data = {key(i): kvdata.tagged(held, i) for i in range(n)}
+        for i in range(0, n, 4):
+            eng.store([key(j) for j in range(i, i + 4)], data)
+            eng.settle()
+        held_keys = [k for k in data if k in tier.cache]
+        assert tier.cache.evicted > 0 and len(held_keys) > 12
+        assert {frame_set(f) for k in held_keys for f in tier.cache.frames(k)} == {ts.id}
+        got = eng.load(held_keys[:4])
+        assert list(got) == held_keys[:4]
+        for k in got:
+            assert np.array_equal(got[k], data[k])
+    finally:
+        eng.close()
+
+
+def test_tables_config_is_checked(base, tmp_path):
+    _, pages = base
+    ts, _ = kvdata.held_out_tables(pages)
+    cb = pages.shape[1]
+    for cfg in (splitzip_tier(8 * cb, "fast", tables=[ts.to_bytes()]),     # sets need capacity
+                splitzip_tier(8 * cb, None, tables=[3]),                    # not a set
+                splitzip_tier(8 * cb, None, tables=str(tmp_path / "none.szct"))):
+        with pytest.raises((ValueError, OSError)):
+            Engine(cb, 4, [cfg])
+
+
+def test_pool_tables_reader_without_sets(base, mooncake):
+    """A writer tier with a set stores it once in the pool; a tier with no
+    set of its own (another engine) fetches it by the id its frames name and
+    loads bit for bit; with the set gone from the pool, or damaged there, a
+    load is a miss, never data."""
+    _, pages = base
+    ts, held = kvdata.held_out_tables(pages)
+    cb = pages.shape[1]
+    ns = f"vt{random.getrandbits(48):012x}"
+    opts = {"master": mooncake.master, "namespace": ns}
+    w = Engine(cb, 2, [splitzip_tier(0, None, store="mooncake", mooncake=opts, model="m",
+                                     tables=[ts.to_bytes()])])
+    readers = []
+    try:
+        n = 8
+        data = {key(i): kvdata.tagged(held, i) for i in range(n)}
+        for i in range(0, n, 2):
+            w.store([key(i), key(i + 1)], data)
+            w.settle()
+        assert w.tiers[0].remote_stored == n
+
+        def reader():
+            r = Engine(cb, 2, [splitzip_tier(0, "capacity", store="mooncake", mooncake=opts, model="m")])
+            readers.append(r)
+            assert r.tiers[0].remote.held_tables() == []
+            return r
+        r = reader()
+        got = r.load([key(0), key(1)])
+        assert list(got) == [key(0), key(1)]
+        for k in got:
+            assert np.array_equal(got[k], data[k])
+        assert r.tiers[0].remote.tables_fetched == 1
+        tk = f"{ns}/tables/{ts.id:016x}"
+        client = w.tiers[0].remote.client
+        client.remove(tk, True)
+        assert reader().load([key(2)]) == {}               # set missing: a miss
+        raw = bytearray(ts.to_bytes())
+        raw[len(raw) // 2] ^= 0x10
+        assert client.upsert(tk, bytes(raw)) == 0
+        r3 = reader()
+        assert r3.load([key(3)]) == {}                     # damaged set: refused, a miss
+        assert r3.tiers[0].remote.tables_refused == 1
+        assert w.tiers[0].remote.publish_tables() == {ts.id: 0}
+        got = reader().load([key(4)])
+        assert np.array_equal(got[key(4)], data[key(4)])
+    finally:
+        for r in readers:
+            r.close()
+        close_engine(w)
