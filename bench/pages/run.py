@@ -21,8 +21,10 @@ each at its best in Python:
                      sequences (smollm2: sequence 0 | 1; stories260k:
                      sequences 0-7 | 8-15). Each file gets two sets, one
                      calibrated on each half, and a page is coded with its
-                     file's set of the other half (one batch call per set and
-                     direction: 2 per layer file). Pages longer than a half
+                     file's set of the other half (encode: one batch call
+                     per set, 2 per layer file, since a call takes one set;
+                     decode: one batch call over every page, given every
+                     set, as a serving stack fetches a block's layers). Pages longer than a half
                      (256 KiB and up on smollm2, 512 KiB and up on
                      stories260k) use two sets pooled over all files' halves
                      instead, and reach past their half, so part of such a
@@ -149,18 +151,21 @@ class SplitzipTables(Splitzip):
             idx = np.array(idx, dtype=np.int64)
             src = np.ascontiguousarray(pages[idx]).view(self.bf16)
             t = self.sets[f][h] if f >= 0 else self.pooled[h]
-            self.groups.append((idx, src, np.zeros_like(src), t))
+            self.groups.append((idx, src, t))
         self.shape = pages.shape
+        # Decode: one batch call over every page with every set (as a serving
+        # stack fetches a block's layers), the frames in group order.
+        self.order = np.concatenate([idx for idx, _, _ in self.groups])
+        self.out = np.zeros((len(self.order), pages.shape[1]), dtype=self.bf16)
+        self.all_sets = [t for pair in self.sets for t in pair] + list(self.pooled)
 
     def encode(self):
-        return [self.sz.compress_batch(src, tables=t, threads=1) for _, src, _, t in self.groups]
+        return [self.sz.compress_batch(src, tables=t, threads=1) for _, src, t in self.groups]
 
     def decode(self, frames):
-        for (_, _, out, t), f in zip(self.groups, frames):
-            self.sz.decompress_batch(f, out, tables=t, threads=1)
+        self.sz.decompress_batch([f for group in frames for f in group], self.out, tables=self.all_sets, threads=1)
         back = np.empty(self.shape, np.uint16)
-        for idx, _, out, _ in self.groups:
-            back[idx] = out.view(np.uint16)
+        back[self.order] = self.out.view(np.uint16)
         return back
 
     @staticmethod
