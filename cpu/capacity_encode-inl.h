@@ -78,6 +78,7 @@ HWY_INLINE void PackRowsScalar(const uint8_t* exps, uint32_t rows, const uint32_
 #if HWY_TARGET != HWY_SCALAR
 
 constexpr uint32_t kPackChunkRows = 64;  // rows per lookup pass: entries and words stay in L1
+constexpr uint32_t kPackWindowLen = 11;  // codes the byte-table windows must cover (longer: patched)
 
 // 16 u16 entries of one row, zero-extended to u64 lanes.
 HWY_INLINE hn::Vec<D64> LoadEntries(const uint16_t* p) {
@@ -138,6 +139,24 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t*
     for (size_t p = 0; p < kCapStreams / N32; ++p) set_off[p] = hn::LoadU(d32, o + p * N32);
   }
   // Byte tables per 16-value window: low code byte, and code >> 8 | len << 4.
+  // The windows cover the codes of at most kPackWindowLen bits when the
+  // span is wider than two windows: a set's reach or a block's stray zeros
+  // would add windows that every vector pays for; the few values outside
+  // them are patched lane by lane (an entry of length 0 marks them).
+  bool patch = false;
+  if (!kSet && last - first >= 32) {
+    uint32_t f = 256, l = 0;
+    for (uint32_t e = first; e <= last; ++e)
+      if ((cl[e] >> 16) != 0 && (cl[e] >> 16) <= kPackWindowLen) {
+        f = e < f ? e : f;
+        l = e;
+      }
+    if (f <= l && (l - f) / 16 < (last - first) / 16) {
+      first = f;
+      last = l;
+      patch = true;
+    }
+  }
   const uint32_t windows = kSet ? 0 : (last - first) / 16 + 1;
   alignas(16) uint8_t lo_tab[16][16], hi_tab[16][16];
   for (uint32_t w = 0; w < windows; ++w)
@@ -205,6 +224,20 @@ HWY_INLINE void PackRowsSimd(const uint8_t* exps, uint32_t rows, const uint32_t*
                              hn::ShiftLeft<8>(hn::PromoteTo(d16, hn::UpperHalf(dh, hi))));
       hn::Store(e0, d16, ent + k);
       hn::Store(e1, d16, ent + k + N8 / 2);
+      if (patch) {
+        const auto outside = hn::Eq(hi, hn::Zero(d8));
+        if (!hn::AllFalse(d8, outside)) {
+          uint8_t bits[8] = {};
+          hn::StoreMaskBits(d8, outside, bits);
+          uint64_t m;
+          std::memcpy(&m, bits, 8);
+          for (; m != 0; m &= m - 1) {
+            const size_t i = static_cast<size_t>(__builtin_ctzll(m));
+            const uint32_t x = cl[src[k + i]];
+            ent[k + i] = static_cast<uint16_t>((x & 0xFFFu) | ((x >> 16) << 12));
+          }
+        }
+      }
     }
     // Eight rows per step: each stream's codes joined in its lane, four
     // rows (<= 48 bits) at a time, then with the pending bits into a

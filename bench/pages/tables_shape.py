@@ -7,8 +7,8 @@ length-limited Huffman lengths by package-merge (FORMAT.md 4.6.3, the same
 tie rules), every block's table, kind byte, 32 stream sizes and whole-byte
 streams, the block index, 16-byte stream alignment and the 64-byte header.
 Sets are calibrated as core/capacity/tables.h does (histograms per table,
-stream s -> table s mod T, every symbol seen anywhere in the set at least
-count 1 in every table) on some sequences and applied to others; a block
+stream s -> table s mod T, every symbol seen anywhere in the set, or in
+the reach of FORMAT.md 13.1, at least count 1 in every table) on some sequences and applied to others; a block
 with a symbol its table lacks falls back to its own table (FORMAT.md 4.9).
 
   python bench/pages/tables_shape.py [--smollm2 DIR] [--bundled DIR]
@@ -113,7 +113,10 @@ def frame_bytes(exps, lens_set=None):
     return 64 + align16(n) + align16(4 * nb) + align16(blocks), fallbacks
 
 
-FLOOR = "seen"  # which values get count >= 1 in every table: "seen", "range" (0..max seen), "all"
+# Which values get count >= 1 in every table: "reach" (FORMAT.md 13.1: 8
+# below the least seen to 2 above the greatest, and 0), "seen" (the rule
+# before the reach), "range" (0..max seen), "all".
+FLOOR = "reach"
 
 
 def calibrate(samples, T, floor=None):
@@ -123,7 +126,11 @@ def calibrate(samples, T, floor=None):
         for t in range(T):
             hist[t] += np.bincount(e[t::T], minlength=256)
     present = hist.sum(axis=0) > 0
-    if floor == "range":
+    if floor == "reach":
+        seen = np.nonzero(present)[0]
+        present[max(0, seen[0] - 8): seen[-1] + 3] = True
+        present[0] = True
+    elif floor == "range":
         present[: np.nonzero(present)[0][-1] + 1] = True
     elif floor == "all":
         present[:] = True
@@ -183,7 +190,7 @@ def main():
     ap.add_argument("--bundled", default=os.path.join(root, "data", "kv", "stories260k"))
     ap.add_argument("--page-kib", type=int, default=32)
     ap.add_argument("--T", default="1,2,4,8,16,32")
-    ap.add_argument("--floor", default="seen", choices=["seen", "range", "all"])
+    ap.add_argument("--floor", default="reach", choices=["reach", "seen", "range", "all"])
     a = ap.parse_args()
     Ts = [int(x) for x in a.T.split(",")]
     global FLOOR

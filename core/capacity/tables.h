@@ -124,13 +124,20 @@ inline uint64_t cap_tables_compute_id(const CapTables& ts) {
   return load_le64(buf + cap_tables_serialized_size(ts) - 8);
 }
 
+// How far calibration widens the symbols its samples hold (13.1 step 2):
+// on real KV, values just under the samples' smallest magnitude are what
+// other pages of the same layer add (docs/DESIGN.md 7b).
+inline constexpr uint32_t kCapReachBelow = 8;
+inline constexpr uint32_t kCapReachAbove = 2;
+
 // ---- calibration (FORMAT.md 13.1, deterministic) ----
 // hist: T rows of 256 counts; row t sums the symbols of the streams s with
 // s mod T = t over every sample. For every table the leaves are the symbols
-// present in any row (a symbol missing from one table's streams gets count
-// 1 there, so a rare value seen elsewhere still codes with the set); a set
-// of a single symbol v gets v + 1 (v = limit - 1: v - 1) with count 1. Then
-// package-merge (4.6.3) per table.
+// present in any row, widened by the reach (kCapReachBelow/Above around
+// their magnitudes, and 0): a value the samples missed but pages near them
+// hold still codes with the set instead of making its block build its own
+// table. Leaves without a count get count 1. Then package-merge (4.6.3)
+// per table.
 inline Status cap_tables_calibrate(Dtype dtype, uint32_t count, const uint64_t* hist, CapTables* out) {
   const auto d = static_cast<uint32_t>(dtype);
   if (out == nullptr || hist == nullptr || !dtype_id_valid(d) || count == 0 || count > kCapMaxTables ||
@@ -151,11 +158,20 @@ inline Status cap_tables_calibrate(Dtype dtype, uint32_t count, const uint64_t* 
       present[e] = true;
     }
   if (n_present == 0) return Status::invalid_argument;  // no samples
-  if (n_present == 1) {
-    uint32_t v = 0;
-    while (!present[v]) ++v;
-    present[v + 1 < limit ? v + 1 : v - 1] = true;
+  // The reach (13.1 step 2): magnitudes are exponent fields, or the low 7
+  // bits of an fp8_e4m3 byte (its sign is the top bit).
+  const uint32_t mag_mask = d == static_cast<uint32_t>(Dtype::fp8_e4m3) ? 0x7Fu : 0xFFu;
+  uint32_t lo = 255, hi = 0;
+  for (uint32_t e = 0; e < limit; ++e)
+    if (present[e]) {
+      lo = (e & mag_mask) < lo ? (e & mag_mask) : lo;
+      hi = (e & mag_mask) > hi ? (e & mag_mask) : hi;
+    }
+  for (uint32_t e = 0; e < limit; ++e) {
+    const uint32_t m = e & mag_mask;
+    if (m + kCapReachBelow >= lo && m <= hi + kCapReachAbove) present[e] = true;
   }
+  present[0] = true;
   out->dtype = static_cast<uint8_t>(d);
   out->count = count;
   CapMergeScratch w;

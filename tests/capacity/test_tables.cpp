@@ -55,26 +55,82 @@ TEST(CapTables, SerializeParseRoundTripAndId) {
   }
 }
 
+// Package-merge (4.6.3) of the counts 13.1 gives table t: its histogram
+// row, 1 for a leaf no stream of t saw, 0 off the leaves.
+CapTable expected_table(const uint64_t* row, const std::vector<uint32_t>& leaves) {
+  uint64_t c[256] = {};
+  for (uint32_t e : leaves) c[e] = row[e] > 0 ? row[e] : 1;
+  CapTable t;
+  CapMergeScratch w;
+  cap_code_lengths_of(c, &t, &w);
+  return t;
+}
+
+std::vector<uint32_t> range_and_zero(uint32_t lo, uint32_t hi) {
+  std::vector<uint32_t> r{0};
+  for (uint32_t e = lo; e <= hi; ++e) r.push_back(e);
+  return r;
+}
+
 TEST(CapTables, CalibrationIsPackageMergeOfTheStreamHistograms) {
   // Element i goes to table i mod T; a value seen in one table's streams
-  // only gets count 1 (a code) in the others.
+  // only gets count 1 (a code) in the others; the reach adds 8 magnitudes
+  // below the smallest seen, 2 above the largest, and 0, each at count 1.
   std::vector<uint16_t> v(64);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<uint16_t>((i % 2 == 0 ? 120 : (i % 4 == 1 ? 121 : 122)) << 7);
   std::vector<uint8_t> bytes(v.size() * 2);
   std::memcpy(bytes.data(), v.data(), bytes.size());
   const CapTables ts = calibrated(Dtype::bf16, 2, bytes);
-  // table 0 saw only 120 (32 times), table 1 saw 121 and 122 (16 each)
-  EXPECT_EQ(ts.len[0][120], 1);
-  EXPECT_EQ(ts.len[0][121], 2);
-  EXPECT_EQ(ts.len[0][122], 2);
-  EXPECT_EQ(ts.len[1][120], 2);  // count 1 vs 16 and 16
-  EXPECT_EQ(ts.len[1][121] + ts.len[1][122], 3);
+  uint64_t h0[256] = {}, h1[256] = {};
+  h0[120] = 32;  // table 0 saw only 120, table 1 saw 121 and 122 (16 each)
+  h1[121] = h1[122] = 16;
+  const auto leaves = range_and_zero(120 - kCapReachBelow, 122 + kCapReachAbove);
+  const CapTable e0 = expected_table(h0, leaves), e1 = expected_table(h1, leaves);
+  EXPECT_EQ(std::memcmp(ts.len[0], e0.len, 256), 0);
+  EXPECT_EQ(std::memcmp(ts.len[1], e1.len, 256), 0);
+  EXPECT_EQ(ts.len[0][111], 0);
+  EXPECT_NE(ts.len[0][112], 0);
+  EXPECT_NE(ts.len[0][124], 0);
+  EXPECT_EQ(ts.len[0][125], 0);
+  EXPECT_NE(ts.len[0][0], 0);
+  EXPECT_LT(ts.len[0][120], ts.len[0][121]);
+  EXPECT_LT(ts.len[1][121], ts.len[1][120]);
   EXPECT_TRUE(cap_tables_same_symbols(ts));
-  // One value: the next one joins so that the code is complete.
+  // One value: the reach makes the code complete (0, 1, 2).
   std::vector<uint8_t> one(64, 0);
   const CapTables t1 = calibrated(Dtype::bf16, 1, one);
-  EXPECT_EQ(t1.len[0][0], 1);
-  EXPECT_EQ(t1.len[0][1], 1);
+  uint64_t z[256] = {};
+  z[0] = 32;
+  const CapTable e_one = expected_table(z, range_and_zero(0, 2));
+  EXPECT_EQ(std::memcmp(t1.len[0], e_one.len, 256), 0);
+  EXPECT_NE(t1.len[0][2], 0);
+  EXPECT_EQ(t1.len[0][3], 0);
+  // Near the top of the range, the reach stops at the symbol limit.
+  std::vector<uint16_t> top(64, static_cast<uint16_t>(0x7F80));  // exponent 255
+  std::vector<uint8_t> top_bytes(128);
+  std::memcpy(top_bytes.data(), top.data(), top_bytes.size());
+  const CapTables tt = calibrated(Dtype::bf16, 1, top_bytes);
+  EXPECT_NE(tt.len[0][255], 0);
+  EXPECT_NE(tt.len[0][247], 0);
+  EXPECT_EQ(tt.len[0][246], 0);
+}
+
+TEST(CapTables, CalibrationReachOfFp8E4m3IsByMagnitudeBothSigns) {
+  // fp8_e4m3 symbols are bytes (4.6.7): the reach is over the low 7 bits,
+  // for either sign.
+  std::vector<uint8_t> b(64);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = i % 3 == 0 ? 0x38 : (i % 3 == 1 ? 0xB8 : 0x3A);
+  const CapTables ts = calibrated(Dtype::fp8_e4m3, 1, b);
+  for (uint32_t m = 0x30; m <= 0x3C; ++m) {
+    EXPECT_NE(ts.len[0][m], 0) << m;
+    EXPECT_NE(ts.len[0][m | 0x80], 0) << m;
+  }
+  EXPECT_NE(ts.len[0][0], 0);
+  EXPECT_EQ(ts.len[0][0x80], 0);
+  EXPECT_EQ(ts.len[0][0x2F], 0);
+  EXPECT_EQ(ts.len[0][0xAF], 0);
+  EXPECT_EQ(ts.len[0][0x3D], 0);
+  EXPECT_EQ(ts.len[0][0xBD], 0);
 }
 
 TEST(CapTables, CalibrationRejects) {

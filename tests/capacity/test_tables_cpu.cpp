@@ -133,6 +133,33 @@ TEST_P(TablesCpu, RealKvOwnTableFallbackAndReuse) {
   EXPECT_EQ(out, in);
 }
 
+// Rare values far from the common exponents (stray zeros, a set's reach)
+// widen a table's span past two byte-table windows; the packer covers only
+// the short codes with windows and patches the rest lane by lane. Same
+// bytes as the reference, with the set and with per-block tables, whether
+// the rare values are a few or in most vectors.
+TEST_P(TablesCpu, RareValuesOutsideThePackerWindows) {
+  for (uint64_t every : {uint64_t{4001}, uint64_t{97}, uint64_t{7}}) {
+    auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 3 * 65536 + 100, 11, {});
+    auto* v = reinterpret_cast<uint16_t*>(in.data());
+    const uint64_t n = in.size() / 2;
+    for (uint64_t i = 5; i < n; i += every) v[i] = static_cast<uint16_t>(v[i] & 0x807F);  // exponent 0
+    for (uint64_t i = 11; i < n; i += 3 * every) v[i] = static_cast<uint16_t>((v[i] & 0x807F) | (200u << 7));
+    SCOPED_TRACE("every " + std::to_string(every));
+    const CapTables ts = calibrated(Dtype::bf16, 1, in);
+    ASSERT_NE(ts.len[0][0], 0);
+    ASSERT_NE(ts.len[0][200], 0);
+    for (const CapTables* set : {&ts, static_cast<const CapTables*>(nullptr)}) {
+      const auto ref = enc(Dtype::bf16, in, set, true, 1, false);
+      ASSERT_EQ(enc(Dtype::bf16, in, set, true, 1, true), ref);
+      ASSERT_EQ(enc(Dtype::bf16, in, set, true, 3, true), ref);
+      std::vector<uint8_t> out;
+      ASSERT_EQ(dec(ref, in.size(), set, 2, true, &out).status, Status::ok);
+      ASSERT_EQ(out, in);
+    }
+  }
+}
+
 TEST_P(TablesCpu, MalformedBlocksGiveTheReferenceStatus) {
   const auto calib = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 2 * 65536, 9, {});
   const CapTables ts = calibrated(Dtype::bf16, 4, calib);

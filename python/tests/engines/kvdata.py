@@ -45,11 +45,14 @@ def pages(name, block_tokens):
 
 
 def tagged(base, i):
-    """Page ``i`` of an endless supply: real page i % n with i written into
-    its first 8 bytes, so every key has distinct content (a value returned
-    under the wrong key is caught) and the rest is real KV."""
+    """Page ``i`` of an endless supply: real page i % n with i written, 7
+    bits at a time, into the mantissas of its first 8 bf16 values, so every
+    key has distinct content (a value returned under the wrong key is
+    caught) while every value keeps its sign and exponent (what the codec
+    codes stays real KV)."""
     p = base[i % len(base)].copy()
-    p[:8] = np.frombuffer(np.int64(i).tobytes(), np.uint8)
+    bits = np.array([(i >> (7 * j)) & 0x7F for j in range(8)], np.uint8)
+    p[0:16:2] = (p[0:16:2] & 0x80) | bits
     return p
 
 
