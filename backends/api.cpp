@@ -85,11 +85,12 @@ class SetList {
   uint64_t size_ = 0;
 };
 
-// The compress options' table set: capacity mode only, not empty.
-Status apply_tables(const CompressOptions& opts, CompressArgs& a) {
-  if (opts.tables == nullptr) return Status::ok;
-  if (opts.tables->empty() || opts.mode != Mode::capacity) return Status::invalid_argument;
-  a.tables = opts.tables->tables();
+// A table set to code with (the options' or a batch item's): capacity
+// mode only, not empty.
+Status apply_tables(const TableSet* ts, Mode mode, CompressArgs& a) {
+  if (ts == nullptr) return Status::ok;
+  if (ts->empty() || mode != Mode::capacity) return Status::invalid_argument;
+  a.tables = ts->tables();
   return Status::ok;
 }
 
@@ -142,7 +143,7 @@ Result compress(Dtype dtype, const void* src, uint64_t n_elems, void* dst, uint6
     a.checksum = opts.checksum;
     a.threads = opts.threads;
     a.mode = opts.mode;
-    if ((r.status = apply_tables(opts, a)) != Status::ok) return r;
+    if ((r.status = apply_tables(opts.tables, opts.mode, a)) != Status::ok) return r;
     if ((r.status = check_compress_args(a)) != Status::ok) return r;
     // FORMAT.md 4.8: the descriptor follows the payload; the backend gets the rest of the room.
     const uint64_t desc = opts.tensor != nullptr ? tensor_desc_size(*opts.tensor) : 0;
@@ -249,7 +250,7 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
     const bool codebook_ok = opts.codebook == nullptr ||
                              (validate_codebook(*opts.codebook) == Status::ok && opts.codebook->dtype == dtype);
     CompressArgs tabled;
-    const Status tables_status = apply_tables(opts, tabled);
+    const Status tables_status = apply_tables(opts.tables, opts.mode, tabled);
     for (size_t i = 0; i < count; ++i) {
       CompressArgs a;
       a.dtype = dtype;
@@ -264,9 +265,11 @@ Status compress_batch(Dtype dtype, const CompressItem* items, size_t count, Resu
       a.mode = opts.mode;
       a.tables = tabled.tables;
       results[i].backend = be->name();
+      Status item_tables = tables_status;
+      if (items[i].tables != nullptr) item_tables = apply_tables(items[i].tables, opts.mode, a);
       CompressArgs unbooked = a;
       unbooked.codebook = nullptr;
-      results[i].status = tables_status != Status::ok ? tables_status : check_compress_args(unbooked);
+      results[i].status = item_tables != Status::ok ? item_tables : check_compress_args(unbooked);
       if (results[i].status == Status::ok && !codebook_ok) results[i].status = Status::bad_codebook;
       // The item's tensor descriptor (else the batch's) follows its payload, as in compress().
       const TensorDesc* t = items[i].tensor != nullptr ? items[i].tensor : opts.tensor;

@@ -235,8 +235,10 @@ sz_status sz_decompress_frames(const void* src, uint64_t src_size, void* dst,
   });
 }
 
-sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_t count,
-                            const sz_compress_options* opts, sz_status* statuses, sz_result* results) {
+namespace {
+sz_status compress_batch_c(sz_dtype dtype, const sz_compress_item* items, size_t count,
+                           const sz_tables* const* item_tables, const sz_compress_options* opts,
+                           sz_status* statuses, sz_result* results) {
   return guard([&] {
     if (count == 0) return SZ_OK;
     if (items == nullptr) return SZ_INVALID_ARGUMENT;
@@ -250,11 +252,26 @@ sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_
       return st;
     }
     std::vector<sz::CompressItem> in(count);
-    for (size_t i = 0; i < count; ++i) in[i] = {items[i].src, items[i].n_elems, items[i].dst, items[i].dst_capacity};
+    for (size_t i = 0; i < count; ++i) {
+      in[i] = {items[i].src, items[i].n_elems, items[i].dst, items[i].dst_capacity};
+      if (item_tables != nullptr && item_tables[i] != nullptr) in[i].tables = &item_tables[i]->set;
+    }
     const sz::Status s = sz::compress_batch(to_dtype(dtype), in.data(), count, rs.data(), o);
     fill_batch(rs, statuses, results);
     return to_c(s);
   });
+}
+}  // namespace
+
+sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_t count,
+                            const sz_compress_options* opts, sz_status* statuses, sz_result* results) {
+  return compress_batch_c(dtype, items, count, nullptr, opts, statuses, results);
+}
+
+sz_status sz_compress_batch_tables(sz_dtype dtype, const sz_compress_item* items, size_t count,
+                                   const sz_tables* const* item_tables, const sz_compress_options* opts,
+                                   sz_status* statuses, sz_result* results) {
+  return compress_batch_c(dtype, items, count, item_tables, opts, statuses, results);
 }
 
 sz_status sz_decompress_batch(const sz_decompress_item* items, size_t count, const sz_decompress_options* opts,

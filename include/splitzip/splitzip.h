@@ -213,6 +213,15 @@ sz_status sz_compress_batch(sz_dtype dtype, const sz_compress_item* items, size_
 sz_status sz_decompress_batch(const sz_decompress_item* items, size_t count,
                               const sz_decompress_options* opts, sz_status* statuses,
                               sz_result* results);
+/* sz_compress_batch with a capacity table set per item (pages of several
+ * layers in one call, each coded with its layer's set): item_tables[i]
+ * (may be NULL) codes item i, NULL entries take opts->tables. Needs
+ * capacity mode wherever a set applies; a set of another dtype fails that
+ * item with SZ_BAD_CODEBOOK. item_tables NULL: sz_compress_batch. */
+sz_status sz_compress_batch_tables(sz_dtype dtype, const sz_compress_item* items, size_t count,
+                                   const sz_tables* const* item_tables,
+                                   const sz_compress_options* opts, sz_status* statuses,
+                                   sz_result* results);
 /* Reads and validates the header (rules 1-11) without decoding. */
 sz_status sz_frame_info_read(const void* src, uint64_t src_size, sz_frame_info* out);
 /* Rules 1-10 on the 64 header bytes at src alone (src must hold 64 bytes):

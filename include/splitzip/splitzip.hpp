@@ -254,6 +254,9 @@ struct CompressItem {
   void* dst = nullptr;        // the item's frame; compress_bound(dtype, n_elems) is always enough
   uint64_t dst_capacity = 0;
   const TensorDesc* tensor = nullptr;  // FORMAT.md 4.8; null: CompressOptions::tensor
+  // The item's capacity table set (pages of several layers in one call,
+  // each with its layer's set); null: CompressOptions::tables.
+  const TableSet* tables = nullptr;
 };
 struct DecompressItem {
   const void* src = nullptr;  // one frame at src (src_size may extend past it)

@@ -319,14 +319,25 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
     and dtype (a flat numpy array needs no record), so decompress_batch()
     and decompress() give each page back as it was. Pages stay
     independently decodable. ``mode`` and ``tables`` as in compress()
-    (with a set, decompress_batch needs ``tables=`` too). All pages hold one
-    dtype and live in host memory. An error in any page raises
-    SplitzipError naming the first failing page.
+    (with a set, decompress_batch needs ``tables=`` too); ``tables`` may
+    also be a list with a TableSet (or None: per-block tables) per page,
+    e.g. the pages of every layer of a block, each with its layer's set.
+    All pages hold one dtype and live in host memory. An error in any page
+    raises SplitzipError naming the first failing page.
     """
     _check_codebook(codebook)
-    _check_tables(tables)
+    page_tables = None
+    if tables is not None and not isinstance(tables, _core.TableSet):
+        if isinstance(tables, (str, bytes, bytearray)) or not hasattr(tables, "__len__"):
+            _check_tables(tables)  # raises: neither a TableSet nor a list of them
+        page_tables = tables if isinstance(tables, (list, tuple)) else list(tables)
+        for t in page_tables:
+            if t is not None:
+                _check_tables(t)
+        tables = None
     _check_common(chunk_log2, threads)
-    m = _mode(mode, tables)
+    m = _mode(mode, tables if page_tables is None else
+              next((t for t in page_tables if t is not None), None))
     want = _want(dtype)
     if (isinstance(arrays, np.ndarray) or _is_tensor(arrays)) and arrays.ndim >= 2:
         if len(arrays) == 0:
@@ -337,7 +348,7 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
         if src.ndim < 2:  # a byte view of a foreign dtype: rows again
             src = src.reshape(len(arrays), -1)
         return _core.compress_batch(src, name, codebook, chunk_log2, checksum, backend, threads, m,
-                                    _tensor_spec(arrays[0], name, None), True, tables)
+                                    _tensor_spec(arrays[0], name, None), True, tables, page_tables)
     prepared, names, specs = [], set(), []
     for a in arrays:
         src, name, device = _source(a, want, "page")
@@ -351,7 +362,8 @@ def compress_batch(arrays, codebook=None, backend=None, checksum=True, chunk_log
         raise invalid(f"pages hold different dtypes: {sorted(names)}")
     return _core.compress_batch(prepared, names.pop() if names else None, codebook, chunk_log2,
                                 checksum, backend, threads, m,
-                                specs if any(s is not None for s in specs) else None, False, tables)
+                                specs if any(s is not None for s in specs) else None, False, tables,
+                                page_tables)
 
 
 def _new_output(name, n, shape, origin):

@@ -49,7 +49,7 @@ def compress_batch(
     dtype: Optional[_Dtype] = ...,
     threads: int = ...,
     mode: Optional[Literal["fast", "capacity"]] = ...,
-    tables: Optional[TableSet] = ...,
+    tables: Union[None, TableSet, Sequence[Optional[TableSet]]] = ...,  # one set, or one per page
 ) -> List[bytes]: ...
 def decompress_batch(
     frames: Iterable[Any],

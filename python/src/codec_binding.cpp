@@ -49,6 +49,36 @@ bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
   return an && bn && a0 < b0 + bn && b0 < a0 + an;
 }
 
+// A set per item (pages of several layers in one call): None or a
+// sequence of count entries, each a TableSet (of dtype d, capacity mode)
+// or None (the call's set). Pointers stay valid while the caller's
+// sequence lives.
+std::vector<const splitzip::TableSet*> item_sets(nb::handle seq, size_t count, Dtype d, int mode,
+                                                 const char* what) {
+  std::vector<const splitzip::TableSet*> out;
+  if (seq.is_none()) return out;
+  out.reserve(count);
+  for (nb::handle h : seq) {
+    const splitzip::TableSet* t = nullptr;
+    if (!h.is_none()) {
+      if (!nb::try_cast<const splitzip::TableSet*>(h, t) || t == nullptr)
+        raise_status(Status::invalid_argument, std::string(what) + " " + std::to_string(out.size()) +
+                                                   ": a table set must be a TableSet or None");
+      if (t->dtype() != d)
+        raise_status(Status::invalid_argument, std::string(what) + " " + std::to_string(out.size()) +
+                                                   ": table set is for " + splitzip::dtype_name(t->dtype()) +
+                                                   ", data is " + splitzip::dtype_name(d));
+      if (mode != static_cast<int>(splitzip::Mode::capacity))
+        raise_status(Status::invalid_argument, "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
+    }
+    out.push_back(t);
+  }
+  if (out.size() != count)
+    raise_status(Status::invalid_argument, std::to_string(count) + " " + what + "s but " +
+                                               std::to_string(out.size()) + " table sets");
+  return out;
+}
+
 void check_disjoint(const ArrayRef& a, const ArrayRef& o) {
   if (overlaps(a.data, a.nbytes, o.data, o.nbytes)) raise_status(Status::invalid_argument, kOverlap);
 }
@@ -335,7 +365,7 @@ std::pair<const void*, uint64_t> frame_ref(nb::handle f, std::vector<ArrayRef>& 
 // failing page raises with its index.
 nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codebook* cb, uint32_t chunk_log2,
                            bool checksum, const OptStr& backend, int threads, int mode, nb::handle specs,
-                           bool stacked, const splitzip::TableSet* tables) {
+                           bool stacked, const splitzip::TableSet* tables, nb::handle page_tables) {
   std::vector<ArrayRef> refs;
   Rows rows;
   if (stacked) {
@@ -356,6 +386,7 @@ nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codeboo
   const Dtype d = resolve_dtype(refs[0], dtype, "page");
   const OptStr name(splitzip::dtype_name(d));
   auto opts = compress_options(cb, d, chunk_log2, checksum, backend, threads, mode, tables);
+  const std::vector<const splitzip::TableSet*> per_page = item_sets(page_tables, count, d, mode, "page");
   std::vector<splitzip::CompressItem> items(count);
   std::vector<nb::object> holders(count);
   std::vector<splitzip::TensorDesc> tds(spec.empty() ? 1 : count);
@@ -385,6 +416,7 @@ nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codeboo
     }
     holders[i] = new_frame_bytes(bound);
     items[i] = {src, n, PyBytes_AS_STRING(holders[i].ptr()), bound, t};
+    if (!per_page.empty()) items[i].tables = per_page[i];
   }
   std::vector<splitzip::Result> res(count);
   {
@@ -613,7 +645,7 @@ std::vector<uint64_t> key_hashes(nb::handle keys) {
 nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys, nb::handle src,
                         nb::handle part_offsets, uint32_t parts, uint64_t elems, const std::string& dtype,
                         uint32_t dtype_id, const Codebook* cb, const OptStr& backend, int threads, int mode,
-                        const splitzip::TableSet* tables) {
+                        const splitzip::TableSet* tables, nb::handle part_tables) {
   const ArrayRef o = import_array(out, true, "out");
   const ArrayRef a = host_source(src, "source");
   if (!o.host_readable()) raise_status(Status::unsupported_memory, "out must be in host memory");
@@ -630,6 +662,8 @@ nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys,
   if (khash.size() != n || np_ != n * parts)
     raise_status(Status::invalid_argument, std::to_string(n) + " chunks, " + std::to_string(khash.size()) +
                                                " keys, " + std::to_string(np_) + " part offsets");
+  // A set per part of every chunk (chunk c's part j: entry c * parts + j).
+  const std::vector<const splitzip::TableSet*> per_part = item_sets(part_tables, n * parts, d, mode, "part");
   const uint64_t part_bytes = elems * splitzip::dtype_bytes(d);
   const uint64_t pbound = splitzip::compress_bound(d, elems);
   const uint64_t h = chunkfmt::header_size(parts);
@@ -660,11 +694,14 @@ nb::tuple encode_chunks(nb::handle out, nb::handle out_offsets, nb::handle keys,
       for (size_t c = 0; c < n; ++c) {
         if (failed[c] != Status::ok) continue;
         items.push_back({sb + poffs[c * parts + j], elems, ob + offs[c] + pos[c], pbound, nullptr});
+        if (!per_part.empty()) items.back().tables = per_part[c * parts + j];
         who.push_back(c);
       }
       res.assign(items.size(), splitzip::Result{});
       if (items.size() == 1) {  // one chunk (a serde record): threads inside the frame
-        res[0] = splitzip::compress(d, items[0].src, elems, items[0].dst, pbound, opts);
+        splitzip::CompressOptions one = opts;
+        if (items[0].tables != nullptr) one.tables = items[0].tables;
+        res[0] = splitzip::compress(d, items[0].src, elems, items[0].dst, pbound, one);
       } else if (!items.empty()) {
         splitzip::compress_batch(d, items.data(), items.size(), res.data(), opts);
       }
@@ -1032,7 +1069,8 @@ void bind_codec(nb::module_& m) {
   m.def("compress_batch", &compress_batch_py, nb::arg("arrays"), nb::arg("dtype").none(),
         nb::arg("codebook").none(), nb::arg("chunk_log2"), nb::arg("checksum"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"), nb::arg("specs").none() = nb::none(),
-        nb::arg("stacked") = false, nb::arg("tables").none() = nb::none());
+        nb::arg("stacked") = false, nb::arg("tables").none() = nb::none(),
+        nb::arg("page_tables").none() = nb::none());
   m.def("batch_outputs", &batch_outputs, nb::arg("frames"));
   m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
@@ -1040,7 +1078,8 @@ void bind_codec(nb::module_& m) {
   m.def("encode_chunks", &encode_chunks, nb::arg("out"), nb::arg("out_offsets"), nb::arg("keys"), nb::arg("src"),
         nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"), nb::arg("dtype"), nb::arg("dtype_id"),
         nb::arg("codebook").none(), nb::arg("backend").none(), nb::arg("threads"), nb::arg("mode"),
-        nb::arg("tables").none() = nb::none());
+        nb::arg("tables").none() = nb::none(),
+        nb::arg("part_tables").none() = nb::none());
   m.def("decode_chunks", &decode_chunks, nb::arg("buf"), nb::arg("value_offsets"), nb::arg("value_sizes"),
         nb::arg("keys"), nb::arg("dst"), nb::arg("part_offsets"), nb::arg("parts"), nb::arg("elems"),
         nb::arg("dtype"), nb::arg("dtype_id"), nb::arg("exact"), nb::arg("backend").none(), nb::arg("threads"),

@@ -107,6 +107,36 @@ def test_batch_one_set_for_every_page(kv, tables):
     assert e.value.status == "MISSING_TABLES" and "frame 0" in str(e.value)
 
 
+def test_batch_a_set_per_page(kv, tables):
+    """tables= a list: page i codes with its own set (the pages of every
+    layer of a block, each with its layer's set), None = per-block tables;
+    each frame is compress()'s with that set."""
+    other = sz.calibrate([kv[0][1]], mode="capacity", table_count=4)
+    assert other.id != tables.id
+    pages = kv[1].reshape(-1).view(np.uint16).reshape(-1, 16384).view(kv[1].dtype)
+    per = [(tables, other, None)[i % 3] for i in range(len(pages))]
+    for arg in (pages, list(pages)):
+        frames = sz.compress_batch(arg, tables=per)
+        assert frames == [sz.compress(p, tables=t, mode="capacity") for p, t in zip(pages, per)]
+        assert [sz.frame_info(f)["tables_id"] for f in frames[:3]] == [tables.id, other.id, None]
+    back = sz.decompress_batch(frames, tables=[tables, other])
+    assert all(np.array_equal(bits(a), bits(b)) for a, b in zip(back, pages))
+    with pytest.raises(sz.SplitzipError) as e:  # one set short
+        sz.compress_batch(pages, tables=per[:-1])
+    assert e.value.status == "INVALID_ARGUMENT"
+    with pytest.raises(sz.SplitzipError) as e:  # a set with the fast mode
+        sz.compress_batch(pages, tables=per, mode="fast")
+    assert e.value.status == "INVALID_ARGUMENT"
+    fp16 = sz.calibrate([kv_like("fp16", 4096)], mode="capacity")
+    with pytest.raises(sz.SplitzipError) as e:  # a set of another dtype names its page
+        sz.compress_batch(pages, tables=[tables, fp16] + per[2:])
+    assert e.value.status == "INVALID_ARGUMENT" and "page 1" in str(e.value) and "fp16" in str(e.value)
+    with pytest.raises(TypeError):
+        sz.compress_batch(pages, tables=[tables, 3] + per[2:])
+    with pytest.raises(TypeError):
+        sz.compress_batch(pages, tables="k.szct")
+
+
 def test_argument_errors(kv, tables):
     data = kv[1]
     with pytest.raises(sz.SplitzipError) as e:

@@ -234,6 +234,92 @@ TEST(TableSetApi, BatchOneSetForEveryPage) {
   EXPECT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::invalid_argument);
 }
 
+// Pages of several layers in one call, each with its layer's set (what an
+// offload store's put of a block does): item i codes with items[i].tables,
+// items without one with the options' set; each frame is the bytes of a
+// single call with that set. One bad item fails alone.
+TEST(TableSetApi, BatchASetPerItem) {
+  Kv kv;
+  const TableSet a = calibrated(kv);
+  TableSet b;
+  {
+    const void* bufs[] = {kv.cal1.data()};
+    const uint64_t ns[] = {kv.cal1.size() / 2};
+    ASSERT_EQ(calibrate_tables(Dtype::bf16, bufs, ns, 1, &b, 4), Status::ok);
+  }
+  ASSERT_NE(a.id(), b.id());
+  TableSet other_dtype;
+  {
+    std::vector<uint8_t> h(kv.cal0.size());
+    for (size_t i = 0; i + 1 < h.size(); i += 2) {  // the bf16 values as fp16 bit patterns: any fp16 data
+      h[i] = kv.cal0[i];
+      h[i + 1] = static_cast<uint8_t>(kv.cal0[i + 1] & 0xBF);
+    }
+    const void* bufs[] = {h.data()};
+    const uint64_t ns[] = {h.size() / 2};
+    ASSERT_EQ(calibrate_tables(Dtype::fp16, bufs, ns, 1, &other_dtype, 1), Status::ok);
+  }
+  const uint64_t page = 16384;
+  const size_t count = kv.n() / page;
+  ASSERT_GE(count, 4u);
+  std::vector<std::vector<uint8_t>> frames(count, std::vector<uint8_t>(compress_bound(Dtype::bf16, page)));
+  std::vector<CompressItem> items(count);
+  const TableSet* item_set[3] = {&a, &b, nullptr};  // null: the options' set (b)
+  for (size_t i = 0; i < count; ++i) {
+    items[i] = {kv.data.data() + i * page * 2, page, frames[i].data(), frames[i].size(), nullptr};
+    items[i].tables = item_set[i % 3];
+  }
+  CompressOptions o;
+  o.mode = Mode::capacity;
+  o.tables = &b;
+  std::vector<Result> res(count);
+  ASSERT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::ok);
+  for (size_t i = 0; i < count; ++i) {
+    frames[i].resize(res[i].size);
+    const TableSet* used = i % 3 == 0 ? &a : &b;
+    EXPECT_EQ(frames[i], compress_with(kv, used, page, kv.data.data() + i * page * 2)) << i;
+    FrameInfo fi;
+    ASSERT_EQ(frame_info(frames[i].data(), frames[i].size(), &fi), Status::ok);
+    EXPECT_EQ(fi.tables_id, used->id()) << i;
+  }
+  // Decoded in one call given both sets.
+  std::vector<uint8_t> out(count * page * 2);
+  std::vector<DecompressItem> ditems(count);
+  for (size_t i = 0; i < count; ++i) ditems[i] = {frames[i].data(), frames[i].size(), out.data() + i * page * 2, page * 2};
+  const TableSet both[] = {a, b};
+  DecompressOptions d;
+  d.tables = both;
+  d.n_tables = 2;
+  ASSERT_EQ(decompress_batch(ditems.data(), count, res.data(), d), Status::ok);
+  EXPECT_EQ(std::memcmp(out.data(), kv.data.data(), out.size()), 0);
+  // Without options' set, unset items get per-block tables.
+  o.tables = nullptr;
+  for (auto& f : frames) f.resize(compress_bound(Dtype::bf16, page));
+  ASSERT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::ok);
+  for (size_t i = 0; i < count; ++i) {
+    FrameInfo fi;
+    ASSERT_EQ(frame_info(frames[i].data(), res[i].size, &fi), Status::ok);
+    EXPECT_EQ(fi.has_tables, i % 3 != 2) << i;
+  }
+  // A set of another dtype fails its item only; an empty set too.
+  const TableSet empty;
+  items[1].tables = &other_dtype;
+  items[2].tables = &empty;
+  EXPECT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::bad_codebook);
+  EXPECT_EQ(res[0].status, Status::ok);
+  EXPECT_EQ(res[1].status, Status::bad_codebook);
+  EXPECT_EQ(res[2].status, Status::invalid_argument);
+  EXPECT_EQ(res[3].status, Status::ok);
+  // In fast mode an item's set is refused; items without one code.
+  o.mode = Mode::fast;
+  items[1].tables = nullptr;
+  items[2].tables = nullptr;
+  EXPECT_EQ(compress_batch(Dtype::bf16, items.data(), count, res.data(), o), Status::invalid_argument);
+  EXPECT_EQ(res[0].status, Status::invalid_argument);
+  EXPECT_EQ(res[1].status, Status::ok);
+  EXPECT_EQ(res[2].status, Status::ok);
+}
+
 TEST(TableSetCApi, CalibrateCompressDecompress) {
   Kv kv;
   const void* bufs[] = {kv.cal0.data(), kv.cal1.data()};
@@ -305,6 +391,30 @@ TEST(TableSetCApi, CalibrateCompressDecompress) {
   dopt.n_tables = 0;
   EXPECT_EQ(sz_decompress_batch(&di, 1, &dopt, &st, nullptr), SZ_MISSING_TABLES);
   EXPECT_EQ(st, SZ_MISSING_TABLES);
+
+  // A set per item: item 0 with t, item 1 with none (opts has none: per-block tables).
+  {
+    const uint64_t half = kv.n() / 2;
+    std::vector<uint8_t> f0(sz_compress_bound(SZ_BF16, half)), f1(f0.size());
+    sz_compress_item items[2] = {{kv.data.data(), half, f0.data(), f0.size()},
+                                 {kv.data.data() + half * 2, half, f1.data(), f1.size()}};
+    const sz_tables* per_item[2] = {t, nullptr};
+    sz_status sts[2];
+    sz_result rs[2];
+    co.tables = nullptr;
+    ASSERT_EQ(sz_compress_batch_tables(SZ_BF16, items, 2, per_item, &co, sts, rs), SZ_OK);
+    sz_frame_info i0, i1;
+    ASSERT_EQ(sz_frame_info_read(f0.data(), rs[0].size, &i0), SZ_OK);
+    ASSERT_EQ(sz_frame_info_read(f1.data(), rs[1].size, &i1), SZ_OK);
+    EXPECT_EQ(i0.has_tables, 1);
+    EXPECT_EQ(i0.tables_id, sz_tables_id(t));
+    EXPECT_EQ(i1.has_tables, 0);
+    // NULL item_tables: sz_compress_batch.
+    ASSERT_EQ(sz_compress_batch_tables(SZ_BF16, items, 2, nullptr, &co, sts, rs), SZ_OK);
+    ASSERT_EQ(sz_frame_info_read(f0.data(), rs[0].size, &i0), SZ_OK);
+    EXPECT_EQ(i0.has_tables, 0);
+    co.tables = t;
+  }
 
   // A set for the fast mode is refused.
   co.mode = SZ_MODE_FAST;

@@ -373,10 +373,7 @@ class KVOffloadStore:
         with self._lock:
             if geo.free:
                 return geo.free.pop()
-        # With sets per layer and K/V, the V frames are coded apart first
-        # (one value of one part each: header_size(1) + a frame's bound).
-        scratch = geo.group * (_chunk.header_size(1) + geo.part_bound) if self._layer_sets else 0
-        slots = [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap + scratch)
+        slots = [_Staging(self.client, geo.group * geo.bound, geo.group * geo.tail_cap)
                  for _ in range(2)]
         for s in slots:
             # A group's batch-call arguments that depend only on the slot,
@@ -388,7 +385,6 @@ class KVOffloadStore:
             s.fetch_ptrs = s.head_ptrs + tails.tolist()
             s.fetch_caps = [geo.bound] * geo.group + [geo.tail_cap] * geo.group
             s.tail_offsets = (s.buf.size + np.arange(geo.group, dtype=np.uint64) * np.uint64(geo.tail_cap))
-            s.scratch_off = s.buf.size + geo.group * geo.tail_cap
         return slots
 
     def _give_slots(self, geo, slots):
@@ -517,64 +513,26 @@ class KVOffloadStore:
         return out
 
     def _encode_group(self, geo, grp, slot):
-        """Every value of the group in one codec call (chunk.encode_many)."""
+        """Every value of the group in one codec call (chunk.encode_many);
+        with sets per layer and K/V, each part with its layer's set."""
         t0 = time.perf_counter()
         try:
+            part_sets = None
             if len(grp) == 4:
-                return self._encode_group_layer_sets(geo, grp, slot)
-            keys, offsets, src = grp
+                keys, offsets, src, lay = grp
+                pairs = self._layer_sets
+                part_sets = [ts for l in lay.tolist() for ts in pairs[l]]
+            else:
+                keys, offsets, src = grp
             # chunk.encode_many without its argument checks: this store's
             # mode, threads and buffers were checked when it was opened.
             sizes, errors = _core.encode_chunks(
                 slot.buf, geo.slot_offsets[:len(keys)], keys, src, offsets, geo.n_parts,
                 geo.part_elems, geo.dtype, _chunk.DTYPE_IDS[geo.dtype], None, self.config.backend,
-                self.config.threads, self._mode_id, self._write_sets.get(geo.dtype))
+                self.config.threads, self._mode_id, self._write_sets.get(geo.dtype), part_sets)
             return np.asarray(sizes, np.int64), dict(errors)
         finally:
             self.timings["encode"] += time.perf_counter() - t0
-
-    def _encode_group_layer_sets(self, geo, grp, slot):
-        """_encode_group with a set per layer and K/V: the native chunk call
-        takes one set, so each (layer, K or V) is coded as one-part values
-        (K in place, V in the slot's scratch), then V's frame is moved
-        behind K's and the header made a two-part one. The bytes are the
-        two-part chunk's: header_size(1) == header_size(2) == 40, and the
-        one-part header differs only in the part count, V's frame size and
-        the header checksum."""
-        keys, offsets, src, lay = grp
-        n = len(keys)
-        h = _chunk.header_size(1)
-        b1 = h + geo.part_bound
-        mem = slot.mem
-        heads = geo.slot_offsets[:n]
-        vpos = np.uint64(slot.scratch_off) + np.arange(n, dtype=np.uint64) * np.uint64(b1)
-        offs2 = offsets.reshape(-1, 2)
-        sizes = np.zeros((n, 2), np.int64)
-        errors = {}
-        did = _chunk.DTYPE_IDS[geo.dtype]
-        for l in np.unique(lay).tolist():
-            idx = np.flatnonzero(lay == l)
-            ks = [keys[i] for i in idx.tolist()] if idx.size < n else keys
-            for j, at in ((0, heads), (1, vpos)):
-                sz, errs = _core.encode_chunks(
-                    mem, at[idx], ks, src, offs2[idx, j], 1, geo.part_elems, geo.dtype, did, None,
-                    self.config.backend, self.config.threads, self._mode_id, self._layer_sets[l][j])
-                sizes[idx, j] = sz
-                for c, m in errs:
-                    errors[int(idx[c])] = m.replace("part 0", f"part {j}", 1)
-        fk = sizes[:, 0] - h
-        fv = sizes[:, 1] - h
-        ok = (sizes > 0).all(axis=1)
-        if errors:
-            ok[list(errors)] = False
-        o = heads[ok].astype(np.int64)
-        _core.copy_spans(mem, (o + h + fk[ok]).astype(np.uint64), vpos[ok] + np.uint64(h), fv[ok].astype(np.uint64))
-        mem[o + 6] = 2
-        mem[o[:, None] + 28 + np.arange(4)] = fv[ok].astype("<u4").view(np.uint8).reshape(-1, 4)
-        hashes = [_core.xxh64(mem[x:x + 32], 0) for x in o.tolist()]
-        mem[o[:, None] + 32 + np.arange(8)] = np.asarray(hashes, "<u8").view(np.uint8).reshape(-1, 8)
-        total = np.where(ok, h + fk + fv, 0)
-        return total, errors
 
     def _put_coded(self, geo, keys, src, offsets, frames=False, layers=None):
         """Returns (statuses, frames per key or None). ``layers``: each
