@@ -197,20 +197,43 @@ struct SetEncoder {
   uint32_t count = 0, mask = 0;
   bool same_symbols = false;
   uint32_t first = 0, last = 0;  // table 0's span (T = 1: the byte-table packer)
-  uint8_t len[kCapMaxTables][256];
-  uint32_t cl[kCapMaxTables * 256];
+  uint64_t used = 0;             // last use (the memo's clock)
+  std::vector<uint8_t> len;      // 256 T
+  std::vector<uint32_t> cl;      // 256 T
 };
 
+// Per thread, the encoders of the last kSetEncoderMemo sets: pages go
+// round robin over a model's sets (one per layer and K/V), and rebuilding
+// a set's codes for every page cost 7-20% of a 32 KiB page's encode
+// (docs/DESIGN.md 7a). A T = 1 entry is 1.3 KiB.
+constexpr size_t kSetEncoderMemo = 128;
+
 const SetEncoder& set_encoder(const CapTables& set) {
-  thread_local std::unique_ptr<SetEncoder> memo;
-  if (!memo) memo.reset(new SetEncoder);
-  SetEncoder& e = *memo;
-  if (e.count == set.count && e.id == set.id && std::memcmp(e.len, set.len, 256 * set.count) == 0) return e;
+  thread_local std::vector<std::unique_ptr<SetEncoder>> memo;
+  thread_local uint64_t clock = 0;
+  const size_t lens = size_t{256} * set.count;
+  SetEncoder* slot = nullptr;
+  for (auto& m : memo)
+    if (m->id == set.id && m->count == set.count && std::memcmp(m->len.data(), set.len, lens) == 0) {
+      m->used = ++clock;
+      return *m;
+    }
+  if (memo.size() < kSetEncoderMemo) {
+    memo.emplace_back(new SetEncoder);
+    slot = memo.back().get();
+  } else {
+    slot = memo[0].get();
+    for (auto& m : memo)
+      if (m->used < slot->used) slot = m.get();
+  }
+  SetEncoder& e = *slot;
+  e.used = ++clock;
   e.id = set.id;
   e.count = set.count;
   e.mask = set.count - 1;
   e.same_symbols = cap_tables_same_symbols(set);
-  std::memcpy(e.len, set.len, 256 * set.count);
+  e.len.assign(&set.len[0][0], &set.len[0][0] + lens);
+  e.cl.assign(lens, 0);
   for (uint32_t t = 0; t < set.count; ++t) {
     CapTable tab;
     cap_tables_table(set, t, &tab);
@@ -245,9 +268,9 @@ void encode_set_block(const uint8_t* exps, uint32_t m, const uint32_t counts[256
   // One table: the byte-table packer of the per-block path (its span is
   // that table's); several: per-stream entries.
   if (se.mask == 0)
-    cpu::cap_pack_rows(exps, k, se.cl, se.first, se.last, &w);
+    cpu::cap_pack_rows(exps, k, se.cl.data(), se.first, se.last, &w);
   else
-    cpu::cap_pack_rows_set(exps, k, se.cl, se.mask, &w);
+    cpu::cap_pack_rows_set(exps, k, se.cl.data(), se.mask, &w);
   for (uint32_t j = k * kCapStreams; j < m; ++j) {  // the rest, one code at a time
     const uint32_t s = j % kCapStreams;
     const uint32_t x = se.cl[256 * (s & se.mask) + exps[j]];

@@ -160,6 +160,23 @@ TEST_P(TablesCpu, RareValuesOutsideThePackerWindows) {
   }
 }
 
+// Pages round robin over more sets than the per-thread encoder memo holds
+// (each set's codes built, kept, evicted and built again): every frame is
+// the reference's, T = 1 and T = 32 interleaved.
+TEST_P(TablesCpu, ManySetsRoundRobin) {
+  std::vector<CapTables> sets;
+  for (uint64_t k = 0; k < 150; ++k) {
+    const auto calib = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 4096, 100 + k, {});
+    sets.push_back(calibrated(Dtype::bf16, k % 3 == 0 ? 32u : 1u, calib));
+  }
+  const auto in = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 4096, 7, {});
+  for (int round = 0; round < 2; ++round)
+    for (size_t k = 0; k < sets.size(); k += round == 0 ? 1 : 7) {
+      const auto ref = enc(Dtype::bf16, in, &sets[k], true, 1, false);
+      ASSERT_EQ(enc(Dtype::bf16, in, &sets[k], true, 1, true), ref) << "set " << k << " round " << round;
+    }
+}
+
 TEST_P(TablesCpu, MalformedBlocksGiveTheReferenceStatus) {
   const auto calib = synth::generate(synth::Generator::gaussian_kv, Dtype::bf16, 2 * 65536, 9, {});
   const CapTables ts = calibrated(Dtype::bf16, 4, calib);
