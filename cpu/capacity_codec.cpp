@@ -202,31 +202,39 @@ struct SetEncoder {
   std::vector<uint32_t> cl;      // 256 T
 };
 
-// Per thread, the encoders of the last kSetEncoderMemo sets: pages go
-// round robin over a model's sets (one per layer and K/V), and rebuilding
-// a set's codes for every page cost 7-20% of a 32 KiB page's encode
-// (docs/DESIGN.md 7a). A T = 1 entry is 1.3 KiB.
+// Per thread, the encoders of the last sets used (at most kSetEncoderMemo
+// of them, kSetEncoderMemoBytes in all): pages go round robin over a
+// model's sets (one per layer and K/V), and rebuilding a set's codes for
+// every page cost 5-10% of a 32 KiB page's encode at T = 1 and two thirds
+// at T = 32 (docs/DESIGN.md 7a). An entry holds 1.25 KiB per table.
 constexpr size_t kSetEncoderMemo = 128;
+constexpr size_t kSetEncoderMemoBytes = size_t{4} << 20;
+
+size_t set_encoder_bytes(uint32_t count) { return sizeof(SetEncoder) + size_t{1280} * count; }
 
 const SetEncoder& set_encoder(const CapTables& set) {
   thread_local std::vector<std::unique_ptr<SetEncoder>> memo;
   thread_local uint64_t clock = 0;
+  thread_local size_t held = 0;  // bytes of the memo's entries
   const size_t lens = size_t{256} * set.count;
-  SetEncoder* slot = nullptr;
   for (auto& m : memo)
     if (m->id == set.id && m->count == set.count && std::memcmp(m->len.data(), set.len, lens) == 0) {
       m->used = ++clock;
       return *m;
     }
-  if (memo.size() < kSetEncoderMemo) {
-    memo.emplace_back(new SetEncoder);
-    slot = memo.back().get();
-  } else {
-    slot = memo[0].get();
-    for (auto& m : memo)
-      if (m->used < slot->used) slot = m.get();
+  // Room for the new entry: the least recently used go first.
+  while (!memo.empty() && (memo.size() >= kSetEncoderMemo ||
+                           held + set_encoder_bytes(set.count) > kSetEncoderMemoBytes)) {
+    size_t lru = 0;
+    for (size_t i = 1; i < memo.size(); ++i)
+      if (memo[i]->used < memo[lru]->used) lru = i;
+    held -= set_encoder_bytes(memo[lru]->count);
+    memo[lru] = std::move(memo.back());
+    memo.pop_back();
   }
-  SetEncoder& e = *slot;
+  memo.emplace_back(new SetEncoder);
+  held += set_encoder_bytes(set.count);
+  SetEncoder& e = *memo.back();
   e.used = ++clock;
   e.id = set.id;
   e.count = set.count;
