@@ -49,9 +49,11 @@ def main():
                     "engine, as scripts/engines_test.sh makes them), then `bench/engines/report.py --sets`."]
         out.insert(-1, "**Held-out rows**: the pages of the second half (SmolLM2's second sequence, the "
                        "bundled KV's sequences 8-15), in capacity mode with per-block tables and with one "
-                       "set (T = 32) calibrated on the first half, named by its file in the tier's "
-                       "`tables`. The tiers code a page of every layer as one frame, so one set covers "
-                       "every layer (docs/ENGINES.md \"Table sets\").")
+                       "set (the default table count, 1) calibrated on the first half, named by its file "
+                       "in the tier's `tables`. The tiers code a page of every layer as one frame, so one "
+                       "set covers every layer (docs/ENGINES.md \"Table sets\"). Pages carry their key's "
+                       "index in the mantissa bits of their first 8 values (kvdata.tagged), so every "
+                       "value keeps its real exponent.")
     for run in runs:
         m = run["meta"]
         out.append(f"- {m['engine']}: {m['version']}, torch {m['torch']}, splitzip {m['splitzip']}, "
