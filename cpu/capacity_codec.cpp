@@ -222,17 +222,20 @@ const SetEncoder& set_encoder(const CapTables& set) {
       m->used = ++clock;
       return *m;
     }
-  // Room for the new entry: the least recently used go first.
+  // Room for the new entry: the least recently used go first; the last
+  // one out is rebuilt in place (its vectors keep their storage).
+  std::unique_ptr<SetEncoder> reuse;
   while (!memo.empty() && (memo.size() >= kSetEncoderMemo ||
                            held + set_encoder_bytes(set.count) > kSetEncoderMemoBytes)) {
     size_t lru = 0;
     for (size_t i = 1; i < memo.size(); ++i)
       if (memo[i]->used < memo[lru]->used) lru = i;
     held -= set_encoder_bytes(memo[lru]->count);
+    reuse = std::move(memo[lru]);
     memo[lru] = std::move(memo.back());
     memo.pop_back();
   }
-  memo.emplace_back(new SetEncoder);
+  memo.push_back(reuse ? std::move(reuse) : std::make_unique<SetEncoder>());
   held += set_encoder_bytes(set.count);
   SetEncoder& e = *memo.back();
   e.used = ++clock;

@@ -126,7 +126,7 @@ inline uint64_t cap_tables_compute_id(const CapTables& ts) {
 
 // How far calibration widens the symbols its samples hold (13.1 step 2):
 // on real KV, values just under the samples' smallest magnitude are what
-// other pages of the same layer add (docs/DESIGN.md 7b).
+// other pages of the same layer add (docs/DESIGN.md 7a, "Calibration reach").
 inline constexpr uint32_t kCapReachBelow = 8;
 inline constexpr uint32_t kCapReachAbove = 2;
 

@@ -49,6 +49,17 @@ bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
   return an && bn && a0 < b0 + bn && b0 < a0 + an;
 }
 
+// A table set codes data of its dtype in the capacity mode (where: the
+// item an error names, or empty).
+void check_set(const splitzip::TableSet* t, Dtype d, int mode, const std::string& where) {
+  if (t->dtype() != d)
+    raise_status(Status::invalid_argument, where + "table set is for " + splitzip::dtype_name(t->dtype()) +
+                                               ", data is " + splitzip::dtype_name(d));
+  if (mode != static_cast<int>(splitzip::Mode::capacity))
+    raise_status(Status::invalid_argument,
+                 where + "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
+}
+
 // A set per item (pages of several layers in one call): None or a
 // sequence of count entries, each a TableSet (of dtype d, capacity mode)
 // or None (the call's set). Pointers stay valid while the caller's
@@ -64,12 +75,7 @@ std::vector<const splitzip::TableSet*> item_sets(nb::handle seq, size_t count, D
       if (!nb::try_cast<const splitzip::TableSet*>(h, t) || t == nullptr)
         raise_status(Status::invalid_argument, std::string(what) + " " + std::to_string(out.size()) +
                                                    ": a table set must be a TableSet or None");
-      if (t->dtype() != d)
-        raise_status(Status::invalid_argument, std::string(what) + " " + std::to_string(out.size()) +
-                                                   ": table set is for " + splitzip::dtype_name(t->dtype()) +
-                                                   ", data is " + splitzip::dtype_name(d));
-      if (mode != static_cast<int>(splitzip::Mode::capacity))
-        raise_status(Status::invalid_argument, "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
+      check_set(t, d, mode, std::string(what) + " " + std::to_string(out.size()) + ": ");
     }
     out.push_back(t);
   }
@@ -93,12 +99,7 @@ splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t
     raise_status(Status::invalid_argument, std::string("codebook is for ") +
                                                splitzip::dtype_name(cb->dtype) + ", data is " +
                                                splitzip::dtype_name(d));
-  if (tables && tables->dtype() != d)
-    raise_status(Status::invalid_argument, std::string("table set is for ") +
-                                               splitzip::dtype_name(tables->dtype()) + ", data is " +
-                                               splitzip::dtype_name(d));
-  if (tables && mode != static_cast<int>(splitzip::Mode::capacity))
-    raise_status(Status::invalid_argument, "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
+  if (tables) check_set(tables, d, mode, "");
   splitzip::CompressOptions o;
   o.tables = tables;
   o.codebook = cb;
