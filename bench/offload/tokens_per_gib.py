@@ -398,14 +398,14 @@ def held_out_sets():
     for name, (lay, pages, cal, held) in held_out_kv().items():
         hs = [f"h{b}" for b in held]
         one = splitzip.calibrate([np.ascontiguousarray(pages[l, j, b]) for l in range(lay.layers)
-                                  for j in range(2) for b in cal], mode="capacity")
+                                  for j in range(2) for b in cal], mode="capacity", table_count=32)
         variants = [("raw", {"codec": "raw"}),
                     ("splitzip capacity (per-block tables)", {"codec_options": {"mode": "capacity"}}),
                     ("capacity + one set for the model (T = 32)", {"tables": one}),
                     ("capacity + sets per layer and K/V (T = 1)",
                      {"tables": calibrate_layer_tables(pages, cal, table_count=1)}),
                     ("capacity + sets per layer and K/V (T = 32)",
-                     {"tables": calibrate_layer_tables(pages, cal)})]
+                     {"tables": calibrate_layer_tables(pages, cal, table_count=32)})]
         rows = []
         raw_bytes = len(held) * lay.layers * 2 * lay.page_bytes
         tokens = len(held) * lay.block_tokens
