@@ -82,14 +82,16 @@ EncScratch& enc_scratch() {
 
 // Split one block: residual parts into the frame, exponents and counts out.
 // Returns where the block's symbols are: exps, or the input itself when the
-// symbol is the whole element (fp8_e4m3, FORMAT.md 4.6.7).
+// symbol is the whole element (fp8_e4m3, FORMAT.md 4.6.7). pf_next: where
+// the split's prefetches go past the block (a batch's next page), or null.
 template <class T>
 const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const CapLayout& L, uint8_t* f,
-                           uint8_t* exps, uint32_t counts[256], bool stream, int32_t* window) {
+                           uint8_t* exps, uint32_t counts[256], bool stream, int32_t* window,
+                           const uint8_t* pf_next) {
   const uint8_t* in = src + first * T::kBytes;
   if constexpr (T::kId == kDtypeE4M3) {
     static_assert(T::kBytes == 1 && T::kResBytes == 0 && T::kResHighBits == 0, "the whole byte, no residual");
-    (void)L, (void)f, (void)exps, (void)stream, (void)window;
+    (void)L, (void)f, (void)exps, (void)stream, (void)window, (void)pf_next;
     uint64_t c64[256] = {};
     cpu::cap_count_bytes(in, m, c64);
     for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
@@ -99,15 +101,16 @@ const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const
   uint64_t c64[256] = {};
   // bf16, fp16, fp32: one vector pass, residuals, exponents and their counts.
   if constexpr (T::kId == Bf16Traits::kId) {
-    cpu::cap_split_count_bf16(in, m, res, exps, stream, c64, window);
+    cpu::cap_split_count_bf16(in, m, res, exps, stream, c64, window, pf_next);
   } else if constexpr (T::kId == Fp16Traits::kId) {
     // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
-    cpu::cap_split_count_fp16(in, m, res, f + L.high_off + (first * 3) / 8, exps, stream, c64, window);
+    cpu::cap_split_count_fp16(in, m, res, f + L.high_off + (first * 3) / 8, exps, stream, c64, window, pf_next);
   } else if constexpr (T::kId == Fp32Traits::kId) {
-    cpu::cap_split_count_fp32(in, m, res, exps, stream, c64, window);
+    cpu::cap_split_count_fp32(in, m, res, exps, stream, c64, window, pf_next);
   } else {
     (void)stream;
     (void)window;
+    (void)pf_next;
     // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
     uint8_t* hi = f + L.high_off + (first * 3) / 8;
     if (T::kResHighBits) std::memset(hi, 0, (3u * m + 7) / 8);
@@ -641,7 +644,7 @@ uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint
 
 }  // namespace
 
-FrameOutcome capacity_compress_frame(const CompressArgs& a) {
+FrameOutcome capacity_compress_frame(const CompressArgs& a, const CapEncodeHints& hints) {
   FrameOutcome out;
   if ((out.status = check_compress_args(a)) != Status::ok) return out;
   const uint64_t bytes = a.n * dtype_bytes(a.dtype);
@@ -701,7 +704,8 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a) {
         const auto m = static_cast<uint32_t>(cap_block_len(a.n, b));
         const uint8_t* syms = sc->exps;
         visit_codec_dtype<Codec::capacity>(id, [&](auto tr) {  // the dtype's capacity split
-          syms = split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window);
+          syms = split_block<decltype(tr)>(src, first, m, L0, f, sc->exps, counts, stream, &window,
+                                           b + 1 == n_blocks ? static_cast<const uint8_t*>(hints.next) : nullptr);
         });
         // The block's checksum blocks (2^16 elements of any dtype are whole
         // 64 KiB blocks) while the split has left its input in L2: a pass
@@ -844,14 +848,14 @@ FrameOutcome capacity_decompress_opened(const DecompressArgs& a, const FrameHead
       pf.end[1] = pf.at[1] + res_bytes * next_m;
     } else if (next_sd != nullptr || hints.next != nullptr) {
       // The next item's frame (its first 64 KiB), and the lookups of its
-      // set's table 0 (a page's set was last used a whole round of sets
-      // ago: out of L2).
+      // set's table 0, entries and steps (a page's set was last used a whole
+      // round of sets ago: out of L2).
       const auto* nf = static_cast<const uint8_t*>(hints.next);
       pf.at[0] = nf;
       pf.end[0] = nf + std::min<uint64_t>(hints.next_size, uint64_t{1} << 16);
       if (next_sd != nullptr) {
-        pf.at[1] = reinterpret_cast<const uint8_t*>(next_sd->lookup[0].multi);
-        pf.end[1] = pf.at[1] + sizeof next_sd->lookup[0].multi;
+        pf.at[1] = reinterpret_cast<const uint8_t*>(&next_sd->lookup[0]);
+        pf.end[1] = pf.at[1] + sizeof next_sd->lookup[0];
       }
     }
     ExpLayout layout;

@@ -14,9 +14,16 @@
 
 namespace splitzip {
 
+// hints (a batch's, cpu/cpu_backend.cpp): next, the following item's input,
+// which the last block's split prefetches as it goes (a page is one block:
+// its first lines would otherwise miss when its own split starts).
+struct CapEncodeHints {
+  const void* next = nullptr;
+};
+
 // Whole frame, like reference_compress with args.mode == capacity (stored
 // fallback, stream 7, gaps and header included).
-FrameOutcome capacity_compress_frame(const CompressArgs& args);
+FrameOutcome capacity_compress_frame(const CompressArgs& args, const CapEncodeHints& hints = CapEncodeHints());
 
 // Whole frame of any kind (a non-mode-1 frame goes to reference_decompress).
 FrameOutcome capacity_decompress_frame(const DecompressArgs& args);

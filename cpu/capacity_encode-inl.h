@@ -315,17 +315,33 @@ void CapPackRowsSet(const uint8_t* exps, uint32_t rows, const uint32_t* cl, uint
 // measured on AVX-512 and AVX2 (docs/DESIGN.md, section 3).
 constexpr uint64_t kSplitPrefetch = 16384;
 
+// Where the split's prefetches go: input byte off of the block at in, and
+// past the block's end (end bytes) the next input's bytes: the following
+// block of the frame, or a batch's next page (a page is one block, so the
+// prefetches would otherwise fetch bytes past it that no one reads).
+struct PrefetchPath {
+  const uint8_t* in;
+  uint64_t end;
+  const uint8_t* next;
+  HWY_INLINE const uint8_t* at(uint64_t off) const { return off < end ? in + off : next + (off - end); }
+};
+HWY_INLINE PrefetchPath PathOf(const uint8_t* in, uint64_t end, const uint8_t* next) {
+  return {in, end, next != nullptr ? next : in + end};
+}
+
 // Residual bytes and exponents of in[i0, i1) (i1 - i0 a multiple of the
 // vector length when kStream: aligned non-temporal residual stores).
 template <bool kStream>
-HWY_INLINE void SplitBf16Range(const uint8_t* in, uint64_t i0, uint64_t i1, uint8_t* res, uint8_t* exps) {
+HWY_INLINE void SplitBf16Range(const uint8_t* in, uint64_t i0, uint64_t i1, uint8_t* res, uint8_t* exps,
+                               const PrefetchPath& pf) {
   uint64_t i = i0;
+  (void)pf;
 #if HWY_TARGET != HWY_SCALAR
   const D8 d8;
   const size_t N = hn::Lanes(d8);
   const V8 k7f = hn::Set(d8, 0x7F);
   for (; i + N <= i1; i += N) {
-    for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(in + 2 * i + kSplitPrefetch + q);
+    for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(pf.at(2 * i + kSplitPrefetch + q));
     const V8 b0 = hn::LoadU(d8, in + 2 * i);
     const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
     const V8 lo = hn::ConcatEven(d8, b1, b0);  // low bytes: mantissa bits 0..6, exponent bit 0
@@ -347,22 +363,23 @@ HWY_INLINE void SplitBf16Range(const uint8_t* in, uint64_t i0, uint64_t i1, uint
 
 // stream: non-temporal residual stores (the frame is past the caches); the
 // residuals are not read again by the encoder.
-HWY_INLINE void SplitBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream) {
+HWY_INLINE void SplitBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
+                          const PrefetchPath& pf) {
 #if HWY_TARGET != HWY_SCALAR
   if (stream) {
     const uint64_t N = hn::Lanes(D8());
     const uint64_t to_aligned = (N - reinterpret_cast<uintptr_t>(res) % N) % N;
     const uint64_t head = to_aligned < m ? to_aligned : m;
     const uint64_t body = head + (m - head) / N * N;
-    SplitBf16Range<false>(in, 0, head, res, exps);
-    SplitBf16Range<true>(in, head, body, res, exps);
-    SplitBf16Range<false>(in, body, m, res, exps);
+    SplitBf16Range<false>(in, 0, head, res, exps, pf);
+    SplitBf16Range<true>(in, head, body, res, exps, pf);
+    SplitBf16Range<false>(in, body, m, res, exps, pf);
     hwy::FlushStream();
     return;
   }
 #endif
   (void)stream;
-  SplitBf16Range<false>(in, 0, m, res, exps);
+  SplitBf16Range<false>(in, 0, m, res, exps, pf);
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
@@ -370,13 +387,13 @@ HWY_INLINE void SplitBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* 
 // each vector's exponents are counted while still in registers.
 template <bool kStream>
 HWY_INLINE void SplitCountWindowBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, uint32_t base,
-                                     uint64_t counts[256]) {
+                                     uint64_t counts[256], const PrefetchPath& pf) {
   const D8 d8;
   const size_t N = hn::Lanes(d8);
   const V8 k7f = hn::Set(d8, 0x7F);
   const auto vec = [&](uint64_t k) {
     const uint64_t i = k * N;
-    for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(in + 2 * i + kSplitPrefetch + q);
+    for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(pf.at(2 * i + kSplitPrefetch + q));
     const V8 b0 = hn::LoadU(d8, in + 2 * i);
     const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
     const V8 lo = hn::ConcatEven(d8, b1, b0);
@@ -391,7 +408,7 @@ HWY_INLINE void SplitCountWindowBf16(const uint8_t* in, uint64_t m, uint8_t* res
     return e;
   };
   const auto tail = [&](uint64_t i) {
-    SplitBf16Range<false>(in, i, i + 1, res, exps);
+    SplitBf16Range<false>(in, i, i + 1, res, exps, pf);
     return exps[i];
   };
   CountWindow(vec, tail, m, base, counts);
@@ -415,7 +432,8 @@ HWY_INLINE void NextWindow(const uint64_t counts[256], uint64_t m, int32_t* wind
 // exponent buffer; on AVX-512 fusing is faster (docs/DESIGN.md, section 3).
 // The counts are exact either way.
 void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
-                       uint64_t counts[256], int32_t* window) {
+                       uint64_t counts[256], int32_t* window, const uint8_t* pf_next) {
+  const PrefetchPath pf = PathOf(in, 2 * m, pf_next);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if (*window >= 0) {
     const auto base = static_cast<uint32_t>(*window);
@@ -423,22 +441,23 @@ void CapSplitCountBf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
       const uint64_t N = hn::Lanes(D8());
       const uint64_t to_aligned = (N - reinterpret_cast<uintptr_t>(res) % N) % N;
       const uint64_t head = to_aligned < m ? to_aligned : m;
-      SplitBf16Range<false>(in, 0, head, res, exps);
+      SplitBf16Range<false>(in, 0, head, res, exps, pf);
       for (uint64_t i = 0; i < head; ++i) ++counts[exps[i]];
-      SplitCountWindowBf16<true>(in + 2 * head, m - head, res + head, exps + head, base, counts);
+      SplitCountWindowBf16<true>(in + 2 * head, m - head, res + head, exps + head, base, counts,
+                                 PathOf(in + 2 * head, 2 * (m - head), pf.next));
       hwy::FlushStream();
     } else {
-      SplitCountWindowBf16<false>(in, m, res, exps, base, counts);
+      SplitCountWindowBf16<false>(in, m, res, exps, base, counts, pf);
     }
   } else {
-    SplitBf16(in, m, res, exps, stream);
+    SplitBf16(in, m, res, exps, stream, pf);
     uint64_t unused = 0;
     CountScalar(exps, m, counts, &unused);
   }
   NextWindow(counts, m, window);
 #else
   (void)window;
-  SplitBf16(in, m, res, exps, stream);
+  SplitBf16(in, m, res, exps, stream, pf);
   HistogramTyped<Bf16Traits>(in, m, counts, nullptr);
 #endif
 }
@@ -482,11 +501,12 @@ HWY_INLINE void ZeroHigh(uint8_t* high, uint64_t i0, uint64_t i1) {
 // store exactly this vector's 3N/8 bytes (else each 128-bit block leaves
 // with one 16-byte store, 10 bytes past its 6, that later vectors rewrite).
 template <bool kStream>
-HWY_INLINE V8 SplitVecFp16(const uint8_t* in, uint64_t i, bool exact, uint8_t* res, uint8_t* high) {
+HWY_INLINE V8 SplitVecFp16(const uint8_t* in, uint64_t i, bool exact, uint8_t* res, uint8_t* high,
+                          const PrefetchPath& pf) {
   const D8 d8;
   const D16 d16;
   const size_t N = hn::Lanes(d8);
-  for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(in + 2 * i + kSplitPrefetch + q);
+  for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(pf.at(2 * i + kSplitPrefetch + q));
   const V8 b0 = hn::LoadU(d8, in + 2 * i);
   const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
   const V8 lo = hn::ConcatEven(d8, b1, b0);
@@ -539,14 +559,14 @@ struct Fp32Pack {
 // fp32 vector of N elements at element i: 3N residual bytes (three whole
 // vectors at res + 3i), the exponents returned.
 template <bool kStream>
-HWY_INLINE V8 SplitVecFp32(const uint8_t* in, uint64_t i, uint8_t* res, const Fp32Pack& pk) {
+HWY_INLINE V8 SplitVecFp32(const uint8_t* in, uint64_t i, uint8_t* res, const Fp32Pack& pk, const PrefetchPath& pf) {
   const D8 d8;
   const D16 d16;
   const D32 d32;
   const size_t N = hn::Lanes(d8);
   alignas(16) static constexpr uint8_t kCompact[16] = {0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 0x80, 0x80, 0x80, 0x80};
   const V8 compact = hn::LoadDup128(d8, kCompact);
-  for (size_t q = 0; q < 4 * N; q += 64) hwy::Prefetch(in + 4 * i + kSplitPrefetch + q);
+  for (size_t q = 0; q < 4 * N; q += 64) hwy::Prefetch(pf.at(4 * i + kSplitPrefetch + q));
   hn::Vec<D32> c[4];
   hn::Vec<D16> hi[4];
   for (size_t k = 0; k < 4; ++k) {
@@ -606,11 +626,11 @@ HWY_INLINE void SplitLoop(const VecFn& vec, const OneFn& one, uint64_t h, uint64
 
 template <bool kStream>
 HWY_INLINE void SplitFp16(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps,
-                          uint64_t counts[256], int32_t window) {
+                          uint64_t counts[256], int32_t window, const PrefetchPath& pf) {
   const uint64_t N = hn::Lanes(D8());
   const auto vec = [&](uint64_t i, uint64_t v_end) {
     // Overlapping 3-bit stores only where later vectors rewrite their spill.
-    return SplitVecFp16<kStream>(in, i, i + N + 32 > v_end, res, high);
+    return SplitVecFp16<kStream>(in, i, i + N + 32 > v_end, res, high, pf);
   };
   const auto one = [&](uint64_t i) { return SplitOneFp16(in, i, res, high); };
   SplitLoop(vec, one, h, m, exps, counts, window);
@@ -618,9 +638,9 @@ HWY_INLINE void SplitFp16(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* re
 
 template <bool kStream>
 HWY_INLINE void SplitFp32(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* res, uint8_t* exps,
-                          uint64_t counts[256], int32_t window) {
+                          uint64_t counts[256], int32_t window, const PrefetchPath& pf) {
   const Fp32Pack pk;
-  const auto vec = [&](uint64_t i, uint64_t) { return SplitVecFp32<kStream>(in, i, res, pk); };
+  const auto vec = [&](uint64_t i, uint64_t) { return SplitVecFp32<kStream>(in, i, res, pk, pf); };
   const auto one = [&](uint64_t i) { return SplitOneFp32(in, i, res); };
   SplitLoop(vec, one, h, m, exps, counts, window);
 }
@@ -654,8 +674,9 @@ HWY_INLINE void FinishCounts(const uint8_t* in, const uint8_t* exps, uint64_t m,
 // fp16 / fp32 the two differ within the noise on both targets, so each
 // target keeps bf16's choice (docs/DESIGN.md, section 3).
 void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
-                       uint64_t counts[256], int32_t* window) {
+                       uint64_t counts[256], int32_t* window, const uint8_t* pf_next) {
 #if HWY_TARGET != HWY_SCALAR
+  const PrefetchPath pf = PathOf(in, 2 * m, pf_next);
   const uint64_t N = hn::Lanes(D8());
   const auto addr = reinterpret_cast<uintptr_t>(res);
   // Non-temporal stores from the first aligned residual vector; the
@@ -672,15 +693,16 @@ void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* hig
   const int32_t win = -1;
 #endif
   if (nt) {
-    SplitFp16<true>(in, h, m, res, high, exps, counts, win);
+    SplitFp16<true>(in, h, m, res, high, exps, counts, win, pf);
     hwy::FlushStream();
   } else {
-    SplitFp16<false>(in, h, m, res, high, exps, counts, win);
+    SplitFp16<false>(in, h, m, res, high, exps, counts, win, pf);
   }
   FinishCounts<Fp16Traits>(in, exps, m, win, counts, window);
 #else
   (void)stream;
   (void)window;
+  (void)pf_next;
   ZeroHigh(high, 0, m);
   for (uint64_t i = 0; i < m; ++i) exps[i] = SplitOneFp16(in, i, res, high);
   HistogramTyped<Fp16Traits>(in, m, counts, nullptr);
@@ -688,8 +710,9 @@ void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* hig
 }
 
 void CapSplitCountFp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream, uint64_t counts[256],
-                       int32_t* window) {
+                       int32_t* window, const uint8_t* pf_next) {
 #if HWY_TARGET != HWY_SCALAR
+  const PrefetchPath pf = PathOf(in, 4 * m, pf_next);
   const uint64_t N = hn::Lanes(D8());
   const auto addr = reinterpret_cast<uintptr_t>(res);
   // Non-temporal stores from the first element whose 3 residual bytes
@@ -704,15 +727,16 @@ void CapSplitCountFp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exp
   const int32_t win = -1;
 #endif
   if (stream) {
-    SplitFp32<true>(in, h, m, res, exps, counts, win);
+    SplitFp32<true>(in, h, m, res, exps, counts, win, pf);
     hwy::FlushStream();
   } else {
-    SplitFp32<false>(in, h, m, res, exps, counts, win);
+    SplitFp32<false>(in, h, m, res, exps, counts, win, pf);
   }
   FinishCounts<Fp32Traits>(in, exps, m, win, counts, window);
 #else
   (void)stream;
   (void)window;
+  (void)pf_next;
   for (uint64_t i = 0; i < m; ++i) exps[i] = SplitOneFp32(in, i, res);
   HistogramTyped<Fp32Traits>(in, m, counts, nullptr);
 #endif

@@ -34,17 +34,19 @@ void cap_pack_rows_set(const uint8_t* exps, uint32_t rows, const uint32_t* cl, u
 // a 16-value window of exponents that a vector counter counts while
 // splitting (-1: count after the split with scalar tables); set for the
 // next block from this one's counts (-1 to start; any value gives the same counts).
+// pf_next: where the input's prefetches go past its m elements (a batch's
+// next page); null: on past its end (the frame's next block).
 void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
-                          uint64_t counts[256], int32_t* window);
+                          uint64_t counts[256], int32_t* window, const uint8_t* pf_next = nullptr);
 
 // The same for fp16 and fp32 (FORMAT.md 2): fp16 residual bytes to res and
 // the packed 3-bit parts to high (element 0's bits at high's bit 0; only
 // the block's ceil(3m / 8) bytes are written), fp32 three residual bytes
 // per element to res.
 void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
-                          uint64_t counts[256], int32_t* window);
+                          uint64_t counts[256], int32_t* window, const uint8_t* pf_next = nullptr);
 void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
-                          uint64_t counts[256], int32_t* window);
+                          uint64_t counts[256], int32_t* window, const uint8_t* pf_next = nullptr);
 
 // Counts of the m bytes at p added to counts (fp8_e4m3 symbols, FORMAT.md
 // 4.6.7): the scalar counter of the histogram (cpu/histogram-inl.h).

@@ -28,18 +28,18 @@ void cap_pack_rows_set(const uint8_t* exps, uint32_t rows, const uint32_t* cl, u
 }
 
 void cap_split_count_bf16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
-                          uint64_t counts[256], int32_t* window) {
-  HWY_DYNAMIC_DISPATCH(CapSplitCountBf16)(in, m, res, exps, stream, counts, window);
+                          uint64_t counts[256], int32_t* window, const uint8_t* pf_next) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountBf16)(in, m, res, exps, stream, counts, window, pf_next);
 }
 
 void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* high, uint8_t* exps, bool stream,
-                          uint64_t counts[256], int32_t* window) {
-  HWY_DYNAMIC_DISPATCH(CapSplitCountFp16)(in, m, res, high, exps, stream, counts, window);
+                          uint64_t counts[256], int32_t* window, const uint8_t* pf_next) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountFp16)(in, m, res, high, exps, stream, counts, window, pf_next);
 }
 
 void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
-                          uint64_t counts[256], int32_t* window) {
-  HWY_DYNAMIC_DISPATCH(CapSplitCountFp32)(in, m, res, exps, stream, counts, window);
+                          uint64_t counts[256], int32_t* window, const uint8_t* pf_next) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountFp32)(in, m, res, exps, stream, counts, window, pf_next);
 }
 
 void cap_count_bytes(const uint8_t* p, uint64_t m, uint64_t counts[256]) {

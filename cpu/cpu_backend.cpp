@@ -33,7 +33,8 @@ struct BatchItem {
   // its dtype), and its encode tables; null: each frame checks and builds.
   const Codebook* codebook = nullptr;
   const cpu::EncodeTables* tables = nullptr;
-  // Decode: the next item's frame (capacity frames prefetch it as they go).
+  // Decode: the next item's frame (capacity frames prefetch it as they go);
+  // encode: the next item's input (capacity frames prefetch its start).
   const void* next = nullptr;
   uint64_t next_size = 0;
 };
@@ -88,7 +89,9 @@ struct CpuEncode {
     return Status::ok;
   }
   Status encode(CodecTag<Codec::capacity>, const CompressArgs& a, const FramePlan&, FrameHeader*) {
-    const FrameOutcome o = capacity_compress_frame(a);
+    CapEncodeHints hints;
+    hints.next = item.next;
+    const FrameOutcome o = capacity_compress_frame(a, hints);
     whole = true;
     whole_size = o.frame_size;
     return o.status;
@@ -373,8 +376,11 @@ class CpuBackend final : public Backend {
       run_items(count, cpu::batch_threads(threads, bytes, count), out,
                 [&](size_t i) { return compress_page(args[i], item, shape); });
     } else {
-      run_items(count, cpu::batch_threads(threads, bytes, count), out,
-                [&](size_t i) { return compress_impl(args[i], item); });
+      run_items(count, cpu::batch_threads(threads, bytes, count), out, [&](size_t i) {
+        BatchItem it = item;
+        if (i + 1 < count) it.next = args[i + 1].src;
+        return compress_impl(args[i], it);
+      });
     }
   }
   void decompress_batch(const DecompressArgs* args, size_t count, int threads, FrameOutcome* out) const override {
