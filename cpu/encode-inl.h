@@ -37,12 +37,12 @@ struct Bf16Block {
     const D8 d8;
     const D16 d16;
     const size_t N = hn::Lanes(d8);
-    return RunV<kStream>(hn::LoadU(d8, src + 2 * j), hn::LoadU(d8, src + 2 * j + N), j, lookup, s);
+    return RunV<kStream>(hn::LoadU(d8, src + 2 * j), hn::LoadU(d8, src + 2 * j + N), j, false, lookup, s);
   }
   // Run() on the vector's two input vectors, already loaded (the fused
   // checksum loop hashes them too).
   template <bool kStream, class Lk>
-  HWY_INLINE V8 RunV(V8 b0, V8 b1, uint64_t j, const Lk& lookup, const Streams& s) const {
+  HWY_INLINE V8 RunV(V8 b0, V8 b1, uint64_t j, bool /*exact*/, const Lk& lookup, const Streams& s) const {
     const D8 d8;
     const D16 d16;
     const auto v0 = hn::BitCast(d16, b0);
@@ -90,8 +90,12 @@ struct Fp16Block {
                     const Streams& s) const {
     const D8 d8;
     const size_t N = hn::Lanes(d8);
-    const V8 b0 = hn::LoadU(d8, src + 2 * j);
-    const V8 b1 = hn::LoadU(d8, src + 2 * j + N);
+    return RunV<kStream>(hn::LoadU(d8, src + 2 * j), hn::LoadU(d8, src + 2 * j + N), j, exact, lookup, s);
+  }
+  // As Bf16Block::RunV (the fused checksum loop).
+  template <bool kStream, class Lk>
+  HWY_INLINE V8 RunV(V8 b0, V8 b1, uint64_t j, bool exact, const Lk& lookup, const Streams& s) const {
+    const D8 d8;
     hn::StoreU(hn::ConcatEven(d8, b1, b0), d8, s.res + j);  // mantissa bits 0..7
     V8 e, r3;
     SplitE5(hn::ConcatOdd(d8, b1, b0), &e, &r3);
@@ -172,7 +176,8 @@ constexpr uint64_t kGroup = 2048;
 // Two vectors per step so the packed codes fill one vector; the last step
 // writes exactly (no overlapping store may cross `end`, which another
 // thread may own). The remainder goes to the scalar kernel.
-// With a FusedXxh3 (bf16 only), [begin, end) is whole checksum blocks.
+// With a FusedXxh3 (bf16, fp16), [begin, end) is whole checksum blocks (the
+// last may be the input's shorter last block, whole KiB: FusedXxh3::last_end).
 template <class Traits, class Block, bool kStream, class Lk, class Hash = NoHash>
 HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, const Lk& lookup,
                            const EncodeTables& t, const Streams& s, EscapeSink* sink,
@@ -198,8 +203,8 @@ HWY_INLINE void EncodeLoop(const uint8_t* src, uint64_t begin, uint64_t end, con
         const V8 a2 = hn::LoadU(d8, p + 2 * N);
         const V8 a3 = hn::LoadU(d8, p + 3 * N);
         hash->Feed(a0, a1, a2, a3, 2 * i);
-        t0 = block.template RunV<kStream>(a0, a1, i, lookup, s);
-        t1 = block.template RunV<kStream>(a2, a3, i + N, lookup, s);
+        t0 = block.template RunV<kStream>(a0, a1, i, exact, lookup, s);
+        t1 = block.template RunV<kStream>(a2, a3, i + N, exact, lookup, s);
       } else {
         t0 = block.template Run<kStream>(src, i, exact, lookup, s);
         t1 = block.template Run<kStream>(src, i + N, exact, lookup, s);
@@ -232,30 +237,48 @@ void EncodeTyped(const uint8_t* src, uint64_t begin, uint64_t end, const EncodeT
   });
 }
 
-// bf16 [begin, mid) = whole checksum blocks, hashed in the loop.
-void EncodeBf16Hashed(const uint8_t* src, uint64_t begin, uint64_t mid, const EncodeTables& t,
-                      const Streams& s, EscapeSink* sink, uint64_t* hashes) {
+// bf16 / fp16 [begin, mid) = whole checksum blocks, hashed in the loop, and
+// the input's shorter last block when last_end (its end in bytes) is not 0.
+template <class Traits, class Block>
+void EncodeHashed(const uint8_t* src, uint64_t begin, uint64_t mid, const EncodeTables& t, const Streams& s,
+                  EscapeSink* sink, uint64_t* hashes, uint64_t last_end) {
   if constexpr (kFusedHash) {
     FusedXxh3 hash(hashes);
+    hash.last_end = last_end;
     WithLookup(t, [&](const auto& lookup) {
-      if (s.stream) {
-        EncodeLoop<Bf16Traits, Bf16Block, true>(src, begin, mid, lookup, t, s, sink, &hash);
-      } else {
-        EncodeLoop<Bf16Traits, Bf16Block, false>(src, begin, mid, lookup, t, s, sink, &hash);
+      if constexpr (Block::kCanStream) {
+        if (s.stream) {
+          EncodeLoop<Traits, Block, true>(src, begin, mid, lookup, t, s, sink, &hash);
+          return;
+        }
       }
+      EncodeLoop<Traits, Block, false>(src, begin, mid, lookup, t, s, sink, &hash);
     });
   }
 }
 
 uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t end,
-                     const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* hashes) {
+                     const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* hashes,
+                     uint64_t total) {
   const auto* src = static_cast<const uint8_t*>(src_v);
-  constexpr uint64_t kPer = kChecksumBlockBytes / 2;  // bf16 elements per block
-  if (kFusedHash && dtype == Dtype::bf16 && hashes != nullptr && begin % kPer == 0 && end - begin >= kPer) {
+  constexpr uint64_t kPer = kChecksumBlockBytes / 2;  // bf16 / fp16 elements per block
+  const bool two_byte = dtype == Dtype::bf16 || dtype == Dtype::fp16;
+  if (kFusedHash && two_byte && hashes != nullptr && begin % kPer == 0) {
     const uint64_t mid = begin + (end - begin) / kPer * kPer;
-    EncodeBf16Hashed(src, begin, mid, t, s, sink, hashes);
-    if (mid < end) EncodeTyped<Bf16Traits, Bf16Block>(src, mid, end, t, s, sink);
-    return mid - begin;
+    // The input's shorter last block too when it is whole KiB (a 32 KiB
+    // page: else hashed by the caller after the loop, 0.83x of checksum off).
+    const bool last = end == total && end > mid && (end - mid) * 2 % 1024 == 0;
+    const uint64_t hashed = last ? end : mid;
+    if (hashed > begin) {
+      if (dtype == Dtype::bf16) {
+        EncodeHashed<Bf16Traits, Bf16Block>(src, begin, hashed, t, s, sink, hashes, last ? 2 * end : 0);
+        if (hashed < end) EncodeTyped<Bf16Traits, Bf16Block>(src, hashed, end, t, s, sink);
+      } else {
+        EncodeHashed<Fp16Traits, Fp16Block>(src, begin, hashed, t, s, sink, hashes, last ? 2 * end : 0);
+        if (hashed < end) EncodeTyped<Fp16Traits, Fp16Block>(src, hashed, end, t, s, sink);
+      }
+      return hashed - begin;
+    }
   }
   // The nibble codec's dtypes (core/codec.h); the others have codecs of their own.
   visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype), [&](auto tr) {
@@ -268,7 +291,8 @@ uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t en
 #else  // HWY_SCALAR: no vectors, the scalar kernel is the whole story.
 
 uint64_t EncodeRange(Dtype dtype, const void* src_v, uint64_t begin, uint64_t end,
-                     const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* /*hashes*/) {
+                     const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* /*hashes*/,
+                     uint64_t /*total*/) {
   const auto* src = static_cast<const uint8_t*>(src_v);
   visit_codec_dtype<Codec::nibble>(static_cast<uint32_t>(dtype),
                                    [&](auto tr) { encode_scalar<decltype(tr)>(src, begin, end, t, s, sink); });

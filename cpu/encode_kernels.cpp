@@ -15,8 +15,9 @@ HWY_EXPORT(EncodeRange);
 HWY_EXPORT(EncodeTarget);
 
 uint64_t encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
-                      const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* hashes) {
-  return HWY_DYNAMIC_DISPATCH(EncodeRange)(dtype, src, begin, end, t, s, sink, hashes);
+                      const EncodeTables& t, const Streams& s, EscapeSink* sink, uint64_t* hashes,
+                      uint64_t total) {
+  return HWY_DYNAMIC_DISPATCH(EncodeRange)(dtype, src, begin, end, t, s, sink, hashes, total);
 }
 
 int64_t encode_target() { return HWY_DYNAMIC_DISPATCH(EncodeTarget)(); }

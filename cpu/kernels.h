@@ -119,12 +119,14 @@ struct EscapeList {
 // only the stream bytes that belong to [begin, end).
 // hashes (optional: the frame's block hash slots, FORMAT.md 4.5): the
 // kernel may hash whole 64 KiB checksum blocks of the input from `begin`
-// on while it encodes them (bf16 on SIMD targets: XXH3 on the vectors it
-// has loaded) and write their hashes. Returns how many elements from
-// `begin` it hashed (whole blocks; 0 = none): the caller hashes the rest.
+// on while it encodes them (bf16 and fp16 on SIMD targets: XXH3 on the
+// vectors it has loaded) and write their hashes, and the input's shorter last block
+// when end == total (the input's elements) and it is whole KiB (a 32 KiB
+// page). Returns how many elements from `begin` it hashed (0 = none): the
+// caller hashes the rest.
 uint64_t encode_range(Dtype dtype, const void* src, uint64_t begin, uint64_t end,
                       const EncodeTables& t, const Streams& s, EscapeSink* sink,
-                      uint64_t* hashes = nullptr);
+                      uint64_t* hashes = nullptr, uint64_t total = 0);
 
 // Sees each piece of decoded output once it is final (escapes patched) and
 // before it leaves the cache: fn(ctx, byte offset in dst, bytes, count), in

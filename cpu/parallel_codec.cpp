@@ -479,7 +479,7 @@ Status encode_coded(const CodedEncode& job, uint64_t* escapes_out) {
         const uint64_t j = std::min(e1, i + part.step);
         const uint64_t before = sink.size;
         // The kernel may hash whole checksum blocks as it reads them (bf16).
-        const uint64_t hashed = encode_range(job.dtype, job.src, i, j, tables, s, &sink, job.hashes);
+        const uint64_t hashed = encode_range(job.dtype, job.src, i, j, tables, s, &sink, job.hashes, n);
         // The rest of the step's input, just read by the kernel, is still in
         // L2 (one call per step: smaller calls measured slower, each ends
         // with the streaming stores' fence).
