@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -49,15 +51,17 @@ bool overlaps(const void* a, uint64_t an, const void* b, uint64_t bn) {
   return an && bn && a0 < b0 + bn && b0 < a0 + an;
 }
 
-// A table set codes data of its dtype in the capacity mode (where: the
-// item an error names, or empty).
-void check_set(const splitzip::TableSet* t, Dtype d, int mode, const std::string& where) {
+// A table set codes data of its dtype in the capacity mode (what, index:
+// the item an error names, e.g. "page" 3; null: the call's set). The name
+// is built only for an error: a batch checks a set per page.
+void check_set(const splitzip::TableSet* t, Dtype d, int mode, const char* what = nullptr, size_t index = 0) {
+  const auto where = [&] { return what ? std::string(what) + " " + std::to_string(index) + ": " : std::string(); };
   if (t->dtype() != d)
-    raise_status(Status::invalid_argument, where + "table set is for " + splitzip::dtype_name(t->dtype()) +
+    raise_status(Status::invalid_argument, where() + "table set is for " + splitzip::dtype_name(t->dtype()) +
                                                ", data is " + splitzip::dtype_name(d));
   if (mode != static_cast<int>(splitzip::Mode::capacity))
     raise_status(Status::invalid_argument,
-                 where + "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
+                 where() + "a table set codes the capacity mode: mode='capacity' (or leave mode unset)");
 }
 
 // A set per item (pages of several layers in one call): None or a
@@ -75,7 +79,7 @@ std::vector<const splitzip::TableSet*> item_sets(nb::handle seq, size_t count, D
       if (!nb::try_cast<const splitzip::TableSet*>(h, t) || t == nullptr)
         raise_status(Status::invalid_argument, std::string(what) + " " + std::to_string(out.size()) +
                                                    ": a table set must be a TableSet or None");
-      check_set(t, d, mode, std::string(what) + " " + std::to_string(out.size()) + ": ");
+      check_set(t, d, mode, what, out.size());
     }
     out.push_back(t);
   }
@@ -99,7 +103,7 @@ splitzip::CompressOptions compress_options(const Codebook* cb, Dtype d, uint32_t
     raise_status(Status::invalid_argument, std::string("codebook is for ") +
                                                splitzip::dtype_name(cb->dtype) + ", data is " +
                                                splitzip::dtype_name(d));
-  if (tables) check_set(tables, d, mode, "");
+  if (tables) check_set(tables, d, mode);
   splitzip::CompressOptions o;
   o.tables = tables;
   o.codebook = cb;
@@ -226,6 +230,32 @@ nb::object tensor_desc_py(nb::handle src, uint64_t offset) {
 // keeps its allocation instead: its length is set in place and the tail's
 // whole pages go back to the kernel, so the unused bound holds no memory.
 constexpr uint64_t kKeepAllocation = uint64_t{128} << 10;  // glibc's default mmap threshold
+
+// A batch's frames (or outputs) are many blocks below malloc's mmap
+// threshold, so they come from the heap. When the caller drops them, glibc
+// gives the heap's free top back to the kernel past M_TRIM_THRESHOLD (128
+// KiB until the process frees a large mmapped block), and the next batch
+// faults every page it writes again: 32 KiB capacity pages with sets encoded
+// at 17 us a page instead of 10 (docs/PYTHON.md). glibc raises both
+// thresholds when a process frees an mmapped block (to its size, and twice
+// that), as any process that frees a large array does; this frees one of
+// the batch's size (at most glibc's 32 MiB cap), once per larger size, so a
+// batch's heap stays mapped for the next. glibc only; others unchanged.
+constexpr uint64_t kHeapKeepMax = uint64_t{32} << 20;  // glibc's cap on the raised mmap threshold
+void keep_heap_for_batches(uint64_t bytes) {
+#if defined(__GLIBC__)
+  static std::atomic<uint64_t> raised{0};
+  bytes = std::min(bytes, kHeapKeepMax);
+  if (bytes <= kKeepAllocation || bytes <= raised.load(std::memory_order_relaxed)) return;
+  raised.store(bytes, std::memory_order_relaxed);
+  auto* p = static_cast<volatile char*>(std::malloc(bytes));
+  if (p == nullptr) return;
+  p[0] = 0;  // a use: the pair is not optimized away
+  std::free(const_cast<char*>(p));
+#else
+  (void)bytes;
+#endif
+}
 
 nb::object new_frame_bytes(uint64_t bound) {
   PyObject* b = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bound));
@@ -415,6 +445,8 @@ nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codeboo
       t = &tds[i];
       bound += splitzip::tensor_desc_size(tds[i]);
     }
+    if (i == 0)  // pages of one size: the batch's bytes
+      keep_heap_for_batches(bound > kHeapKeepMax / count ? kHeapKeepMax : bound * count);
     holders[i] = new_frame_bytes(bound);
     items[i] = {src, n, PyBytes_AS_STRING(holders[i].ptr()), bound, t};
     if (!per_page.empty()) items[i].tables = per_page[i];
@@ -436,10 +468,12 @@ nb::list batch_outputs(nb::handle frames) {
   nb::list out;
   size_t i = 0;
   std::vector<ArrayRef> keep;
+  uint64_t bytes = 0;
   for (nb::handle f : frames) {
     const auto [data, size] = frame_ref(f, keep);
     splitzip::FrameInfo fi;
     check(splitzip::frame_info(data, size, &fi), "decompress_batch frame " + std::to_string(i));
+    bytes = std::min(kHeapKeepMax, bytes + std::min(fi.decoded_size, kHeapKeepMax));
     nb::object shape = nb::none();
     int origin = 0;
     if (fi.has_tensor) {
@@ -457,6 +491,7 @@ nb::list batch_outputs(nb::handle frames) {
     out.append(nb::make_tuple(splitzip::dtype_name(fi.dtype), fi.n_elems, shape, origin));
     ++i;
   }
+  keep_heap_for_batches(bytes);  // the outputs decompress_batch() allocates next
   return out;
 }
 
