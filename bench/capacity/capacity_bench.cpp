@@ -22,6 +22,8 @@
 // call with every set), against one 256 MiB buffer (sequence 1 of every
 // file, tiled) and a memcpy of it, all in one run, one thread, checksum on;
 // best of REPS alternating runs, this thread's CPU time (the box is shared).
+// Environment: SZ_PAGES_ONLY=TEXT (only the cases naming it), SZ_PAGES_REPEAT=K
+// (each page case K times a rep, for a profiler), SZ_PAGES_TARGET=NAME (as --target).
 #include <omp.h>
 
 #include <algorithm>
@@ -262,11 +264,28 @@ double thread_cpu_now() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+// Forces the cpu kernels to the Highway target named want (--target,
+// SZ_PAGES_TARGET); false, with a message, when it cannot run here.
+bool force_target_named(const char* want) {
+  int64_t found = 0;
+  for (const int64_t t : cpu::runnable_targets())
+    if (std::strcmp(cpu::target_name(t), want) == 0) found = t;
+  if (found == 0) {
+    std::fprintf(stderr, "capacity_bench: target %s is not runnable here\n", want);
+    return false;
+  }
+  cpu::force_target(found);
+  return true;
+}
+
 int pages_main(const std::string& dir, int reps, bool calib_all) {
   // SZ_PAGES_ONLY=text: only the cases whose name contains it (and the 256 MiB row).
   const char* only = std::getenv("SZ_PAGES_ONLY");
   // SZ_PAGES_REPEAT=k: each page case k times a rep (for a profiler).
   const int page_repeat = std::getenv("SZ_PAGES_REPEAT") ? std::max(1, std::atoi(std::getenv("SZ_PAGES_REPEAT"))) : 1;
+  // SZ_PAGES_TARGET=NAME: the cpu kernels forced to one Highway target (AVX2 on an AVX-512 host).
+  if (const char* want = std::getenv("SZ_PAGES_TARGET"))
+    if (!force_target_named(want)) return 2;
   std::vector<std::vector<uint8_t>> test;  // sequence 1 of each file
   std::vector<std::vector<uint8_t>> calib;
   for (int layer = 0; layer < 64; ++layer)
@@ -430,14 +449,7 @@ int main(int argc, char** argv) {
     var |= std::strcmp(argv[i], "--variants") == 0;
     if (std::strcmp(argv[i], "--target") == 0 && i + 1 < argc) {
       const char* want = argv[++i];
-      int64_t found = 0;
-      for (const int64_t t : cpu::runnable_targets())
-        if (std::strcmp(cpu::target_name(t), want) == 0) found = t;
-      if (found == 0) {
-        std::fprintf(stderr, "capacity_bench: target %s is not runnable here\n", want);
-        return 2;
-      }
-      cpu::force_target(found);
+      if (!force_target_named(want)) return 2;
       g_suffix = std::string(" [") + want + "]";
     }
   }
@@ -449,7 +461,9 @@ int main(int argc, char** argv) {
   if (std::fread(in.data(), 1, in.size(), fp) != in.size()) return 1;
   std::fclose(fp);
   if (var) variants(in, d);
-  const Row cap = run(in, d, threads, reps, Mode::capacity, capacity_compress_frame, capacity_decompress_frame);
+  const Row cap = run(
+      in, d, threads, reps, Mode::capacity, [](const CompressArgs& a) { return capacity_compress_frame(a); },
+      capacity_decompress_frame);
   std::string extra;
   if (ref) {
     const Row rc = run(in, d, 1, 1, Mode::capacity, reference_compress, reference_decompress);

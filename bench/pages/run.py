@@ -15,16 +15,17 @@ each at its best in Python:
                      default); decompress_batch(frames, rows) into one array
   splitzip capacity + tables
                      the same calls with tables= capacity table sets
-                     (calibrate(mode="capacity"), the default table count: 1 since
-                     bench/results/tables_pages.md; pages.md ran with 32), held out: every
+                     (calibrate(mode="capacity"), the default table count, 1:
+                     docs/DESIGN.md 7a), held out: every
                      layer file (one layer, K or V) holds two halves of whole
                      sequences (smollm2: sequence 0 | 1; stories260k:
                      sequences 0-7 | 8-15). Each file gets two sets, one
                      calibrated on each half, and a page is coded with its
                      file's set of the other half (encode: one batch call
-                     per set, 2 per layer file, since a call takes one set;
-                     decode: one batch call over every page, given every
-                     set, as a serving stack fetches a block's layers). Pages longer than a half
+                     over every page, tables= a set per page, as an offload
+                     store puts a block's layers; decode: one batch call
+                     over every page, given every set, as a serving stack
+                     fetches a block's layers). Pages longer than a half
                      (256 KiB and up on smollm2, 512 KiB and up on
                      stories260k) use two sets pooled over all files' halves
                      instead, and reach past their half, so part of such a
@@ -139,38 +140,22 @@ class SplitzipTables(Splitzip):
     def setup(self, pages):
         n = pages.shape[1]
         half = self.file_elems // 2
-        groups = {}
+        self.page_sets = []
         for i in range(pages.shape[0]):
             f, off = divmod(i * n, self.file_elems)
             h = int(off >= half)
             # the set of the other half: of the page's file, or pooled when the page is longer than a half
-            key = (f, 1 - h) if n <= half else (-1, 1 - h)
-            groups.setdefault(key, []).append(i)
-        self.groups = []
-        for (f, h), idx in groups.items():
-            idx = np.array(idx, dtype=np.int64)
-            src = np.ascontiguousarray(pages[idx]).view(self.bf16)
-            t = self.sets[f][h] if f >= 0 else self.pooled[h]
-            self.groups.append((idx, src, t))
-        self.shape = pages.shape
-        # Decode: one batch call over every page with every set (as a serving
-        # stack fetches a block's layers), the frames in group order.
-        self.order = np.concatenate([idx for idx, _, _ in self.groups])
-        self.out = np.zeros((len(self.order), pages.shape[1]), dtype=self.bf16)
+            self.page_sets.append(self.sets[f][1 - h] if n <= half else self.pooled[1 - h])
+        self.src = pages.view(self.bf16)
+        self.out = np.zeros_like(self.src)  # touched: no page faults inside the timing
         self.all_sets = [t for pair in self.sets for t in pair] + list(self.pooled)
 
     def encode(self):
-        return [self.sz.compress_batch(src, tables=t, threads=1) for _, src, t in self.groups]
+        return self.sz.compress_batch(self.src, tables=self.page_sets, threads=1)
 
     def decode(self, frames):
-        self.sz.decompress_batch([f for group in frames for f in group], self.out, tables=self.all_sets, threads=1)
-        back = np.empty(self.shape, np.uint16)
-        back[self.order] = self.out.view(np.uint16)
-        return back
-
-    @staticmethod
-    def size(frames):
-        return sum(len(f) for group in frames for f in group)
+        self.sz.decompress_batch(frames, self.out, tables=self.all_sets, threads=1)
+        return self.out.view(np.uint16)
 
 
 class Memcpy:
