@@ -410,10 +410,10 @@ def decompress_batch(frames, outs=None, *, backend=None, threads=0, verify_check
     if (isinstance(outs, np.ndarray) or _is_tensor(outs)) and outs.ndim >= 2:
         if _is_tensor(outs) and outs.device.type != "cpu":
             raise error("UNSUPPORTED_MEMORY", "decompress_batch writes host memory only")
-        kinds = {o[0] for o in _core.batch_outputs(srcs)}
+        kinds = _core.batch_dtypes(srcs)
         if len(kinds) > 1:
-            raise invalid(f"frames hold different dtypes: {sorted(kinds)}")
-        dst = _target(outs, kinds.pop() if kinds else None)
+            raise invalid(f"frames hold different dtypes: {kinds}")
+        dst = _target(outs, kinds[0] if kinds else None)
         if dst.ndim < 2:  # a byte view of a foreign dtype: rows again
             dst = dst.reshape(len(outs), -1)
         _core.decompress_batch(srcs, dst, backend, threads, int(max_output_bytes), verify_checksum, True, tables)

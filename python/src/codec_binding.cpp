@@ -456,7 +456,8 @@ nb::list compress_batch_py(nb::handle arrays, const OptStr& dtype, const Codeboo
     nb::gil_scoped_release unlocked;
     splitzip::compress_batch(d, items.data(), items.size(), res.data(), opts);
   }
-  for (size_t i = 0; i < res.size(); ++i) check(res[i], "compress_batch page " + std::to_string(i));
+  for (size_t i = 0; i < res.size(); ++i)
+    if (!res[i].ok()) check(res[i], "compress_batch page " + std::to_string(i));
   for (size_t i = 0; i < res.size(); ++i)
     out.append(finish_frame_bytes(std::move(holders[i]), res[i].size, items[i].dst_capacity));
   return out;
@@ -472,7 +473,8 @@ nb::list batch_outputs(nb::handle frames) {
   for (nb::handle f : frames) {
     const auto [data, size] = frame_ref(f, keep);
     splitzip::FrameInfo fi;
-    check(splitzip::frame_info(data, size, &fi), "decompress_batch frame " + std::to_string(i));
+    const Status st = splitzip::frame_info(data, size, &fi);
+    if (st != Status::ok) check(st, "decompress_batch frame " + std::to_string(i));
     bytes = std::min(kHeapKeepMax, bytes + std::min(fi.decoded_size, kHeapKeepMax));
     nb::object shape = nb::none();
     int origin = 0;
@@ -492,6 +494,31 @@ nb::list batch_outputs(nb::handle frames) {
     ++i;
   }
   keep_heap_for_batches(bytes);  // the outputs decompress_batch() allocates next
+  return out;
+}
+
+// The distinct dtype names of frames, sorted: what decompress_batch() into
+// rows needs of batch_outputs(), without a tuple per frame.
+nb::list batch_dtypes(nb::handle frames) {
+  std::vector<ArrayRef> keep;
+  std::vector<bool> seen;
+  size_t i = 0;
+  for (nb::handle f : frames) {
+    const auto [data, size] = frame_ref(f, keep);
+    splitzip::FrameInfo fi;
+    const Status st = splitzip::frame_info(data, size, &fi);
+    if (st != Status::ok) check(st, "decompress_batch frame " + std::to_string(i));
+    const size_t d = static_cast<size_t>(fi.dtype);
+    if (d >= seen.size()) seen.resize(d + 1);
+    seen[d] = true;
+    ++i;
+  }
+  std::vector<std::string> names;
+  for (size_t d = 0; d < seen.size(); ++d)
+    if (seen[d]) names.push_back(splitzip::dtype_name(static_cast<splitzip::Dtype>(d)));
+  std::sort(names.begin(), names.end());
+  nb::list out;
+  for (const std::string& n : names) out.append(nb::str(n.c_str()));
   return out;
 }
 
@@ -542,7 +569,7 @@ nb::list decompress_batch_py(nb::handle frames, nb::handle outs, const OptStr& b
     if (res[i].status == Status::missing_tables)
       raise_status(res[i].status, "decompress_batch frame " + std::to_string(i) + ": " +
                                       missing_tables_hint(items[i].src, items[i].src_size, sets));
-    check(res[i], "decompress_batch frame " + std::to_string(i));
+    if (!res[i].ok()) check(res[i], "decompress_batch frame " + std::to_string(i));
     sizes.append(res[i].size);
   }
   return sizes;
@@ -1108,6 +1135,7 @@ void bind_codec(nb::module_& m) {
         nb::arg("stacked") = false, nb::arg("tables").none() = nb::none(),
         nb::arg("page_tables").none() = nb::none());
   m.def("batch_outputs", &batch_outputs, nb::arg("frames"));
+  m.def("batch_dtypes", &batch_dtypes, nb::arg("frames"));
   m.def("decompress_batch", &decompress_batch_py, nb::arg("frames"), nb::arg("outs"),
         nb::arg("backend").none(), nb::arg("threads"), nb::arg("max_output_bytes"),
         nb::arg("verify_checksum"), nb::arg("stacked") = false, nb::arg("tables").none() = nb::none());

@@ -138,5 +138,8 @@ def test_stacked_pages(mode):
     with pytest.raises(splitzip_kv.SplitzipError):
         splitzip_kv.decompress_batch(frames, np.empty((4, 7), np.float16))  # rows too small
     mixed = frames[:2] + splitzip_kv.compress_batch(np.ones((2, 4), np.float32))
-    with pytest.raises(splitzip_kv.SplitzipError, match="different dtypes"):
+    with pytest.raises(splitzip_kv.SplitzipError, match=r"different dtypes: \['fp16', 'fp32'\]"):
         splitzip_kv.decompress_batch(mixed, np.empty((4, 8), np.float16))
+    assert splitzip_kv.decompress_batch([], np.empty((0, 8), np.float16)).shape == (0, 8)
+    with pytest.raises(splitzip_kv.SplitzipError, match="decompress_batch frame 1"):
+        splitzip_kv.decompress_batch([frames[0], b"not a frame"], np.empty((2, 8), np.float16))
