@@ -229,9 +229,10 @@ def write_md(r, path):
          "of the splitzip rows divide by zstd -1 timed in the same process (splitzip_bench_fp8); the peers "
          "run through their Python bindings. The host is shared: absolute GB/s are noisy, the ratios to the "
          "same-run zstd -1 are the figures to compare. Load average (1, 5, 15 min) at the start "
-         f"{r.get('loadavg_start')} and end {r.get('loadavg_end')} on this "
-         f"{os.cpu_count()}-CPU host: above the CPU count, other processes held the cores and the speeds "
-         "(the 2-thread rows most) are not the codecs'.", ""]
+         f"{r.get('loadavg_start')} and end {r.get('loadavg_end')} on this {os.cpu_count()}-CPU host"
+         + (": above the CPU count, other processes held the cores and the speeds (the 2-thread rows "
+            "most) are not the codecs'." if max(r.get("loadavg_start", [0])[0], r.get("loadavg_end", [0])[0])
+            > os.cpu_count() else ": below the CPU count, so the cores were this run's."), ""]
     for set_name, s in r["sets"].items():
         L += [f"## {set_name} ({s['dtype']}, {s['files']} files, {s['bytes'] / 2**20:.1f} MiB)", "",
               "| codec | ratio | encode GB/s | decode GB/s | encode x zstd -1 | decode x zstd -1 | round trip |",
