@@ -216,6 +216,11 @@ HWY_INLINE void JoinFp32Tail(const uint8_t* exps, uint32_t j0, uint32_t count, c
   }
 }
 
+HWY_INLINE void JoinE5m2Tail(const uint8_t* exps, uint32_t j0, uint32_t count, const uint8_t* high, uint8_t* out) {
+  for (uint32_t i = j0; i < count; ++i)
+    out[i] = Fp8E5M2Traits::join(exps[i], load_residual<Fp8E5M2Traits>(nullptr, high, i));
+}
+
 #if HWY_TARGET != HWY_SCALAR
 // fp16: low byte = residual byte; high byte = sign | exponent << 2 | two
 // mantissa bits (sign and mantissa bits from the 3-bit part, unpacked as in
@@ -265,6 +270,32 @@ HWY_INLINE uint32_t JoinFp32Vec(const uint8_t* exps, uint32_t count, const uint8
   return j;
 }
 
+// fp8_e5m2: the byte is fp16's high byte above, in element order.
+template <bool kStream>
+HWY_INLINE uint32_t JoinE5m2Vec(const uint8_t* exps, uint32_t count, const uint8_t* high, const uint8_t* high_end,
+                                uint8_t* out) {
+  const D8 d8;
+  const D16 d16;
+  const uint32_t N = static_cast<uint32_t>(hn::Lanes(d8));
+  uint32_t j = 0;
+  for (; j + N <= count && high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= high_end; j += N) {
+    const V8 r3 = Unpack3(LoadBlocks<6>(d8, high + 3 * j / 8));
+    const V8 e = hn::LoadU(d8, exps + j);
+    const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
+    const V8 e2 = hn::BitCast(d8, hn::ShiftLeft<2>(hn::BitCast(d16, e)));
+    StoreOut<kStream>(hn::Or(hn::Or(sign, e2), hn::And(r3, hn::Set(d8, 3))), out + j);
+  }
+  return j;
+}
+
+void CapJoinE5m2(const uint8_t* exps, uint32_t count, const uint8_t* high, const uint8_t* high_end, uint8_t* out,
+                 bool stream) {
+  const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
+                         ? JoinE5m2Vec<true>(exps, count, high, high_end, out)
+                         : JoinE5m2Vec<false>(exps, count, high, high_end, out);
+  JoinE5m2Tail(exps, j, count, high, out);
+}
+
 void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
                  const uint8_t* high_end, uint8_t* out, bool stream) {
   const uint32_t j = stream && (reinterpret_cast<uintptr_t>(out) & 15) == 0
@@ -287,6 +318,9 @@ void CapJoinFp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const 
 }
 void CapJoinFp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t*, uint8_t* out, bool) {
   JoinFp32Tail(exps, 0, count, res, out);
+}
+void CapJoinE5m2(const uint8_t* exps, uint32_t count, const uint8_t* high, const uint8_t*, uint8_t* out, bool) {
+  JoinE5m2Tail(exps, 0, count, high, out);
 }
 #endif
 

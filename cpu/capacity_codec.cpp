@@ -8,8 +8,8 @@
 //    into an L1/L2-resident buffer) and counts the exponents (AVX-512: in
 //    the same loop; AVX2: the histogram after the split, faster there);
 //    then the 32 bit writers run with one u64 vector lane per stream, one
-//    16-byte store per stream per eight codes. fp8_e5m2 splits element by
-//    element; fp8_e4m3's symbol is its byte (FORMAT.md 4.6.7): counted and
+//    16-byte store per stream per eight codes. fp8_e5m2 splits as fp16's
+//    high byte; fp8_e4m3's symbol is its byte (FORMAT.md 4.6.7): counted and
 //    coded straight from the input, and the decoder's transpose writes the
 //    output.
 //  - decode: each stream into its own row of a stream-major buffer (a
@@ -20,7 +20,7 @@
 //    the exponents back in element order, for bf16 fused with the join of
 //    the residual bytes (which, with the checksum verified, also hashes the
 //    64 KiB blocks it writes: only the blocks it did not cover are hashed
-//    from the output afterwards), for fp16 / fp32 followed by a SIMD join
+//    from the output afterwards), for fp16 / fp32 / fp8_e5m2 followed by a SIMD join
 //    per 4096-element chunk while its exponents are in L1; non-temporal
 //    stores for outputs past the caches. The multi-code table is reused
 //    while consecutive blocks carry the same table. The next block's
@@ -107,22 +107,13 @@ const uint8_t* split_block(const uint8_t* src, uint64_t first, uint32_t m, const
     cpu::cap_split_count_fp16(in, m, res, f + L.high_off + (first * 3) / 8, exps, stream, c64, window, pf_next);
   } else if constexpr (T::kId == Fp32Traits::kId) {
     cpu::cap_split_count_fp32(in, m, res, exps, stream, c64, window, pf_next);
-  } else {
+  } else if constexpr (T::kId == Fp8E5M2Traits::kId) {
+    (void)res;
     (void)stream;
-    (void)window;
-    (void)pf_next;
     // 3-bit part: blocks start at multiples of 2^16 elements = whole bytes.
-    uint8_t* hi = f + L.high_off + (first * 3) / 8;
-    if (T::kResHighBits) std::memset(hi, 0, (3u * m + 7) / 8);
-    for (uint32_t i = 0; i < m; ++i) {
-      typename T::Bits v;
-      std::memcpy(&v, in + i * T::kBytes, sizeof v);
-      exps[i] = static_cast<uint8_t>(T::exponent(v));
-      store_residual<T>(res, hi, i, T::residual(v));
-    }
-    // The nibble mode's SIMD histogram (a 16-exponent window counted with
-    // byte compares when the block's values sit in one, as KV data does).
-    cpu::histogram_range(static_cast<Dtype>(T::kId), in, m, c64);
+    cpu::cap_split_count_e5m2(in, m, f + L.high_off + (first * 3) / 8, exps, c64, window, pf_next);
+  } else {
+    static_assert(T::kId == kDtypeE4M3, "a capacity dtype without its split");  // returned above
   }
   for (uint32_t e = 0; e < 256; ++e) counts[e] = static_cast<uint32_t>(c64[e]);
   return exps;
@@ -633,12 +624,26 @@ uint32_t finish_block(const uint8_t* f, const CapLayout& L, uint64_t first, uint
     } else if constexpr (T::kId == kDtypeE4M3) {
       cpu::cap_transpose(sc->rows, kRowStride, n16, dst + first);  // the symbols are the bytes (4.6.7)
     } else {
-      cpu::cap_transpose(sc->rows, kRowStride, n16, sc->exps);
-      join_block<T>(f, L, first, 0, j0, sc->exps, dst);
+      static_assert(T::kId == Fp8E5M2Traits::kId, "a capacity dtype without its join");
+      const uint8_t* high_end = f + L.high_off + L.high_size;
+      for (uint32_t c = 0; c < n16; c += kJoinChunk) {
+        const uint32_t cnt = std::min(kJoinChunk, n16 - c);
+        const uint64_t e0 = first + uint64_t{c} * kCapStreams;
+        cpu::cap_transpose(sc->rows + c, kRowStride, cnt, sc->exps);
+        cpu::cap_join_e5m2(sc->exps, cnt * kCapStreams, f + L.high_off + 3 * e0 / 8, high_end, dst + e0, stream);
+      }
+      if (stream) hwy::FlushStream();
     }
     for (uint32_t j = j0; j < m; ++j) sc->exps[j] = sc->rows[(j % kCapStreams) * kRowStride + j / kCapStreams];
   }
-  join_block<T>(f, L, first, j0, m, sc->exps, dst);
+  if constexpr (T::kId == Fp8E5M2Traits::kId) {
+    // j0 is 0 or whole 16-index tiles of 32 streams: its 3-bit part starts at a whole byte.
+    const uint64_t e0 = first + j0;
+    cpu::cap_join_e5m2(sc->exps + j0, m - j0, f + L.high_off + 3 * e0 / 8, f + L.high_off + L.high_size, dst + e0,
+                       false);
+  } else {
+    join_block<T>(f, L, first, j0, m, sc->exps, dst);
+  }
   return hashed;
 }
 
@@ -693,7 +698,7 @@ FrameOutcome capacity_compress_frame(const CompressArgs& a, const CapEncodeHints
     std::vector<uint8_t> buf;
     buf.reserve(std::min(kRoundBlocks, n_blocks) * (kCapBlockElems * kCapMaxLen / 8 + 256 + 2 * kCapStreams));
     uint32_t counts[256];
-    int32_t& window = carried_window(id);  // bf16, fp16, fp32
+    int32_t& window = carried_window(id);  // bf16, fp16, fp32, fp8_e5m2
     uint64_t written = 0;  // stream 9 bytes of the rounds before (the same in every thread)
     for (uint64_t r0 = 0; r0 < n_blocks; r0 += per_round) {
       const uint64_t b0 = std::min(n_blocks, r0 + round_blocks * static_cast<uint64_t>(t));

@@ -487,6 +487,13 @@ HWY_INLINE uint8_t SplitOneFp32(const uint8_t* in, uint64_t i, uint8_t* res) {
   return static_cast<uint8_t>(Fp32Traits::exponent(v));
 }
 
+// fp8_e5m2 element i: its 3-bit part (sign, the two mantissa bits) ORed
+// into high (its byte zeroed before), exponent returned.
+HWY_INLINE uint8_t SplitOneE5m2(const uint8_t* in, uint64_t i, uint8_t* high) {
+  store_residual<Fp8E5M2Traits>(nullptr, high, i, Fp8E5M2Traits::residual(in[i]));
+  return static_cast<uint8_t>(Fp8E5M2Traits::exponent(in[i]));
+}
+
 // The 3-bit stream's bytes of fp16 elements [i0, i1) (i0 % 8 == 0) zeroed:
 // the ones that SplitOneFp16 ORs into.
 HWY_INLINE void ZeroHigh(uint8_t* high, uint64_t i0, uint64_t i1) {
@@ -644,6 +651,35 @@ HWY_INLINE void SplitFp32(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* re
   const auto one = [&](uint64_t i) { return SplitOneFp32(in, i, res); };
   SplitLoop(vec, one, h, m, exps, counts, window);
 }
+
+// fp8_e5m2 vector at element i (i % 16 == 0): the byte is fp16's high
+// byte (sign, exponent, two mantissa bits), split as SplitVecFp16 splits
+// that; no residual byte.
+HWY_INLINE V8 SplitVecE5m2(const uint8_t* in, uint64_t i, bool exact, uint8_t* high, const PrefetchPath& pf) {
+  const D8 d8;
+  const D16 d16;
+  const size_t N = hn::Lanes(d8);
+  for (size_t q = 0; q < N; q += 64) hwy::Prefetch(pf.at(i + kSplitPrefetch + q));
+  const V8 h = hn::LoadU(d8, in + i);
+  const auto h16 = hn::BitCast(d16, h);
+  const V8 e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(h16)), hn::Set(d8, 0x1F));
+  const V8 r3 = hn::Or(hn::And(hn::BitCast(d8, hn::ShiftRight<5>(h16)), hn::Set(d8, 4)), hn::And(h, hn::Set(d8, 3)));
+  const V8 packed = Pack3(r3);
+  uint8_t* p = high + 3 * i / 8;
+  if (exact)
+    StoreBlocksExact<6>(packed, p);
+  else
+    StoreBlocksOverlap<6>(d8, packed, p);
+  return e;
+}
+
+HWY_INLINE void SplitE5m2(const uint8_t* in, uint64_t m, uint8_t* high, uint8_t* exps, uint64_t counts[256],
+                          int32_t window, const PrefetchPath& pf) {
+  const uint64_t N = hn::Lanes(D8());
+  const auto vec = [&](uint64_t i, uint64_t v_end) { return SplitVecE5m2(in, i, i + N + 32 > v_end, high, pf); };
+  const auto one = [&](uint64_t i) { return SplitOneE5m2(in, i, high); };
+  SplitLoop(vec, one, 0, m, exps, counts, window);
+}
 #endif  // HWY_TARGET != HWY_SCALAR
 
 // The counts of an fp16 / fp32 block after its split: AVX-512 counted
@@ -706,6 +742,30 @@ void CapSplitCountFp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* hig
   ZeroHigh(high, 0, m);
   for (uint64_t i = 0; i < m; ++i) exps[i] = SplitOneFp16(in, i, res, high);
   HistogramTyped<Fp16Traits>(in, m, counts, nullptr);
+#endif
+}
+
+// fp8_e5m2 (one byte, no residual byte stream): the fp16 split's 3-bit
+// part and exponent, with the same counting policy.
+void CapSplitCountE5m2(const uint8_t* in, uint64_t m, uint8_t* high, uint8_t* exps, uint64_t counts[256],
+                       int32_t* window, const uint8_t* pf_next) {
+#if HWY_TARGET != HWY_SCALAR
+  const PrefetchPath pf = PathOf(in, m, pf_next);
+  const uint64_t N = hn::Lanes(D8());
+  ZeroHigh(high, m / N * N, m);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const int32_t win = *window;
+#else
+  const int32_t win = -1;
+#endif
+  SplitE5m2(in, m, high, exps, counts, win, pf);
+  FinishCounts<Fp8E5M2Traits>(in, exps, m, win, counts, window);
+#else
+  (void)window;
+  (void)pf_next;
+  ZeroHigh(high, 0, m);
+  for (uint64_t i = 0; i < m; ++i) exps[i] = SplitOneE5m2(in, i, high);
+  HistogramTyped<Fp8E5M2Traits>(in, m, counts, nullptr);
 #endif
 }
 

@@ -48,6 +48,11 @@ void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* 
 void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                           uint64_t counts[256], int32_t* window, const uint8_t* pf_next = nullptr);
 
+// fp8_e5m2 (FORMAT.md 2): the packed 3-bit parts (sign, two mantissa bits)
+// to high as fp16's, exponents to exps, their counts.
+void cap_split_count_e5m2(const uint8_t* in, uint64_t m, uint8_t* high, uint8_t* exps, uint64_t counts[256],
+                          int32_t* window, const uint8_t* pf_next = nullptr);
+
 // Counts of the m bytes at p added to counts (fp8_e4m3 symbols, FORMAT.md
 // 4.6.7): the scalar counter of the histogram (cpu/histogram-inl.h).
 void cap_count_bytes(const uint8_t* p, uint64_t m, uint64_t counts[256]);

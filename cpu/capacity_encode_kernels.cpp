@@ -16,6 +16,7 @@ HWY_EXPORT(CapPackRowsSet);
 HWY_EXPORT(CapSplitCountBf16);
 HWY_EXPORT(CapSplitCountFp16);
 HWY_EXPORT(CapSplitCountFp32);
+HWY_EXPORT(CapSplitCountE5m2);
 HWY_EXPORT(CapCountBytes);
 
 void cap_pack_rows(const uint8_t* exps, uint32_t rows, const uint32_t cl[256], uint32_t first, uint32_t last,
@@ -40,6 +41,11 @@ void cap_split_count_fp16(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* 
 void cap_split_count_fp32(const uint8_t* in, uint64_t m, uint8_t* res, uint8_t* exps, bool stream,
                           uint64_t counts[256], int32_t* window, const uint8_t* pf_next) {
   HWY_DYNAMIC_DISPATCH(CapSplitCountFp32)(in, m, res, exps, stream, counts, window, pf_next);
+}
+
+void cap_split_count_e5m2(const uint8_t* in, uint64_t m, uint8_t* high, uint8_t* exps, uint64_t counts[256],
+                          int32_t* window, const uint8_t* pf_next) {
+  HWY_DYNAMIC_DISPATCH(CapSplitCountE5m2)(in, m, high, exps, counts, window, pf_next);
 }
 
 void cap_count_bytes(const uint8_t* p, uint64_t m, uint64_t counts[256]) {

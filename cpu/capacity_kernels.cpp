@@ -18,6 +18,7 @@ HWY_EXPORT(CapTransposeJoinBf16);
 HWY_EXPORT(CapTransposeJoinBf16Hashed);
 HWY_EXPORT(CapJoinFp16);
 HWY_EXPORT(CapJoinFp32);
+HWY_EXPORT(CapJoinE5m2);
 HWY_EXPORT(CapSteps);
 HWY_EXPORT(CapacityTarget);
 
@@ -53,6 +54,11 @@ void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, cons
 void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
                    bool stream) {
   HWY_DYNAMIC_DISPATCH(CapJoinFp32)(exps, count, res, res_end, out, stream);
+}
+
+void cap_join_e5m2(const uint8_t* exps, uint32_t count, const uint8_t* high, const uint8_t* high_end, uint8_t* out,
+                   bool stream) {
+  HWY_DYNAMIC_DISPATCH(CapJoinE5m2)(exps, count, high, high_end, out, stream);
 }
 
 void cap_steps(const uint32_t* multi, uint8_t* steps) { HWY_DYNAMIC_DISPATCH(CapSteps)(multi, steps); }

@@ -216,14 +216,16 @@ void cap_transpose_join_bf16(const uint8_t* rows, size_t stride, uint32_t n16, c
 // one), hashed too when they are whole 4 KiB (AVX2: 2 KiB) groups.
 uint32_t cap_transpose_join_bf16_hashed(const uint8_t* rows, size_t stride, uint32_t n16, const uint8_t* res,
                                         uint8_t* out, bool stream, uint64_t* hashes, bool last);
-// fp16 / fp32 values [0, count) from exps (element order) and their residual
-// parts: res (1 byte per element for fp16, 3 for fp32) and, for fp16, the
-// packed 3-bit part with element 0 at bit 0 of high. Reads stay below
+// fp16 / fp32 / fp8_e5m2 values [0, count) from exps (element order) and
+// their residual parts: res (1 byte per element for fp16, 3 for fp32) and,
+// for fp16 and fp8_e5m2, the packed 3-bit part with element 0 at bit 0 of high. Reads stay below
 // high_end / res_end. stream: as above, without the fence: the caller
 // calls hwy::FlushStream() before the values are read elsewhere.
 void cap_join_fp16(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
                    const uint8_t* high_end, uint8_t* out, bool stream);
 void cap_join_fp32(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* res_end, uint8_t* out,
+                   bool stream);
+void cap_join_e5m2(const uint8_t* exps, uint32_t count, const uint8_t* high, const uint8_t* high_end, uint8_t* out,
                    bool stream);
 
 // fp8_e4m3 (FORMAT.md 4.7) over the 8-element format groups [g0, g0 + gn)

@@ -123,7 +123,7 @@ TEST_P(CapacityCpu, RealKv) {
 // tail; the bf16 split with non-temporal residual stores forced on and off.
 TEST_P(CapacityCpu, WideExponentSpans) {
   const uint64_t sizes[] = {65536, 2 * 65536 + 32 * 129 + 7, 4096 + 31};
-  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e4m3})  // e4m3: the byte is the symbol
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3})  // e4m3: the byte is the symbol
     for (uint32_t span : {1u, 2u, 16u, 17u, 40u, 129u, 256u})
       for (uint64_t n : sizes) {
         SCOPED_TRACE(std::string(dtype_name(d)) + " span " + std::to_string(span) + " n=" + std::to_string(n));
@@ -142,6 +142,8 @@ TEST_P(CapacityCpu, WideExponentSpans) {
             v = (man & 0x83FFu) | ((e & 31u) << 10);
           else if (d == Dtype::fp8_e4m3)
             v = e;
+          else if (d == Dtype::fp8_e5m2)
+            v = (man & 0x83u) | ((e & 31u) << 2);
           else
             v = (man & 0x807FFFFFu) | (e << 23);
           std::memcpy(in.data() + i * bytes, &v, bytes);
@@ -312,7 +314,7 @@ TEST_P(CapacityCpu, CorruptResidualNamesBlock) {
 // the last element's bits (the vector loads must stop before high_end /
 // res_end and leave the rest to the element loop), regular and
 // non-temporal stores at several alignments, nothing written past count.
-TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
+TEST_P(CapacityCpu, Fp16Fp32E5m2JoinKernels) {
   ASSERT_EQ(cpu::capacity_target(), GetParam());
   for (uint32_t count : {0u, 1u, 7u, 8u, 37u, 64u, 515u, 4096u, 4096u + 24u}) {
     std::vector<uint8_t> exps(count), exps16(count), res16(count), res32(3 * size_t{count});
@@ -325,10 +327,11 @@ TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
     for (size_t i = 0; i < res32.size(); ++i) res32[i] = static_cast<uint8_t>(synth::random_u64(i, 9));
     for (size_t i = 0; i < high.size(); ++i) high[i] = static_cast<uint8_t>(synth::random_u64(i, 10));
     if (!high.empty() && (3 * count) % 8) high.back() &= static_cast<uint8_t>((1u << ((3 * count) % 8)) - 1);
-    std::vector<uint8_t> want16(2 * size_t{count}), want32(4 * size_t{count});
+    std::vector<uint8_t> want16(2 * size_t{count}), want32(4 * size_t{count}), want8(count);
     for (uint32_t i = 0; i < count; ++i) {
       const uint16_t v = Fp16Traits::join(exps16[i], res16[i] | load_bits3(high.data(), i) << 8);
       std::memcpy(&want16[2 * size_t{i}], &v, 2);
+      want8[i] = Fp8E5M2Traits::join(exps16[i], load_bits3(high.data(), i));
       const uint8_t* q = &res32[3 * size_t{i}];
       const uint32_t w = Fp32Traits::join(exps[i], q[0] | uint32_t{q[1]} << 8 | uint32_t{q[2]} << 16);
       std::memcpy(&want32[4 * size_t{i}], &w, 4);
@@ -348,6 +351,10 @@ TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
         cpu::cap_join_fp32(exps.data(), count, res32.data(), res32.data() + res32.size(), buf.data() + off, stream);
         ASSERT_TRUE(std::equal(want32.begin(), want32.end(), buf.begin() + off));
         for (size_t i = off + want32.size(); i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
+        std::fill(buf.begin(), buf.end(), 0xA5);
+        cpu::cap_join_e5m2(exps16.data(), count, high.data(), high.data() + high.size(), buf.data() + off, stream);
+        ASSERT_TRUE(std::equal(want8.begin(), want8.end(), buf.begin() + off));
+        for (size_t i = off + want8.size(); i < buf.size(); ++i) ASSERT_EQ(buf[i], 0xA5) << i;
       }
   }
 }
@@ -358,15 +365,15 @@ TEST_P(CapacityCpu, Fp16Fp32JoinKernels) {
 // and not, regular and non-temporal stores, and the AVX-512 window counter
 // on a window that holds the values, one that holds none, and off (-1); no
 // byte written outside the block's parts.
-TEST_P(CapacityCpu, Fp16Fp32SplitKernels) {
+TEST_P(CapacityCpu, Fp16Fp32E5m2SplitKernels) {
   ASSERT_EQ(cpu::capacity_target(), GetParam());
   constexpr size_t kGuard = 192;
   for (uint32_t m : {1u, 15u, 16u, 17u, 100u, 4096u + 31u, 65536u - 5u, 65536u})
     for (bool narrow : {false, true}) {  // exponents in a 16-value window (KV-like), or all bits random
-      std::vector<uint8_t> in16(2 * size_t{m}), in32(4 * size_t{m});
-      std::vector<uint8_t> want_res16(m), want_res32(3 * size_t{m}), want_e16(m), want_e32(m);
-      std::vector<uint8_t> want_high((3 * size_t{m} + 7) / 8, 0);
-      std::vector<uint64_t> want_c16(256, 0), want_c32(256, 0);
+      std::vector<uint8_t> in16(2 * size_t{m}), in32(4 * size_t{m}), in8(m);
+      std::vector<uint8_t> want_res16(m), want_res32(3 * size_t{m}), want_e16(m), want_e32(m), want_e8(m);
+      std::vector<uint8_t> want_high((3 * size_t{m} + 7) / 8, 0), want_high8(want_high.size(), 0);
+      std::vector<uint64_t> want_c16(256, 0), want_c32(256, 0), want_c8(256, 0);
       for (uint32_t i = 0; i < m; ++i) {
         const uint64_t r = synth::random_u64(m + narrow, i);
         auto v16 = static_cast<uint16_t>(r);
@@ -377,6 +384,7 @@ TEST_P(CapacityCpu, Fp16Fp32SplitKernels) {
         }
         std::memcpy(&in16[2 * size_t{i}], &v16, 2);
         std::memcpy(&in32[4 * size_t{i}], &v32, 4);
+        in8[i] = static_cast<uint8_t>(v16 >> 8);  // fp8_e5m2 is fp16's high byte
         const uint32_t r16 = Fp16Traits::residual(v16), r32 = Fp32Traits::residual(v32);
         want_res16[i] = static_cast<uint8_t>(r16);
         const uint64_t bit = 3 * uint64_t{i};
@@ -388,6 +396,11 @@ TEST_P(CapacityCpu, Fp16Fp32SplitKernels) {
         want_e32[i] = static_cast<uint8_t>(Fp32Traits::exponent(v32));
         ++want_c16[want_e16[i]];
         ++want_c32[want_e32[i]];
+        const uint32_t h8 = Fp8E5M2Traits::residual(in8[i]);
+        want_high8[bit >> 3] |= static_cast<uint8_t>(h8 << (bit & 7));
+        if ((bit & 7) > 5) want_high8[(bit >> 3) + 1] |= static_cast<uint8_t>(h8 >> (8 - (bit & 7)));
+        want_e8[i] = static_cast<uint8_t>(Fp8E5M2Traits::exponent(in8[i]));
+        ++want_c8[want_e8[i]];
       }
       std::vector<uint8_t> res(3 * size_t{m} + 2 * kGuard), high(want_high.size() + 2 * kGuard), exps(m);
       const size_t align = (64 - reinterpret_cast<uintptr_t>(res.data()) % 64) % 64;
@@ -418,13 +431,21 @@ TEST_P(CapacityCpu, Fp16Fp32SplitKernels) {
             guarded(res, off, want_res32);
             ASSERT_EQ(exps, want_e32);
             ASSERT_EQ(counts, want_c32);
+            if (stream || off != align) continue;  // the e5m2 split has no residual bytes to place
+            std::fill(counts.begin(), counts.end(), 0);
+            w = window;
+            std::fill(high.begin(), high.end(), 0xA5);
+            cpu::cap_split_count_e5m2(in8.data(), m, high.data() + kGuard, exps.data(), counts.data(), &w);
+            guarded(high, kGuard, want_high8);
+            ASSERT_EQ(exps, want_e8);
+            ASSERT_EQ(counts, want_c8);
           }
     }
 }
 
 // Big outputs take the non-temporal joins (a threshold forced low here).
 TEST_P(CapacityCpu, StreamingJoinRoundTrip) {
-  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e4m3}) {
+  for (Dtype d : {Dtype::bf16, Dtype::fp16, Dtype::fp32, Dtype::fp8_e5m2, Dtype::fp8_e4m3}) {
     const auto in = synth::generate(synth::Generator::gaussian_kv, d, 4 * 65536 + 999, 3, {});
     const auto ref = enc(d, in, false, 1, false);
     cpu::set_stream_min_bytes(1);
