@@ -222,6 +222,20 @@ HWY_INLINE void JoinE5m2Tail(const uint8_t* exps, uint32_t j0, uint32_t count, c
 }
 
 #if HWY_TARGET != HWY_SCALAR
+// fp16 high bytes (fp8_e5m2 bytes) of elements j.. in element order:
+// sign | exponent << 2 | two mantissa bits, from the exponents and the
+// packed 3-bit parts (LoadBlocks<6> reads 16 bytes per 128-bit block).
+HWY_INLINE V8 JoinHighBytes(const uint8_t* exps, const uint8_t* high, uint32_t j) {
+  const D8 d8;
+  const D16 d16;
+  const V8 r3 = Unpack3(LoadBlocks<6>(d8, high + 3 * j / 8));
+  const V8 e = hn::LoadU(d8, exps + j);
+  // e < 32 and r3 < 8: the 16-bit shifts move no bit into the next byte.
+  const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
+  const V8 e2 = hn::BitCast(d8, hn::ShiftLeft<2>(hn::BitCast(d16, e)));
+  return hn::Or(hn::Or(sign, e2), hn::And(r3, hn::Set(d8, 3)));
+}
+
 // fp16: low byte = residual byte; high byte = sign | exponent << 2 | two
 // mantissa bits (sign and mantissa bits from the 3-bit part, unpacked as in
 // the fast mode's decoder). Vectors while their 3-bit loads stay below
@@ -230,17 +244,11 @@ template <bool kStream>
 HWY_INLINE uint32_t JoinFp16Vec(const uint8_t* exps, uint32_t count, const uint8_t* res, const uint8_t* high,
                                 const uint8_t* high_end, uint8_t* out) {
   const D8 d8;
-  const D16 d16;
   const uint32_t N = static_cast<uint32_t>(hn::Lanes(d8));
   const ZipOrder zip;
   uint32_t j = 0;
   for (; j + N <= count && high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= high_end; j += N) {
-    const V8 r3 = Unpack3(LoadBlocks<6>(d8, high + 3 * j / 8));
-    const V8 e = hn::LoadU(d8, exps + j);
-    // e < 32 and r3 < 8: the 16-bit shifts move no bit into the next byte.
-    const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
-    const V8 e2 = hn::BitCast(d8, hn::ShiftLeft<2>(hn::BitCast(d16, e)));
-    const V8 hi = zip(hn::Or(hn::Or(sign, e2), hn::And(r3, hn::Set(d8, 3))));
+    const V8 hi = zip(JoinHighBytes(exps, high, j));
     const V8 lo = zip(hn::LoadU(d8, res + j));
     StoreOut<kStream>(hn::InterleaveLower(d8, lo, hi), out + 2 * uint64_t{j});
     StoreOut<kStream>(hn::InterleaveUpper(d8, lo, hi), out + 2 * uint64_t{j} + N);
@@ -275,16 +283,10 @@ template <bool kStream>
 HWY_INLINE uint32_t JoinE5m2Vec(const uint8_t* exps, uint32_t count, const uint8_t* high, const uint8_t* high_end,
                                 uint8_t* out) {
   const D8 d8;
-  const D16 d16;
   const uint32_t N = static_cast<uint32_t>(hn::Lanes(d8));
   uint32_t j = 0;
-  for (; j + N <= count && high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= high_end; j += N) {
-    const V8 r3 = Unpack3(LoadBlocks<6>(d8, high + 3 * j / 8));
-    const V8 e = hn::LoadU(d8, exps + j);
-    const V8 sign = hn::And(hn::BitCast(d8, hn::ShiftLeft<5>(hn::BitCast(d16, r3))), hn::Set(d8, 0x80));
-    const V8 e2 = hn::BitCast(d8, hn::ShiftLeft<2>(hn::BitCast(d16, e)));
-    StoreOut<kStream>(hn::Or(hn::Or(sign, e2), hn::And(r3, hn::Set(d8, 3))), out + j);
-  }
+  for (; j + N <= count && high + 3 * j / 8 + 6 * (kBlocks - 1) + 16 <= high_end; j += N)
+    StoreOut<kStream>(JoinHighBytes(exps, high, j), out + j);
   return j;
 }
 

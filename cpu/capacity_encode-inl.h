@@ -502,26 +502,12 @@ HWY_INLINE void ZeroHigh(uint8_t* high, uint64_t i0, uint64_t i1) {
 
 #if HWY_TARGET != HWY_SCALAR
 
-// fp16 vector at element i (i % 16 == 0): low bytes are the residual bytes;
-// the high bytes (sign, exponent, mantissa bits 9..8) give the exponents
-// and the 3-bit parts, packed (Pack3) to 6 bytes per 16 elements. exact:
-// store exactly this vector's 3N/8 bytes (else each 128-bit block leaves
-// with one 16-byte store, 10 bytes past its 6, that later vectors rewrite).
-template <bool kStream>
-HWY_INLINE V8 SplitVecFp16(const uint8_t* in, uint64_t i, bool exact, uint8_t* res, uint8_t* high,
-                          const PrefetchPath& pf) {
+// fp16 high bytes (fp8_e5m2 bytes) h of elements i.. (i % 16 == 0): the
+// packed 3-bit parts (sign, mantissa bits 9..8) to high, exponents returned.
+// exact: see SplitVecFp16.
+HWY_INLINE V8 SplitHighBytes(V8 h, uint64_t i, bool exact, uint8_t* high) {
   const D8 d8;
   const D16 d16;
-  const size_t N = hn::Lanes(d8);
-  for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(pf.at(2 * i + kSplitPrefetch + q));
-  const V8 b0 = hn::LoadU(d8, in + 2 * i);
-  const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
-  const V8 lo = hn::ConcatEven(d8, b1, b0);
-  if (kStream)
-    hn::Stream(lo, d8, res + i);
-  else
-    hn::StoreU(lo, d8, res + i);
-  const V8 h = hn::ConcatOdd(d8, b1, b0);
   const auto h16 = hn::BitCast(d16, h);
   // 16-bit shifts: the bits crossing into a byte are masked off.
   const V8 e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(h16)), hn::Set(d8, 0x1F));
@@ -533,6 +519,27 @@ HWY_INLINE V8 SplitVecFp16(const uint8_t* in, uint64_t i, bool exact, uint8_t* r
   else
     StoreBlocksOverlap<6>(d8, packed, p);
   return e;
+}
+
+// fp16 vector at element i (i % 16 == 0): low bytes are the residual bytes;
+// the high bytes (sign, exponent, mantissa bits 9..8) give the exponents
+// and the 3-bit parts, packed (Pack3) to 6 bytes per 16 elements. exact:
+// store exactly this vector's 3N/8 bytes (else each 128-bit block leaves
+// with one 16-byte store, 10 bytes past its 6, that later vectors rewrite).
+template <bool kStream>
+HWY_INLINE V8 SplitVecFp16(const uint8_t* in, uint64_t i, bool exact, uint8_t* res, uint8_t* high,
+                          const PrefetchPath& pf) {
+  const D8 d8;
+  const size_t N = hn::Lanes(d8);
+  for (size_t q = 0; q < 2 * N; q += 64) hwy::Prefetch(pf.at(2 * i + kSplitPrefetch + q));
+  const V8 b0 = hn::LoadU(d8, in + 2 * i);
+  const V8 b1 = hn::LoadU(d8, in + 2 * i + N);
+  const V8 lo = hn::ConcatEven(d8, b1, b0);
+  if (kStream)
+    hn::Stream(lo, d8, res + i);
+  else
+    hn::StoreU(lo, d8, res + i);
+  return SplitHighBytes(hn::ConcatOdd(d8, b1, b0), i, exact, high);
 }
 
 // Lane moves that turn four vectors of fp32 residuals, each 128-bit block
@@ -653,24 +660,12 @@ HWY_INLINE void SplitFp32(const uint8_t* in, uint64_t h, uint64_t m, uint8_t* re
 }
 
 // fp8_e5m2 vector at element i (i % 16 == 0): the byte is fp16's high
-// byte (sign, exponent, two mantissa bits), split as SplitVecFp16 splits
-// that; no residual byte.
+// byte (sign, exponent, two mantissa bits); no residual byte.
 HWY_INLINE V8 SplitVecE5m2(const uint8_t* in, uint64_t i, bool exact, uint8_t* high, const PrefetchPath& pf) {
   const D8 d8;
-  const D16 d16;
   const size_t N = hn::Lanes(d8);
   for (size_t q = 0; q < N; q += 64) hwy::Prefetch(pf.at(i + kSplitPrefetch + q));
-  const V8 h = hn::LoadU(d8, in + i);
-  const auto h16 = hn::BitCast(d16, h);
-  const V8 e = hn::And(hn::BitCast(d8, hn::ShiftRight<2>(h16)), hn::Set(d8, 0x1F));
-  const V8 r3 = hn::Or(hn::And(hn::BitCast(d8, hn::ShiftRight<5>(h16)), hn::Set(d8, 4)), hn::And(h, hn::Set(d8, 3)));
-  const V8 packed = Pack3(r3);
-  uint8_t* p = high + 3 * i / 8;
-  if (exact)
-    StoreBlocksExact<6>(packed, p);
-  else
-    StoreBlocksOverlap<6>(d8, packed, p);
-  return e;
+  return SplitHighBytes(hn::LoadU(d8, in + i), i, exact, high);
 }
 
 HWY_INLINE void SplitE5m2(const uint8_t* in, uint64_t m, uint8_t* high, uint8_t* exps, uint64_t counts[256],
